@@ -1,0 +1,321 @@
+import { type Clock, ResilienceError } from '../common';
+import type { Abortable } from './abortable';
+import { FairQueue } from './fair-queue';
+import { LaneJob } from './lane-job';
+
+/** Why a lane refused a call at admission. A plain string: refusing allocates nothing. */
+export type LaneRejection = 'queue_full' | 'tenant_queue_full' | 'stopped';
+
+export interface LaneOptions {
+  name: string;
+  /** Calls running at once (C), an integer of at least 1. */
+  concurrency: number;
+  /** Calls waiting at once (Q); 0 means start now or refuse. */
+  queueCapacity: number;
+  /** How long a call may wait for a slot. @default 30000 */
+  queueTtlMs?: number;
+  /** Most waiting calls one tenant may hold. @default queueCapacity */
+  maxQueuedPerTenant?: number;
+  clock: Clock;
+}
+
+export interface LaneCall {
+  /** Fairness key: waiting calls are served round-robin across tenants. */
+  tenant?: string;
+  /** The caller's cancellation; aborting it while waiting frees the queue slot at once. */
+  abort?: Abortable;
+  /** How long this call may wait, if shorter than the lane's. */
+  queueTtlMs?: number;
+}
+
+export interface LaneSnapshot {
+  active: number;
+  waiting: number;
+  concurrency: number;
+  queueCapacity: number;
+  /** The most calls ever seen running at once: the proof of isolation, not the config. */
+  peakActive: number;
+}
+
+/** Cumulative counts since the lane was built. */
+export interface LaneStats {
+  accepted: number;
+  queueFull: number;
+  tenantQueueFull: number;
+  stopped: number;
+  cancelledQueued: number;
+  cancelledRunning: number;
+  expired: number;
+}
+
+const DEFAULT_TENANT = '';
+const UNKNOWN_WAIT_RETRY_MS = 1_000;
+const MAX_RETRY_AFTER_MS = 60_000;
+
+/**
+ * A bulkhead lane: at most C calls run and at most Q wait, FIFO per tenant, round-robin
+ * across tenants. Admission is synchronous and O(1): a call starts now, waits, or is refused
+ * with a {@link LaneRejection} string, and a refusal allocates no promise, timer or job.
+ *
+ * A waiting call leaves the queue the moment its queue TTL passes (`queue_expired`) or its
+ * caller aborts; its task never runs. A running call keeps its slot until its task settles,
+ * even if the caller aborted: the downstream work has not stopped until then.
+ */
+export class Lane {
+  readonly name: string;
+  readonly concurrency: number;
+  readonly queueCapacity: number;
+  readonly queueTtlMs: number;
+  readonly maxQueuedPerTenant: number;
+
+  private readonly clock: Clock;
+  private readonly queue = new FairQueue<LaneJob>();
+  private active = 0;
+  private peakActive = 0;
+  private closed = false;
+  private runningHead: LaneJob | undefined;
+  private idleWaiters: Array<() => void> = [];
+  private queueWaitListeners: Array<(waitMs: number) => void> = [];
+  /** Moving average of how long recently started calls waited; the basis of Retry-After. */
+  private recentWaitMs: number | undefined;
+  private readonly counts: LaneStats = {
+    accepted: 0,
+    queueFull: 0,
+    tenantQueueFull: 0,
+    stopped: 0,
+    cancelledQueued: 0,
+    cancelledRunning: 0,
+    expired: 0,
+  };
+
+  constructor(options: LaneOptions) {
+    const { name, concurrency, queueCapacity } = options;
+    const queueTtlMs = options.queueTtlMs ?? 30_000;
+    const maxQueuedPerTenant = options.maxQueuedPerTenant ?? Math.max(queueCapacity, 1);
+    if (!Number.isSafeInteger(concurrency) || concurrency < 1) {
+      throw new RangeError(`lane '${name}': concurrency must be an integer of at least 1`);
+    }
+    if (!Number.isSafeInteger(queueCapacity) || queueCapacity < 0) {
+      throw new RangeError(`lane '${name}': queueCapacity must be an integer of at least 0`);
+    }
+    if (!isPositiveFinite(queueTtlMs)) {
+      throw new RangeError(`lane '${name}': queueTtlMs must be a positive finite number`);
+    }
+    if (!Number.isSafeInteger(maxQueuedPerTenant) || maxQueuedPerTenant < 1) {
+      throw new RangeError(`lane '${name}': maxQueuedPerTenant must be an integer of at least 1`);
+    }
+    this.name = name;
+    this.concurrency = concurrency;
+    this.queueCapacity = queueCapacity;
+    this.queueTtlMs = queueTtlMs;
+    this.maxQueuedPerTenant = maxQueuedPerTenant;
+    this.clock = options.clock;
+  }
+
+  /**
+   * Runs `task` in this lane: now if a slot is free, later if the queue has room, or not at
+   * all (the returned rejection string). The promise settles exactly once with the task's
+   * outcome, or rejects with `queue_expired`, the caller's abort reason, or the lane's stop
+   * reason.
+   */
+  run<T>(task: () => T | PromiseLike<T>, call?: LaneCall): Promise<T> | LaneRejection {
+    if (this.closed) {
+      this.counts.stopped++;
+      return 'stopped';
+    }
+    const abort = call?.abort;
+    if (abort?.aborted) return Promise.reject(abort.reason);
+    const tenant = call?.tenant ?? DEFAULT_TENANT;
+    // Waiting calls exist only while every slot is busy, so a free slot means nobody is ahead.
+    if (this.active < this.concurrency) {
+      const job = new LaneJob(task, tenant, abort);
+      this.counts.accepted++;
+      this.start(job, 0);
+      return job.promise as Promise<T>;
+    }
+    if (this.queue.size >= this.queueCapacity) {
+      this.counts.queueFull++;
+      return 'queue_full';
+    }
+    if (this.queue.sizeOf(tenant) >= this.maxQueuedPerTenant) {
+      this.counts.tenantQueueFull++;
+      return 'tenant_queue_full';
+    }
+    const queueTtlMs = call?.queueTtlMs ?? this.queueTtlMs;
+    if (!isPositiveFinite(queueTtlMs)) throw new RangeError('queueTtlMs must be a positive finite number');
+    const job = new LaneJob(task, tenant, abort);
+    job.enqueuedAt = this.clock.now();
+    job.timer = this.clock.setTimer(() => this.expire(job, queueTtlMs), queueTtlMs);
+    if (abort) job.detachAbort = abort.onAbort((reason) => this.cancelWaiting(job, reason));
+    this.queue.push(job);
+    this.counts.accepted++;
+    return job.promise as Promise<T>;
+  }
+
+  snapshot(): LaneSnapshot {
+    return {
+      active: this.active,
+      waiting: this.queue.size,
+      concurrency: this.concurrency,
+      queueCapacity: this.queueCapacity,
+      peakActive: this.peakActive,
+    };
+  }
+
+  stats(): Readonly<LaneStats> {
+    return this.counts;
+  }
+
+  get isClosed(): boolean {
+    return this.closed;
+  }
+
+  /** A useful wait before trying again after a refusal, from how long calls lately waited. */
+  retryAfterMs(): number {
+    const recent = this.recentWaitMs ?? UNKNOWN_WAIT_RETRY_MS;
+    return Math.min(MAX_RETRY_AFTER_MS, Math.max(UNKNOWN_WAIT_RETRY_MS, Math.ceil(recent)));
+  }
+
+  /** Calls `listener` with the queue wait of every call that starts (0 when it did not wait). */
+  onQueueWait(listener: (waitMs: number) => void): () => void {
+    this.queueWaitListeners.push(listener);
+    return () => {
+      const index = this.queueWaitListeners.indexOf(listener);
+      if (index !== -1) this.queueWaitListeners.splice(index, 1);
+    };
+  }
+
+  /** Stops admission: later calls are refused `stopped`; accepted ones go on. */
+  close(): void {
+    this.closed = true;
+  }
+
+  /** Resolves when nothing runs or waits. */
+  whenIdle(): Promise<void> {
+    if (this.active === 0 && this.queue.size === 0) return Promise.resolve();
+    return new Promise((resolve) => this.idleWaiters.push(resolve));
+  }
+
+  /**
+   * Closes the lane and ends every accepted call now: waiting ones are removed and running
+   * ones aborted, and all their callers are answered with `reason`. Running tasks keep their
+   * slots until they settle, as always.
+   */
+  stopNow(reason: unknown): void {
+    this.closed = true;
+    for (let job = this.queue.shift(); job; job = this.queue.shift()) {
+      this.leaveQueue(job);
+      job.state = 'finished';
+      job.reject(reason);
+    }
+    for (let job = this.runningHead; job; job = job.next) {
+      job.stoppedByLane = true;
+      job.reject(reason);
+      job.abort?.abort(reason);
+    }
+    this.notifyIfIdle();
+  }
+
+  private start(job: LaneJob, waitMs: number): void {
+    job.state = 'running';
+    this.active++;
+    if (this.active > this.peakActive) this.peakActive = this.active;
+    this.linkRunning(job);
+    for (const listener of this.queueWaitListeners) listener(waitMs);
+    let outcome: PromiseLike<unknown>;
+    try {
+      outcome = Promise.resolve(job.task());
+    } catch (error) {
+      outcome = Promise.reject(error);
+    }
+    // Settling later, never inside start(), keeps pump() free of re-entry.
+    outcome.then(
+      (value) => this.finish(job, value, true),
+      (error: unknown) => this.finish(job, error, false),
+    );
+  }
+
+  private finish(job: LaneJob, outcome: unknown, succeeded: boolean): void {
+    this.unlinkRunning(job);
+    job.state = 'finished';
+    this.active--;
+    if (job.abort?.aborted && !job.stoppedByLane) this.counts.cancelledRunning++;
+    if (succeeded) job.resolve(outcome);
+    else job.reject(outcome);
+    this.pump();
+    this.notifyIfIdle();
+  }
+
+  /** Starts waiting calls while slots are free. */
+  private pump(): void {
+    while (this.active < this.concurrency) {
+      const job = this.queue.shift();
+      if (!job) return;
+      this.leaveQueue(job);
+      const waitMs = this.clock.now() - job.enqueuedAt;
+      this.recentWaitMs = this.recentWaitMs === undefined ? waitMs : this.recentWaitMs * 0.8 + waitMs * 0.2;
+      this.start(job, waitMs);
+    }
+  }
+
+  private expire(job: LaneJob, queueTtlMs: number): void {
+    if (job.state !== 'queued') return;
+    job.timer = undefined;
+    this.queue.remove(job);
+    this.leaveQueue(job);
+    job.state = 'finished';
+    this.counts.expired++;
+    job.reject(
+      new ResilienceError('queue_expired', `waited ${queueTtlMs} ms in lane '${this.name}' without a free slot`),
+    );
+    this.notifyIfIdle();
+  }
+
+  private cancelWaiting(job: LaneJob, reason: unknown): void {
+    if (job.state !== 'queued') return;
+    job.detachAbort = undefined;
+    this.queue.remove(job);
+    this.leaveQueue(job);
+    job.state = 'finished';
+    this.counts.cancelledQueued++;
+    job.reject(reason);
+    this.notifyIfIdle();
+  }
+
+  /** Drops what a waiting job held: its TTL timer and its abort listener. */
+  private leaveQueue(job: LaneJob): void {
+    if (job.timer !== undefined) {
+      this.clock.clearTimer(job.timer);
+      job.timer = undefined;
+    }
+    if (job.detachAbort) {
+      job.detachAbort();
+      job.detachAbort = undefined;
+    }
+  }
+
+  private linkRunning(job: LaneJob): void {
+    job.prev = undefined;
+    job.next = this.runningHead;
+    if (this.runningHead) this.runningHead.prev = job;
+    this.runningHead = job;
+  }
+
+  private unlinkRunning(job: LaneJob): void {
+    if (job.prev) job.prev.next = job.next;
+    else this.runningHead = job.next;
+    if (job.next) job.next.prev = job.prev;
+    job.prev = job.next = undefined;
+  }
+
+  private notifyIfIdle(): void {
+    if (this.active !== 0 || this.queue.size !== 0 || this.idleWaiters.length === 0) return;
+    const waiters = this.idleWaiters;
+    this.idleWaiters = [];
+    for (const resolve of waiters) resolve();
+  }
+}
+
+function isPositiveFinite(value: number): boolean {
+  return typeof value === 'number' && value > 0 && Number.isFinite(value);
+}

@@ -1,0 +1,58 @@
+import { ERROR_KINDS, type ErrorKind } from './error-kinds';
+
+export interface ResilienceErrorOptions {
+  /** Attempts made before the call failed; 0 when it never reached the handler. */
+  attempts?: number;
+  /** When the caller may usefully try again, in milliseconds; sent as `Retry-After` too. */
+  retryAfterMs?: number;
+  /** An HTTP status other than the kind's own, where the contract names one (413). */
+  status?: number;
+  /** The underlying error, kept for logs on our side; never sent to clients. */
+  cause?: unknown;
+}
+
+/**
+ * A failure with one of the contract's kinds. Its message is written for clients, so it never
+ * holds upstream bodies, arguments, prompts or secrets.
+ *
+ * These are expected outcomes (a full queue, an open circuit), not bugs, so no stack trace is
+ * captured: a stack costs about six times the rest of the error and nobody reads it.
+ */
+export class ResilienceError extends Error {
+  readonly kind: ErrorKind;
+  readonly attempts: number;
+  readonly retryAfterMs: number | undefined;
+  readonly status: number;
+
+  constructor(kind: ErrorKind, message: string, options: ResilienceErrorOptions = {}) {
+    const stackTraceLimit = Error.stackTraceLimit;
+    Error.stackTraceLimit = 0;
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    Error.stackTraceLimit = stackTraceLimit;
+    this.kind = kind;
+    this.attempts = options.attempts ?? 0;
+    this.retryAfterMs = options.retryAfterMs;
+    this.status = options.status ?? ERROR_KINDS[kind].status;
+  }
+
+  get jsonrpcCode(): number {
+    return ERROR_KINDS[this.kind].jsonrpcCode;
+  }
+
+  /** The same failure with the number of attempts the call made. */
+  withAttempts(attempts: number): ResilienceError {
+    if (attempts === this.attempts) return this;
+    return new ResilienceError(this.kind, this.message, {
+      attempts,
+      retryAfterMs: this.retryAfterMs,
+      status: this.status,
+      cause: this.cause,
+    });
+  }
+}
+
+export function isResilienceError(value: unknown): value is ResilienceError {
+  return value instanceof ResilienceError;
+}
+
+Object.defineProperty(ResilienceError.prototype, 'name', { value: 'ResilienceError' });

@@ -1,0 +1,3 @@
+export * from './call-state';
+export * from './envelope-exception.filter';
+export * from './http-exception-mapping';

@@ -1,0 +1,6 @@
+// Framework-free: mechanisms import from here. Nest and Fastify adapters are in ./http.
+export * from './clock';
+export * from './errors/envelope';
+export * from './errors/error-kinds';
+export * from './errors/resilience-error';
+export * from './lazy-abort-controller';

@@ -1,0 +1,219 @@
+import { z } from 'zod';
+import { bool, httpUrl, intIn, name, nonEmptyString, numberIn, oneOf } from './schema-helpers';
+
+const MiB = 1024 * 1024;
+const HOUR_MS = 3_600_000;
+
+const server = z
+  .strictObject({
+    port: intIn(0, 65535).default(3000),
+    host: nonEmptyString().default('0.0.0.0'),
+    bodyLimitBytes: intIn(1024, 100 * MiB).default(MiB),
+    shutdownDrainMs: intIn(0, 600_000).default(10_000),
+    logLevel: oneOf(['error', 'warn', 'log', 'debug', 'verbose']).default('log'),
+  })
+  .prefault({});
+
+const auth = z
+  .strictObject({
+    allowAnonymous: bool().default(false),
+    adminToken: z.string({ error: 'must be a string' }).min(16, { error: 'must be at least 16 characters' }).optional(),
+    apiKeys: z
+      .array(
+        z.strictObject({
+          sha256: z.string({ error: 'must be a string' }).regex(/^[0-9a-fA-F]{64}$/, {
+            error: 'must be the SHA-256 of the key, 64 hex digits',
+          }),
+          tenant: name(),
+        }),
+        { error: 'must be a list' },
+      )
+      .default([]),
+  })
+  .prefault({});
+
+const store = z
+  .discriminatedUnion(
+    'kind',
+    [
+      z.strictObject({ kind: z.literal('memory') }),
+      z.strictObject({
+        kind: z.literal('redis'),
+        url: z.string({ error: 'must be a string' }).regex(/^rediss?:\/\//, { error: 'must be a redis:// or rediss:// URL' }),
+        prefix: z.string({ error: 'must be a string' }).max(64, { error: 'must be at most 64 characters' }).default('bh:'),
+        commandTimeoutMs: intIn(10, 60_000).default(500),
+      }),
+    ],
+    { error: 'must be one of memory, redis' },
+  )
+  .prefault({ kind: 'memory' });
+
+const lane = z
+  .strictObject({
+    concurrency: intIn(1, 4096),
+    queueCapacity: intIn(0, 100_000),
+    queueTtlMs: intIn(1, HOUR_MS).default(30_000),
+    maxQueuedPerTenant: intIn(1, 100_000).optional(),
+  })
+  .refine((value) => value.maxQueuedPerTenant === undefined || value.maxQueuedPerTenant <= value.queueCapacity, {
+    error: 'must not exceed queueCapacity',
+    path: ['maxQueuedPerTenant'],
+  });
+
+const retry = z
+  .strictObject({
+    maxAttempts: intIn(1, 10).default(3),
+    baseDelayMs: intIn(0, 60_000).default(100),
+    maxDelayMs: intIn(0, 300_000).default(2_000),
+  })
+  .refine((value) => value.maxDelayMs >= value.baseDelayMs, {
+    error: 'must be at least baseDelayMs',
+    path: ['maxDelayMs'],
+  });
+
+const breaker = z.strictObject({
+  errorThresholdPercentage: intIn(1, 100).default(50),
+  volumeThreshold: intIn(1, 100_000).default(10),
+  resetTimeoutMs: intIn(100, HOUR_MS).default(30_000),
+  rollingCountTimeoutMs: intIn(1_000, HOUR_MS).default(10_000),
+});
+
+const toolCommon = {
+  lane: name(),
+  description: z.string({ error: 'must be a string' }).max(500, { error: 'must be at most 500 characters' }).optional(),
+  timeoutMs: intIn(1, 600_000).default(30_000),
+  idempotent: bool().default(false),
+  retry: retry.optional(),
+  breaker: breaker.optional(),
+  costUsd: numberIn(0, 1_000).optional(),
+  tokens: intIn(0, 10_000_000).optional(),
+  containment: oneOf(['allow', 'deny']).default('allow'),
+};
+
+const tool = z.discriminatedUnion(
+  'kind',
+  [
+    z.strictObject({
+      ...toolCommon,
+      kind: z.literal('http'),
+      url: httpUrl(),
+      method: oneOf(['POST', 'PUT', 'PATCH']).default('POST'),
+      headers: z.record(z.string(), z.string({ error: 'must be a string' })).optional(),
+      maxResponseBytes: intIn(1, 64 * MiB).default(MiB),
+    }),
+    z.strictObject({ ...toolCommon, kind: z.literal('builtin'), builtin: oneOf(['echo', 'delay']) }),
+    z.strictObject({ ...toolCommon, kind: z.literal('code') }),
+  ],
+  { error: 'must be one of http, builtin, code' },
+);
+
+const rateLimit = z.strictObject({ rpm: intIn(1, 10_000_000).optional(), tpm: intIn(1, 1_000_000_000).optional() });
+
+const rateLimits = z
+  .strictObject({
+    default: rateLimit.optional(),
+    tenants: z.record(name(), rateLimit).default({}),
+    failMode: oneOf(['open', 'closed']).default('open'),
+    enforce: bool().default(true),
+  })
+  .prefault({});
+
+const budgets = z
+  .strictObject({
+    period: oneOf(['day', 'month']).default('day'),
+    defaultUsd: numberIn(0, 1_000_000).optional(),
+    tenants: z.record(name(), numberIn(0, 1_000_000)).default({}),
+    prices: z
+      .record(nonEmptyString(), z.strictObject({ inputPer1kUsd: numberIn(0, 1_000), outputPer1kUsd: numberIn(0, 1_000) }))
+      .default({}),
+  })
+  .prefault({});
+
+const containment = z
+  .strictObject({
+    defaultPosture: oneOf(['degraded', 'hard']).default('degraded'),
+    pools: z
+      .strictObject({
+        normalMaxConcurrency: intIn(1, 4096).default(32),
+        isolatedMaxConcurrency: intIn(1, 4096).default(2),
+        pooledConnectionLifetimeMs: intIn(1_000, 86_400_000).default(300_000),
+        timeoutMs: intIn(1_000, 600_000).default(30_000),
+      })
+      .refine((pools) => pools.isolatedMaxConcurrency <= pools.normalMaxConcurrency, {
+        error: 'must not exceed normalMaxConcurrency',
+        path: ['isolatedMaxConcurrency'],
+      })
+      .prefault({}),
+    egress: z
+      .strictObject({
+        allowHosts: z.array(nonEmptyString(), { error: 'must be a list' }).default(['*']),
+        allowPrivateCidrs: z.array(nonEmptyString(), { error: 'must be a list' }).default([]),
+      })
+      .prefault({}),
+  })
+  .prefault({});
+
+const llmTarget = z.strictObject({
+  provider: nonEmptyString(),
+  model: nonEmptyString(),
+  baseUrl: httpUrl().optional(),
+  apiKey: z.string({ error: 'must be a string' }).optional(),
+  timeoutMs: intIn(1, 600_000).optional(),
+});
+
+const llm = z
+  .strictObject({
+    routes: z
+      .record(
+        name(),
+        z.strictObject({
+          targets: z.array(llmTarget, { error: 'must be a list' }).min(1, { error: 'must list at least one target' }),
+          hedgeAfterMs: intIn(0, 600_000).default(0),
+        }),
+      )
+      .default({}),
+    cache: z
+      .strictObject({
+        exact: z
+          .strictObject({ ttlMs: intIn(0, 86_400_000).default(300_000), maxEntries: intIn(0, 10_000_000).default(10_000) })
+          .prefault({}),
+        semantic: z.strictObject({ enabled: bool().default(false) }).prefault({}),
+      })
+      .prefault({}),
+  })
+  .prefault({});
+
+/** The whole config file (API.md section 5). Every duration is in milliseconds. */
+export const configSchema = z
+  .strictObject({
+    server,
+    auth,
+    store,
+    lanes: z.record(name(), lane).refine((lanes) => Object.keys(lanes).length > 0, {
+      error: 'must define at least one lane',
+    }),
+    tools: z.record(name(), tool).default({}),
+    rateLimits,
+    budgets,
+    containment,
+    llm,
+    /** Mounts the example controller of src/example (a `@Bulkhead` route) when true. */
+    examples: bool().default(false),
+  })
+  .superRefine((config, context) => {
+    const lanes = Object.keys(config.lanes);
+    for (const [toolId, definition] of Object.entries(config.tools)) {
+      if (!Object.hasOwn(config.lanes, definition.lane)) {
+        context.addIssue({
+          code: 'custom',
+          path: ['tools', toolId, 'lane'],
+          message: `unknown lane '${definition.lane}' (lanes: ${lanes.join(', ')})`,
+        });
+      }
+    }
+  });
+
+export type BulkheadConfig = z.output<typeof configSchema>;
+export type LaneConfig = BulkheadConfig['lanes'][string];
+export type ToolConfig = BulkheadConfig['tools'][string];
+export type HttpToolConfig = Extract<ToolConfig, { kind: 'http' }>;
