@@ -1,6 +1,7 @@
-// Framework-free: mechanisms import from here. Nest and Fastify adapters are in ./http.
+// Framework-free: mechanisms import from here. Nest and Fastify adapters are in ./nest.
 export * from './clock';
 export * from './errors/envelope';
 export * from './errors/error-kinds';
 export * from './errors/resilience-error';
 export * from './lazy-abort-controller';
+export * from './tenant';

@@ -56,14 +56,6 @@ export class LazyAbortController {
     return () => this.removeListener(listener);
   }
 
-  /** A controller that aborts when this one does, and can also be aborted on its own. */
-  child(): LazyAbortController {
-    const child = new LazyAbortController();
-    const detach = this.onAbort((reason) => child.abort(reason));
-    child.onAbort(detach);
-    return child;
-  }
-
   private removeListener(listener: AbortListener): void {
     const index = this.listeners?.indexOf(listener) ?? -1;
     if (index !== -1) this.listeners!.splice(index, 1);

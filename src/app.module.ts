@@ -1,0 +1,33 @@
+import { type DynamicModule, Module } from '@nestjs/common';
+import { APP_FILTER } from '@nestjs/core';
+import { BulkheadModule } from './bulkhead';
+import { CommonModule, EnvelopeExceptionFilter } from './common/nest';
+import { type BulkheadConfig, ConfigModule } from './config';
+import { DispatchModule } from './dispatch';
+import { EventsModule } from './events';
+import { ExampleModule } from './example/example.module';
+import { HealthModule } from './health';
+import { LifecycleModule } from './lifecycle';
+import { MetricsModule } from './metrics';
+
+/** The whole service, built from a validated config. */
+@Module({})
+export class AppModule {
+  static forRoot(config: BulkheadConfig): DynamicModule {
+    return {
+      module: AppModule,
+      imports: [
+        ConfigModule.forRoot(config),
+        CommonModule,
+        EventsModule,
+        LifecycleModule,
+        BulkheadModule.forRoot({ lanes: config.lanes }),
+        DispatchModule.forRoot({ tools: config.tools }),
+        MetricsModule,
+        HealthModule,
+        ...(config.examples ? [ExampleModule] : []),
+      ],
+      providers: [{ provide: APP_FILTER, useClass: EnvelopeExceptionFilter }],
+    };
+  }
+}

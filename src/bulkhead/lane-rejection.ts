@@ -1,0 +1,22 @@
+import { ResilienceError } from '../common';
+import type { Lane, LaneRejection } from './lane';
+
+/** The client-facing error for a lane's refusal, with a useful Retry-After where one exists. */
+export function laneRejectionError(lane: Lane, rejection: LaneRejection): ResilienceError {
+  switch (rejection) {
+    case 'queue_full': {
+      const { active, waiting } = lane.snapshot();
+      return new ResilienceError('queue_full', `lane '${lane.name}' is full: ${active} running, ${waiting} waiting`, {
+        retryAfterMs: lane.retryAfterMs(),
+      });
+    }
+    case 'tenant_queue_full':
+      return new ResilienceError(
+        'queue_full',
+        `lane '${lane.name}' already holds the ${lane.maxQueuedPerTenant} waiting calls one tenant may have`,
+        { retryAfterMs: lane.retryAfterMs() },
+      );
+    case 'stopped':
+      return new ResilienceError('stopped', `lane '${lane.name}' is shutting down`);
+  }
+}

@@ -1,3 +1,0 @@
-export * from './call-state';
-export * from './envelope-exception.filter';
-export * from './http-exception-mapping';

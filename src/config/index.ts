@@ -1,0 +1,3 @@
+export * from './config.loader';
+export * from './config.module';
+export * from './config.schema';

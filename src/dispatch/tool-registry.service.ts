@@ -1,0 +1,132 @@
+import { Inject, Injectable, type OnModuleInit } from '@nestjs/common';
+import { DiscoveryService, MetadataScanner, Reflector } from '@nestjs/core';
+import { LaneRegistry } from '../bulkhead';
+import { CLOCK, type Clock } from '../common';
+import type { ToolConfig } from '../config';
+import { DISPATCH_MODULE_OPTIONS, type DispatchModuleOptions } from './dispatch.module-definition';
+import { OutboundHttp } from './outbound-http';
+import type { ToolDefinition, ToolHandler } from './tool';
+import { TOOL_METADATA, type ToolRegistration } from './tool.decorator';
+import { delay, validateDelay } from './tools/delay.tool';
+import { echo } from './tools/echo.tool';
+import { httpTool } from './tools/http.tool';
+
+const acceptAnything = (): void => undefined;
+
+/**
+ * The trusted tool registry: tools from the config file and `@Tool` provider methods, built
+ * once at start-up and frozen. Nothing a caller or a model says can add a tool or a lane.
+ */
+@Injectable()
+export class ToolRegistry implements OnModuleInit {
+  private tools: ReadonlyMap<string, ToolDefinition> = new Map();
+
+  constructor(
+    @Inject(DISPATCH_MODULE_OPTIONS) private readonly options: DispatchModuleOptions,
+    private readonly lanes: LaneRegistry,
+    private readonly http: OutboundHttp,
+    @Inject(CLOCK) private readonly clock: Clock,
+    private readonly discovery: DiscoveryService,
+    private readonly scanner: MetadataScanner,
+    private readonly reflector: Reflector,
+  ) {}
+
+  onModuleInit(): void {
+    const registrations = this.findToolMethods();
+    const tools = new Map<string, ToolDefinition>();
+    for (const [id, config] of Object.entries(this.options.tools)) {
+      tools.set(id, this.fromConfig(id, config, registrations.get(id)));
+    }
+    for (const [id, registration] of registrations) {
+      if (!tools.has(id)) tools.set(id, this.fromRegistration(registration));
+    }
+    for (const tool of tools.values()) {
+      if (!this.lanes.get(tool.lane)) {
+        throw new Error(`tool '${tool.id}': the config has no lane '${tool.lane}' (lanes: ${this.lanes.names().join(', ')})`);
+      }
+    }
+    this.tools = tools;
+  }
+
+  get(id: string): ToolDefinition | undefined {
+    return this.tools.get(id);
+  }
+
+  list(): ToolDefinition[] {
+    return [...this.tools.values()];
+  }
+
+  private fromConfig(id: string, config: ToolConfig, registration: Registered | undefined): ToolDefinition {
+    if (config.kind !== 'code' && registration) {
+      throw new Error(`tool '${id}' is both a ${config.kind} tool in the config and a @Tool method`);
+    }
+    const common = {
+      id,
+      kind: config.kind,
+      lane: config.lane,
+      description: config.description,
+      timeoutMs: config.timeoutMs,
+      idempotent: config.idempotent,
+      containment: config.containment,
+    };
+    switch (config.kind) {
+      case 'http':
+        return Object.freeze({
+          ...common,
+          validate: acceptAnything,
+          handler: httpTool(id, config, this.http, this.clock) as ToolHandler,
+        });
+      case 'builtin':
+        return Object.freeze({
+          ...common,
+          validate: config.builtin === 'delay' ? validateDelay : acceptAnything,
+          handler: (config.builtin === 'delay' ? delay(this.clock) : echo) as ToolHandler,
+        });
+      case 'code':
+        if (!registration) throw new Error(`tool '${id}' is of kind code, but no provider has a @Tool('${id}') method`);
+        return Object.freeze({
+          ...common,
+          validate: registration.options.validate ?? acceptAnything,
+          handler: registration.handler,
+        });
+    }
+  }
+
+  private fromRegistration({ options, handler }: Registered): ToolDefinition {
+    return Object.freeze({
+      id: options.id,
+      kind: 'code' as const,
+      lane: options.lane,
+      description: options.description,
+      timeoutMs: options.timeoutMs ?? 30_000,
+      idempotent: options.idempotent ?? false,
+      containment: options.containment ?? 'allow',
+      validate: options.validate ?? acceptAnything,
+      handler,
+    });
+  }
+
+  private findToolMethods(): Map<string, Registered> {
+    const found = new Map<string, Registered>();
+    for (const wrapper of this.discovery.getProviders()) {
+      const instance = wrapper.instance as Record<string, unknown> | undefined;
+      if (!instance || typeof instance !== 'object' || !wrapper.isDependencyTreeStatic()) continue;
+      for (const name of this.scanner.getAllMethodNames(Object.getPrototypeOf(instance))) {
+        const method = instance[name] as ToolHandler;
+        const options = this.reflector.get<ToolRegistration | undefined>(TOOL_METADATA, method);
+        if (!options) continue;
+        const where = `${instance.constructor.name}.${name}`;
+        const earlier = found.get(options.id);
+        if (earlier) throw new Error(`@Tool('${options.id}') is on both ${earlier.where} and ${where}`);
+        found.set(options.id, { options, handler: method.bind(instance), where });
+      }
+    }
+    return found;
+  }
+}
+
+interface Registered {
+  options: ToolRegistration;
+  handler: ToolHandler;
+  where: string;
+}

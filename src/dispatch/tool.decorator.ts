@@ -1,0 +1,28 @@
+import { SetMetadata } from '@nestjs/common';
+import type { ToolArguments } from './tool';
+
+export interface ToolOptions {
+  /** The lane of the config the tool runs in. */
+  lane: string;
+  description?: string;
+  /** Per-attempt timeout. @default 30000 */
+  timeoutMs?: number;
+  /** Safe to run twice with the same arguments. @default false */
+  idempotent?: boolean;
+  containment?: 'allow' | 'deny';
+  /** Throws a ResilienceError of kind `schema` for arguments the tool cannot take. */
+  validate?: (args: ToolArguments) => void;
+}
+
+export interface ToolRegistration extends ToolOptions {
+  id: string;
+}
+
+export const TOOL_METADATA = 'bulkhead:tool';
+
+/**
+ * Registers a provider method as a tool, called as `method(args, context)`. Options in the
+ * config file's `tools.<id>` (kind `code`) override the decorator's.
+ */
+export const Tool = (id: string, options: ToolOptions): MethodDecorator =>
+  SetMetadata<string, ToolRegistration>(TOOL_METADATA, { id, ...options });

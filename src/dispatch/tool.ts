@@ -1,0 +1,35 @@
+/** What a tool handler gets besides its arguments. */
+export interface ToolContext {
+  readonly callId: string;
+  readonly toolId: string;
+  /** The authenticated tenant; `anonymous` when the config allows callers without a key. */
+  readonly tenant: string;
+  /**
+   * Fires when the attempt times out, the client disconnects or shutdown stops the call.
+   * Hand it to every I/O the handler starts.
+   */
+  readonly signal: AbortSignal;
+}
+
+/** Arguments are a JSON object; the result must be JSON-serialisable. */
+export type ToolArguments = Record<string, unknown>;
+
+export type ToolHandler = (args: ToolArguments, context: ToolContext) => unknown;
+
+export type ToolKind = 'http' | 'builtin' | 'code';
+
+/** A tool of the trusted registry. Built once at start-up, then frozen. */
+export interface ToolDefinition {
+  readonly id: string;
+  readonly kind: ToolKind;
+  readonly lane: string;
+  readonly description: string | undefined;
+  /** Per-attempt timeout, and the most a caller may ask for with `X-Timeout-Ms`. */
+  readonly timeoutMs: number;
+  readonly idempotent: boolean;
+  /** `deny`: tenants under containment may not call it. */
+  readonly containment: 'allow' | 'deny';
+  /** Checks the arguments before the call is admitted anywhere; throws a `schema` error. */
+  readonly validate: (args: ToolArguments) => void;
+  readonly handler: ToolHandler;
+}

@@ -1,0 +1,44 @@
+import { type Clock, isResilienceError, ResilienceError } from '../../common';
+import type { HttpToolConfig } from '../../config';
+import type { OutboundHttp } from '../outbound-http';
+import type { ToolArguments, ToolContext } from '../tool';
+import { parseRetryAfter, upstreamNetworkError, upstreamStatusError } from '../upstream-errors';
+
+/**
+ * A tool that sends its arguments as JSON to a fixed URL and answers with the JSON (or text)
+ * the upstream returns. Redirects are not followed.
+ */
+export function httpTool(toolId: string, config: HttpToolConfig, http: OutboundHttp, clock: Clock) {
+  const fixedHeaders = { ...config.headers, 'content-type': 'application/json', accept: 'application/json' };
+  return async (args: ToolArguments, context: ToolContext): Promise<unknown> => {
+    const { signal } = context;
+    let response;
+    try {
+      response = await http.request(config.url, {
+        method: config.method,
+        headers: { ...fixedHeaders, 'x-call-id': context.callId },
+        body: JSON.stringify(args),
+        signal,
+        maxResponseBytes: config.maxResponseBytes,
+      });
+    } catch (error) {
+      if (signal.aborted) throw signal.reason;
+      if (isResilienceError(error)) throw error;
+      throw upstreamNetworkError(toolId, error);
+    }
+    const { statusCode, headers, body } = response;
+    if (!body) throw upstreamStatusError(toolId, statusCode, parseRetryAfter(headers['retry-after'], clock.wallNow()));
+    return decode(toolId, body, headers['content-type']);
+  };
+}
+
+function decode(toolId: string, body: Buffer, contentType: string | undefined): unknown {
+  if (body.length === 0) return null;
+  const text = body.toString('utf8');
+  if (!contentType || !/[/+]json\b/i.test(contentType)) return text;
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    throw new ResilienceError('transient', `upstream of tool '${toolId}' answered malformed JSON`);
+  }
+}

@@ -1,0 +1,40 @@
+import { ResilienceError } from '../common';
+
+const MAX_RETRY_AFTER_MS = 86_400_000;
+
+/**
+ * An upstream's `Retry-After` (delay-seconds or an HTTP date) in milliseconds from `nowMs`
+ * (epoch). Undefined when absent or unreadable.
+ */
+export function parseRetryAfter(value: string | string[] | undefined, nowMs: number): number | undefined {
+  if (typeof value !== 'string') return undefined;
+  const text = value.trim();
+  if (/^\d+$/.test(text)) return Math.min(Number(text) * 1000, MAX_RETRY_AFTER_MS);
+  const date = Date.parse(text);
+  if (Number.isNaN(date)) return undefined;
+  return Math.min(Math.max(0, date - nowMs), MAX_RETRY_AFTER_MS);
+}
+
+/**
+ * The error for an upstream's non-2xx answer. Its body is never read into the message:
+ * 5xx, 408 and 429 are `transient` (with its Retry-After), 404 `not_found`, another 4xx
+ * `schema` (the upstream refused these arguments), and anything else `transient`.
+ */
+export function upstreamStatusError(toolId: string, statusCode: number, retryAfterMs: number | undefined): ResilienceError {
+  const answered = `upstream of tool '${toolId}' answered HTTP ${statusCode}`;
+  if (statusCode >= 500 || statusCode === 408 || statusCode === 429) {
+    return new ResilienceError('transient', answered, { retryAfterMs });
+  }
+  if (statusCode === 404) return new ResilienceError('not_found', answered);
+  if (statusCode >= 400) return new ResilienceError('schema', `${answered}: it refused the arguments`);
+  return new ResilienceError('transient', `${answered}, which is not followed`);
+}
+
+/** The error for a request that never got an answer: refused, reset, DNS, TLS, socket errors. */
+export function upstreamNetworkError(toolId: string, error: unknown): ResilienceError {
+  const code = (error as { code?: unknown } | null)?.code;
+  const reason = typeof code === 'string' && /^[A-Z0-9_]{1,40}$/.test(code) ? ` (${code})` : '';
+  return new ResilienceError('transient', `upstream of tool '${toolId}' could not be reached${reason}`, {
+    cause: error,
+  });
+}

@@ -1,0 +1,63 @@
+import type { Clock } from '../common';
+
+/**
+ * One line of the ledger. Fixed fields only: never arguments, results, prompts, upstream
+ * bodies or secrets. `status` is `ok`, an error kind, `cancelled` (the caller left while the
+ * call waited) or `finished_after_caller_cancel` (the caller left while it ran).
+ */
+export interface LedgerEvent {
+  at: string;
+  callId: string;
+  toolId: string;
+  lane: string;
+  tenant: string;
+  status: string;
+}
+
+interface Entry {
+  atMs: number;
+  callId: string;
+  toolId: string;
+  lane: string;
+  tenant: string;
+  status: string;
+}
+
+/** The bounded ring of recent call outcomes behind `GET /v1/events`. */
+export class EventLedger {
+  private readonly entries: Array<Entry | undefined>;
+  private next = 0;
+  private count = 0;
+
+  constructor(
+    readonly capacity: number,
+    private readonly clock: Clock,
+  ) {
+    if (!Number.isSafeInteger(capacity) || capacity < 1) throw new RangeError('capacity must be an integer of at least 1');
+    this.entries = new Array<Entry | undefined>(capacity);
+  }
+
+  record(callId: string, toolId: string, lane: string, tenant: string, status: string): void {
+    this.entries[this.next] = { atMs: this.clock.wallNow(), callId, toolId, lane, tenant, status };
+    this.next = (this.next + 1) % this.capacity;
+    if (this.count < this.capacity) this.count++;
+  }
+
+  /** The newest `limit` events, oldest first. */
+  recent(limit = this.capacity): LedgerEvent[] {
+    const size = Math.min(Math.max(0, Math.floor(limit)), this.count);
+    const events: LedgerEvent[] = [];
+    for (let i = size; i > 0; i--) {
+      const entry = this.entries[(this.next - i + this.capacity) % this.capacity]!;
+      events.push({
+        at: new Date(entry.atMs).toISOString(),
+        callId: entry.callId,
+        toolId: entry.toolId,
+        lane: entry.lane,
+        tenant: entry.tenant,
+        status: entry.status,
+      });
+    }
+    return events;
+  }
+}

@@ -1,0 +1,48 @@
+import { Body, Controller, Get, HttpCode, Inject, Post } from '@nestjs/common';
+import { Bulkhead, CallSignal } from '../bulkhead';
+import { CLOCK, type Clock, ResilienceError } from '../common';
+
+/**
+ * An example of a company's own controller: copy it. Every route of the class runs in the
+ * `general` lane; `render` overrides that with its own lane, so a slow renderer can only ever
+ * fill the `render` lane. The handler passes its call signal to the work it starts, so a
+ * client that disconnects, or a shutdown, really stops it.
+ */
+@Controller('v1/examples/reports')
+@Bulkhead('general')
+export class ReportsController {
+  constructor(@Inject(CLOCK) private readonly clock: Clock) {}
+
+  /** Stands in for a call to a slow renderer: `{ "ms": n }` is how long it takes. */
+  @Post('render')
+  @HttpCode(200)
+  @Bulkhead('render')
+  async render(@Body() body: { ms?: unknown } | undefined, @CallSignal() signal: AbortSignal) {
+    const ms = body?.ms ?? 100;
+    if (typeof ms !== 'number' || !Number.isInteger(ms) || ms < 0 || ms > 60_000) {
+      throw new ResilienceError('schema', 'ms must be an integer from 0 to 60000');
+    }
+    // In a real controller: `await this.http.request(url, { ..., signal })`.
+    await this.work(ms, signal);
+    return { rendered: true, tookMs: ms };
+  }
+
+  @Get('summary')
+  summary() {
+    return { reports: 0 };
+  }
+
+  private work(ms: number, signal: AbortSignal): Promise<void> {
+    return new Promise((resolve, reject) => {
+      const timer = this.clock.setTimer(() => {
+        signal.removeEventListener('abort', stop);
+        resolve();
+      }, ms);
+      const stop = () => {
+        this.clock.clearTimer(timer);
+        reject(signal.reason);
+      };
+      signal.addEventListener('abort', stop, { once: true });
+    });
+  }
+}

@@ -1,0 +1,38 @@
+import { Controller, Get, ServiceUnavailableException } from '@nestjs/common';
+import { HealthCheck, HealthCheckService, type HealthCheckResult } from '@nestjs/terminus';
+import { ResilienceError } from '../common';
+import { LifecycleIndicator } from './readiness.indicator';
+
+@Controller('health')
+export class HealthController {
+  constructor(
+    private readonly health: HealthCheckService,
+    private readonly lifecycle: LifecycleIndicator,
+  ) {}
+
+  /** The process answers: depends on nothing else, so a store outage never restarts pods. */
+  @Get('live')
+  @HealthCheck()
+  live(): Promise<HealthCheckResult> {
+    return this.health.check([]);
+  }
+
+  /** Ready for traffic: 503 from the moment shutdown starts. */
+  @Get('ready')
+  @HealthCheck()
+  async ready(): Promise<HealthCheckResult> {
+    try {
+      return await this.health.check([() => this.lifecycle.check()]);
+    } catch (error) {
+      if (!(error instanceof ServiceUnavailableException)) throw error;
+      throw new ResilienceError('unavailable', `not ready: ${describeFailures(error.getResponse() as HealthCheckResult)}`);
+    }
+  }
+}
+
+function describeFailures(result: HealthCheckResult): string {
+  const failures = Object.entries(result.error ?? {}).map(([key, value]) =>
+    typeof value?.message === 'string' ? `${key} (${value.message})` : key,
+  );
+  return failures.join(', ') || 'a check failed';
+}

@@ -1,0 +1,3 @@
+export * from './connection-close.hook';
+export * from './lifecycle.module';
+export * from './lifecycle.service';

@@ -1,0 +1,66 @@
+import { type BeforeApplicationShutdown, Inject, Injectable, Logger } from '@nestjs/common';
+import { HttpAdapterHost } from '@nestjs/core';
+import type { Server } from 'node:http';
+import { LaneRegistry } from '../bulkhead';
+import { CLOCK, type Clock, ResilienceError } from '../common';
+import { BULKHEAD_CONFIG, type BulkheadConfig } from '../config';
+
+/** The answer of calls still unfinished when the drain time is over. */
+export const SHUTDOWN_STOPPED = new ResilienceError('stopped', 'the service shut down before the call finished');
+
+/**
+ * The shutdown sequence of DESIGN.md: stop admission, flip readiness, let running and
+ * waiting calls finish within `server.shutdownDrainMs`, then stop what is left as `stopped`.
+ * Nest runs it before it closes the HTTP server, on `app.close()` or a shutdown signal.
+ */
+@Injectable()
+export class Lifecycle implements BeforeApplicationShutdown {
+  private readonly logger = new Logger('Bulkhead');
+  private drainingFlag = false;
+  private drained: Promise<void> | undefined;
+
+  constructor(
+    private readonly lanes: LaneRegistry,
+    private readonly adapterHost: HttpAdapterHost,
+    @Inject(BULKHEAD_CONFIG) private readonly config: BulkheadConfig,
+    @Inject(CLOCK) private readonly clock: Clock,
+  ) {}
+
+  /** True from the moment shutdown starts: readiness answers 503, responses close their connection. */
+  get draining(): boolean {
+    return this.drainingFlag;
+  }
+
+  beforeApplicationShutdown(): Promise<void> {
+    return this.drain();
+  }
+
+  /** Starts the drain (once) and resolves when it is over. */
+  drain(): Promise<void> {
+    this.drained ??= this.runDrain();
+    return this.drained;
+  }
+
+  private async runDrain(): Promise<void> {
+    this.drainingFlag = true;
+    this.lanes.close();
+    // Keep-alive sockets with no request in flight would otherwise carry the next request
+    // into a closing server (PITFALLS.md 6).
+    (this.adapterHost.httpAdapter?.getHttpServer() as Server | undefined)?.closeIdleConnections?.();
+    const drainMs = this.config.server.shutdownDrainMs;
+    this.logger.log(`shutting down: admission stopped, draining for up to ${drainMs} ms`);
+    let timer: unknown;
+    const deadline = new Promise<false>((resolve) => {
+      timer = this.clock.setTimer(() => resolve(false), drainMs);
+    });
+    const finished = await Promise.race([this.lanes.whenIdle().then(() => true as const), deadline]);
+    this.clock.clearTimer(timer);
+    if (finished) {
+      this.logger.log('drained: every accepted call finished');
+      return;
+    }
+    const left = Object.values(this.lanes.snapshot()).reduce((sum, lane) => sum + lane.active + lane.waiting, 0);
+    this.logger.warn(`drain time over: stopping ${left} unfinished calls`);
+    this.lanes.stopNow(SHUTDOWN_STOPPED);
+  }
+}

@@ -1,0 +1,49 @@
+import 'reflect-metadata';
+import { Logger } from '@nestjs/common';
+import { NestFactory } from '@nestjs/core';
+import type { NestFastifyApplication } from '@nestjs/platform-fastify';
+import { AppModule } from './app.module';
+import { configureApp, createAdapter, logLevels } from './bootstrap';
+import { configPath, loadConfigFile } from './config';
+
+const EXIT_GRACE_MS = 5_000;
+
+async function main(): Promise<void> {
+  const path = configPath();
+  const loaded = loadConfigFile(path);
+  if (!loaded.ok) {
+    process.stderr.write(`bulkhead: invalid config ${path}\n${loaded.problems.join('\n')}\n`);
+    process.exit(1);
+  }
+  const { config } = loaded;
+  const app = await NestFactory.create<NestFastifyApplication>(AppModule.forRoot(config), createAdapter(config), {
+    logger: logLevels(config),
+  });
+  configureApp(app);
+  await app.listen(config.server.port, config.server.host);
+  const logger = new Logger('Bulkhead');
+  logger.log(`listening on ${await app.getUrl()} with ${path}`);
+
+  let stopping = false;
+  const stop = (signal: NodeJS.Signals) => {
+    if (stopping) return;
+    stopping = true;
+    logger.log(`${signal} received`);
+    // If a handler ignores its abort and keeps the server from closing, leave anyway.
+    setTimeout(() => process.exit(1), config.server.shutdownDrainMs + EXIT_GRACE_MS).unref();
+    app.close().then(
+      () => process.exit(0),
+      (error: unknown) => {
+        logger.error(`shutdown failed: ${(error as Error).message}`);
+        process.exit(1);
+      },
+    );
+  };
+  process.once('SIGTERM', stop);
+  process.once('SIGINT', stop);
+}
+
+main().catch((error: unknown) => {
+  process.stderr.write(`bulkhead: failed to start: ${(error as Error).message}\n`);
+  process.exit(1);
+});

@@ -1,0 +1,3 @@
+export * from './metric-names';
+export * from './metrics-registry.provider';
+export * from './metrics.module';

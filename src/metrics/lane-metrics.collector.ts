@@ -1,0 +1,96 @@
+import { Injectable, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
+import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
+import { type Lane, LaneRegistry } from '../bulkhead';
+import { METRIC, QUEUE_WAIT_BUCKETS } from './metric-names';
+import { MetricsRegistry } from './metrics-registry.provider';
+
+/**
+ * The lane metrics. Gauges and counters are read from the lanes when Prometheus scrapes, so
+ * admission does no metric work at all; only the queue-wait histogram is fed per call.
+ */
+@Injectable()
+export class LaneMetricsCollector implements OnModuleInit, OnModuleDestroy {
+  private readonly disposers: Array<() => void> = [];
+
+  constructor(
+    private readonly lanes: LaneRegistry,
+    private readonly registry: MetricsRegistry,
+  ) {}
+
+  onModuleInit(): void {
+    const lanes = [...this.lanes.all()];
+    const registers: Registry[] = [this.registry];
+    gauge(METRIC.laneActive, 'Calls running in the lane now', registers, lanes, (lane) => lane.snapshot().active);
+    gauge(METRIC.laneWaiting, 'Calls waiting in the lane queue now', registers, lanes, (lane) => lane.snapshot().waiting);
+    gauge(METRIC.lanePeakActive, 'Most calls ever seen running at once', registers, lanes, (lane) => lane.snapshot().peakActive);
+    new Gauge({
+      name: METRIC.laneCapacity,
+      help: 'Configured lane capacity: concurrency (C) and queue (Q)',
+      labelNames: ['lane', 'kind'],
+      registers,
+      collect() {
+        for (const lane of lanes) {
+          this.set({ lane: lane.name, kind: 'concurrency' }, lane.concurrency);
+          this.set({ lane: lane.name, kind: 'queue' }, lane.queueCapacity);
+        }
+      },
+    });
+    new Counter({
+      name: METRIC.admissions,
+      help: 'Admission decisions by result',
+      labelNames: ['lane', 'result'],
+      registers,
+      collect() {
+        this.reset();
+        for (const lane of lanes) {
+          const stats = lane.stats();
+          this.inc({ lane: lane.name, result: 'accepted' }, stats.accepted);
+          this.inc({ lane: lane.name, result: 'queue_full' }, stats.queueFull);
+          this.inc({ lane: lane.name, result: 'tenant_queue_full' }, stats.tenantQueueFull);
+          this.inc({ lane: lane.name, result: 'stopped' }, stats.stopped);
+        }
+      },
+    });
+    new Counter({
+      name: METRIC.cancellations,
+      help: 'Calls whose caller went away, by where the call was',
+      labelNames: ['lane', 'stage'],
+      registers,
+      collect() {
+        this.reset();
+        for (const lane of lanes) {
+          const stats = lane.stats();
+          this.inc({ lane: lane.name, stage: 'queued' }, stats.cancelledQueued);
+          this.inc({ lane: lane.name, stage: 'running' }, stats.cancelledRunning);
+        }
+      },
+    });
+    const queueWait = new Histogram({
+      name: METRIC.queueWait,
+      help: 'Time calls waited for a lane slot (0 when one was free)',
+      labelNames: ['lane'],
+      buckets: QUEUE_WAIT_BUCKETS,
+      registers,
+    });
+    for (const lane of lanes) {
+      const child = queueWait.labels(lane.name);
+      this.disposers.push(lane.onQueueWait((waitMs) => child.observe(waitMs / 1000)));
+    }
+  }
+
+  onModuleDestroy(): void {
+    for (const dispose of this.disposers) dispose();
+  }
+}
+
+function gauge(name: string, help: string, registers: Registry[], lanes: Lane[], read: (lane: Lane) => number): void {
+  new Gauge({
+    name,
+    help,
+    labelNames: ['lane'],
+    registers,
+    collect() {
+      for (const lane of lanes) this.set({ lane: lane.name }, read(lane));
+    },
+  });
+}

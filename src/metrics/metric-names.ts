@@ -1,0 +1,16 @@
+/** Every metric name of API.md section 6, in one place. */
+export const METRIC = {
+  laneActive: 'bulkhead_lane_active',
+  laneWaiting: 'bulkhead_lane_waiting',
+  lanePeakActive: 'bulkhead_lane_peak_active',
+  laneCapacity: 'bulkhead_lane_capacity',
+  admissions: 'bulkhead_admissions_total',
+  queueWait: 'bulkhead_queue_wait_seconds',
+  cancellations: 'bulkhead_cancellations_total',
+  calls: 'bulkhead_calls_total',
+  callDuration: 'bulkhead_call_duration_seconds',
+} as const;
+
+/** Seconds; the first bucket catches the calls that did not wait at all. */
+export const QUEUE_WAIT_BUCKETS = [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];
+export const CALL_DURATION_BUCKETS = [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300];
