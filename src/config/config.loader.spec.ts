@@ -431,7 +431,7 @@ describe('config loader', () => {
     });
 
     it.each(['abc', '70000', '-1', '1.5'])('reports PORT=%p as a server.port problem', (port) => {
-      expect(problemsOf(parseConfig(document(), { PORT: port }))).toEqual(['server.port: must be an integer from 0 to 65535']);
+      expect(problemsOf(parseConfig(document(), { PORT: port }))).toEqual(['server.port: must be an integer from 0 to 65535 (from PORT)']);
     });
   });
 
@@ -518,6 +518,64 @@ describe('config loader', () => {
 
     it('is BULKHEAD_CONFIG when set', () => {
       expect(configPath({ BULKHEAD_CONFIG: '/etc/bulkhead/prod.yaml' })).toBe('/etc/bulkhead/prod.yaml');
+    });
+  });
+
+  describe('regressions', () => {
+    it('reports an invalid lane name once, not again as an unknown lane', () => {
+      const doc = document({ tools: { x: { lane: 'bad name', kind: 'code' } } });
+
+      expect(problemsOf(parseConfig(doc, {}))).toEqual([`tools.x.lane: ${NAME_RULE}`]);
+    });
+
+    it('does not list unknown lanes when no lane is defined at all', () => {
+      expect(problemsOf(parseConfig({ lanes: {}, tools: { x: { lane: 'nope', kind: 'code' } } }, {}))).toEqual([
+        'lanes: must define at least one lane',
+      ]);
+    });
+
+    it('takes the default of ${VAR:-default} inside a string when VAR is empty', () => {
+      const doc = withTool({ kind: 'http', url: 'http://${H:-localhost}:9000/' });
+
+      expect(configOf(parseConfig(doc, { H: '' })).tools.x).toMatchObject({ url: 'http://localhost:9000/' });
+    });
+
+    it('still reports a broken server section when PORT is set', () => {
+      expect(problemsOf(parseConfig(document({ server: 'x' }), { PORT: '1' }))).toEqual(['server: must be a mapping']);
+    });
+
+    it('reports the other problems beside an unset variable', () => {
+      const doc = { ...withRenderLane({ concurrency: 0 }), store: { kind: 'redis', url: 'redis://${H}:1' } };
+
+      expect(problemsOf(parseConfig(doc, {}))).toEqual([
+        'store.url: environment variable H is not set',
+        'lanes.render.concurrency: must be an integer from 1 to 4096',
+      ]);
+    });
+
+    it('reports a variable missing twice in one value once', () => {
+      const doc = document({ store: { kind: 'redis', url: 'redis://${H}:${P}/${P}' } });
+
+      expect(problemsOf(parseConfig(doc, {}))).toEqual([
+        'store.url: environment variable H is not set',
+        'store.url: environment variable P is not set',
+      ]);
+    });
+
+    it('names the unset variable behind a required value', () => {
+      const doc = withRenderLane({ concurrency: '${C}' });
+
+      expect(problemsOf(parseConfig(doc, {}))).toEqual([
+        'lanes.render.concurrency: is required (environment variable C is not set)',
+      ]);
+    });
+
+    it('says a missing tool kind is required', () => {
+      expect(problemsOf(parseConfig(withTool({}), {}))).toEqual(['tools.x.kind: is required']);
+    });
+
+    it('says a tool written as a plain value must be a mapping', () => {
+      expect(problemsOf(parseConfig(document({ tools: { x: 'render' } }), {}))).toEqual(['tools.x: must be a mapping']);
     });
   });
 });

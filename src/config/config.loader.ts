@@ -1,8 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { parse as parseYaml } from 'yaml';
-import type { z } from 'zod';
 import { type BulkheadConfig, configSchema } from './config.schema';
-import { type Environment, substituteEnv } from './env-substitution';
+import { describeIssue } from './config-problems';
+import { type Environment, type SubstitutionReport, substituteEnv } from './env-substitution';
 
 export type ConfigResult = { ok: true; config: BulkheadConfig } | { ok: false; problems: string[] };
 
@@ -23,7 +23,8 @@ export function loadConfigFile(path: string, env: Environment = process.env): Co
   try {
     document = parseYaml(text, { prettyErrors: true, uniqueKeys: true });
   } catch (error) {
-    return { ok: false, problems: [`${path}: not valid YAML: ${(error as Error).message.split('\n')[0]}`] };
+    const first = (error as Error).message.split('\n')[0].replace(/:\s*$/, '');
+    return { ok: false, problems: [`${path}: not valid YAML: ${first}`] };
   }
   return parseConfig(document ?? {}, env);
 }
@@ -33,35 +34,27 @@ export function loadConfigFile(path: string, env: Environment = process.env): Co
  * schema. Every problem is one line naming its key path and the rule it breaks.
  */
 export function parseConfig(document: unknown, env: Environment = process.env): ConfigResult {
-  const problems: string[] = [];
-  const substituted = substituteEnv(document, env, problems);
-  if (problems.length > 0) return { ok: false, problems };
-  const withPort = env.PORT ? overridePort(substituted, env.PORT) : substituted;
+  const report: SubstitutionReport = { problems: [], failed: new Set(), unset: new Map() };
+  const substituted = substituteEnv(document, env, report);
+  const portFromEnv = Boolean(env.PORT) && canOverridePort(substituted);
+  const withPort = portFromEnv ? overridePort(substituted as Record<string, unknown>, env.PORT!) : substituted;
   const result = configSchema.safeParse(withPort, { reportInput: true });
-  if (!result.success) return { ok: false, problems: result.error.issues.flatMap(describeIssue) };
-  return { ok: true, config: result.data };
-}
-
-function overridePort(document: unknown, port: string): unknown {
-  if (document === null || typeof document !== 'object' || Array.isArray(document)) return document;
-  const root = document as Record<string, unknown>;
-  const server = root.server && typeof root.server === 'object' ? root.server : {};
-  return { ...root, server: { ...server, port } };
-}
-
-const NOUNS: Record<string, string> = { object: 'a mapping', array: 'a list', record: 'a mapping' };
-
-function describeIssue(issue: z.core.$ZodIssue): string[] {
-  const at = (path: PropertyKey[]) => path.map(String).join('.') || '(root)';
-  switch (issue.code) {
-    case 'unrecognized_keys':
-      return issue.keys.map((key) => `${at([...issue.path, key])}: unknown key`);
-    case 'invalid_key':
-      return [`${at(issue.path)}: invalid name: ${issue.issues[0]?.message ?? 'not allowed'}`];
-    case 'invalid_type':
-      if (issue.input === undefined) return [`${at(issue.path)}: is required`];
-      return [`${at(issue.path)}: ${issue.message.startsWith('Invalid input') ? `must be ${NOUNS[issue.expected] ?? `a ${issue.expected}`}` : issue.message}`];
-    default:
-      return [`${at(issue.path)}: ${issue.message}`];
+  const problems = [...report.problems];
+  if (!result.success) {
+    const issues = result.error.issues.filter((issue) => !report.failed.has(issue.path.map(String).join('.')));
+    problems.push(...issues.flatMap((issue) => describeIssue(issue, { unset: report.unset, portFromEnv })));
   }
+  if (problems.length > 0) return { ok: false, problems: [...new Set(problems)] };
+  return { ok: true, config: result.data! };
+}
+
+/** `PORT` overrides `server.port` only where the file's `server` is a mapping (or absent). */
+function canOverridePort(document: unknown): boolean {
+  if (document === null || typeof document !== 'object' || Array.isArray(document)) return false;
+  const server = (document as Record<string, unknown>).server;
+  return server === undefined || (typeof server === 'object' && server !== null && !Array.isArray(server));
+}
+
+function overridePort(root: Record<string, unknown>, port: string): unknown {
+  return { ...root, server: { ...(root.server as object | undefined), port } };
 }

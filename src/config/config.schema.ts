@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { bool, httpUrl, intIn, name, nonEmptyString, numberIn, oneOf } from './schema-helpers';
+import { bool, httpUrl, intIn, name, NAME_PATTERN, nonEmptyString, numberIn, oneOf } from './schema-helpers';
 
 const MiB = 1024 * 1024;
 const HOUR_MS = 3_600_000;
@@ -202,8 +202,10 @@ export const configSchema = z
   })
   .superRefine((config, context) => {
     const lanes = Object.keys(config.lanes);
+    // With no valid lanes at all, or a lane name that is itself invalid, that is the problem to report.
+    if (lanes.length === 0) return;
     for (const [toolId, definition] of Object.entries(config.tools)) {
-      if (!Object.hasOwn(config.lanes, definition.lane)) {
+      if (NAME_PATTERN.test(definition.lane) && !Object.hasOwn(config.lanes, definition.lane)) {
         context.addIssue({
           code: 'custom',
           path: ['tools', toolId, 'lane'],

@@ -1,10 +1,10 @@
-import { type Environment, substituteEnv } from './env-substitution';
+import { type Environment, type SubstitutionReport, substituteEnv } from './env-substitution';
 
 /** Runs the substitution and returns both the result and the problems it reported. */
 function substitute(document: unknown, env: Environment) {
-  const problems: string[] = [];
-  const value = substituteEnv(document, env, problems);
-  return { value, problems };
+  const report: SubstitutionReport = { problems: [], failed: new Set(), unset: new Map() };
+  const value = substituteEnv(document, env, report);
+  return { value, problems: report.problems };
 }
 
 describe('substituteEnv', () => {
