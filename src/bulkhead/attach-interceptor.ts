@@ -36,5 +36,6 @@ export function attachInterceptorOnce(
 
 function addOnce(interceptor: Interceptor, holder: object): void {
   const attached: unknown[] = Reflect.getMetadata(INTERCEPTORS_METADATA, holder) ?? [];
-  if (!attached.includes(interceptor)) Reflect.defineMetadata(INTERCEPTORS_METADATA, [...attached, interceptor], holder);
+  if (!attached.includes(interceptor))
+    Reflect.defineMetadata(INTERCEPTORS_METADATA, [...attached, interceptor], holder);
 }

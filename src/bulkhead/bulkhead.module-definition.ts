@@ -12,10 +12,8 @@ export interface BulkheadModuleOptions {
   lanes: Record<string, LaneSettings>;
 }
 
-export const {
-  ConfigurableModuleClass: BulkheadConfigurableModule,
-  MODULE_OPTIONS_TOKEN: BULKHEAD_MODULE_OPTIONS,
-} = new ConfigurableModuleBuilder<BulkheadModuleOptions>()
-  .setClassMethodName('forRoot')
-  .setExtras({ isGlobal: true }, (definition, extras) => ({ ...definition, global: extras.isGlobal }))
-  .build();
+export const { ConfigurableModuleClass: BulkheadConfigurableModule, MODULE_OPTIONS_TOKEN: BULKHEAD_MODULE_OPTIONS } =
+  new ConfigurableModuleBuilder<BulkheadModuleOptions>()
+    .setClassMethodName('forRoot')
+    .setExtras({ isGlobal: true }, (definition, extras) => ({ ...definition, global: extras.isGlobal }))
+    .build();

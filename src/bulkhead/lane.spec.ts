@@ -3,7 +3,10 @@ import { FakeClock, settle } from '../common/fake-clock';
 import { deferred, track } from '../../test/support/deferred';
 import { Lane, type LaneOptions } from './lane';
 
-function lane(options: Partial<LaneOptions> & Pick<LaneOptions, 'concurrency' | 'queueCapacity'>, clock = new FakeClock()) {
+function lane(
+  options: Partial<LaneOptions> & Pick<LaneOptions, 'concurrency' | 'queueCapacity'>,
+  clock = new FakeClock(),
+) {
   return new Lane({ name: 'test', clock, ...options });
 }
 
@@ -67,7 +70,9 @@ describe('Lane', () => {
       [1, true],
       [Number.POSITIVE_INFINITY, 1],
     ])('refuses concurrency %p with queueCapacity %p', (concurrency, queueCapacity) => {
-      expect(() => lane({ concurrency: concurrency as number, queueCapacity: queueCapacity as number })).toThrow(RangeError);
+      expect(() => lane({ concurrency: concurrency as number, queueCapacity: queueCapacity as number })).toThrow(
+        RangeError,
+      );
     });
 
     it.each([0, -5, Number.POSITIVE_INFINITY, Number.NaN])('refuses a lane queue TTL of %p', (queueTtlMs) => {

@@ -31,7 +31,11 @@ function ruleOf(issue: z.core.$ZodIssue): string {
     case 'invalid_union': {
       // A discriminated union (a tool, the store) whose `kind` is missing.
       const discriminator = (issue as { discriminator?: string }).discriminator;
-      if (discriminator && isMapping(issue.input) && (issue.input as Record<string, unknown>)[discriminator] === undefined) {
+      if (
+        discriminator &&
+        isMapping(issue.input) &&
+        (issue.input as Record<string, unknown>)[discriminator] === undefined
+      ) {
         return 'is required';
       }
       return issue.message;

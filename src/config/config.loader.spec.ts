@@ -100,7 +100,9 @@ describe('config loader', () => {
     });
 
     it('takes the admin token from BULKHEAD_ADMIN_TOKEN', () => {
-      const config = configOf(loadConfigFile(DEFAULT_CONFIG, { BULKHEAD_ADMIN_TOKEN: 'an-admin-token-of-32-characters!' }));
+      const config = configOf(
+        loadConfigFile(DEFAULT_CONFIG, { BULKHEAD_ADMIN_TOKEN: 'an-admin-token-of-32-characters!' }),
+      );
 
       expect(config.auth.adminToken).toBe('an-admin-token-of-32-characters!');
     });
@@ -123,7 +125,13 @@ describe('config loader', () => {
       });
       expect(config.store).toEqual({ kind: 'memory' });
       expect(config.lanes.render).toEqual({ concurrency: 1, queueCapacity: 2, queueTtlMs: 30000 });
-      expect(config.tools.x).toEqual({ lane: 'render', kind: 'code', timeoutMs: 30000, idempotent: false, containment: 'allow' });
+      expect(config.tools.x).toEqual({
+        lane: 'render',
+        kind: 'code',
+        timeoutMs: 30000,
+        idempotent: false,
+        containment: 'allow',
+      });
       expect(config.auth).toEqual({ allowAnonymous: false, apiKeys: [] });
       expect(config.containment.pools).toEqual({
         normalMaxConcurrency: 32,
@@ -144,14 +152,19 @@ describe('config loader', () => {
   });
 
   describe('problems', () => {
-    it.each([0, 4097, 1.5, 'abc', true, null, ''])('reports concurrency %p as one line naming the key path', (concurrency) => {
-      expect(problemsOf(parseConfig(withRenderLane({ concurrency }), {}))).toEqual([
-        'lanes.render.concurrency: must be an integer from 1 to 4096',
-      ]);
-    });
+    it.each([0, 4097, 1.5, 'abc', true, null, ''])(
+      'reports concurrency %p as one line naming the key path',
+      (concurrency) => {
+        expect(problemsOf(parseConfig(withRenderLane({ concurrency }), {}))).toEqual([
+          'lanes.render.concurrency: must be an integer from 1 to 4096',
+        ]);
+      },
+    );
 
     it.each([1, 4096, '4'])('accepts concurrency %p', (concurrency) => {
-      expect(configOf(parseConfig(withRenderLane({ concurrency }), {})).lanes.render.concurrency).toBe(Number(concurrency));
+      expect(configOf(parseConfig(withRenderLane({ concurrency }), {})).lanes.render.concurrency).toBe(
+        Number(concurrency),
+      );
     });
 
     it.each([-1, 100001])('reports queueCapacity %p', (queueCapacity) => {
@@ -205,7 +218,9 @@ describe('config loader', () => {
     });
 
     it('does not check tool lanes when the lanes section is missing', () => {
-      expect(problemsOf(parseConfig({ tools: { x: { lane: 'nope', kind: 'code' } } }, {}))).toEqual(['lanes: is required']);
+      expect(problemsOf(parseConfig({ tools: { x: { lane: 'nope', kind: 'code' } } }, {}))).toEqual([
+        'lanes: is required',
+      ]);
     });
 
     it('does not check tool lanes when a lane is missing a required key', () => {
@@ -267,7 +282,9 @@ describe('config loader', () => {
     });
 
     it('accepts a redis store and fills in its prefix and command timeout', () => {
-      expect(configOf(parseConfig(document({ store: { kind: 'redis', url: 'redis://127.0.0.1:6379' } }), {})).store).toEqual({
+      expect(
+        configOf(parseConfig(document({ store: { kind: 'redis', url: 'redis://127.0.0.1:6379' } }), {})).store,
+      ).toEqual({
         kind: 'redis',
         url: 'redis://127.0.0.1:6379',
         prefix: 'bh:',
@@ -297,7 +314,8 @@ describe('config loader', () => {
 
     it('accepts maxQueuedPerTenant equal to queueCapacity', () => {
       expect(
-        configOf(parseConfig(withRenderLane({ queueCapacity: 2, maxQueuedPerTenant: 2 }), {})).lanes.render.maxQueuedPerTenant,
+        configOf(parseConfig(withRenderLane({ queueCapacity: 2, maxQueuedPerTenant: 2 }), {})).lanes.render
+          .maxQueuedPerTenant,
       ).toBe(2);
     });
 
@@ -344,7 +362,10 @@ describe('config loader', () => {
     it('turns a substituted number into a number in a numeric field', () => {
       const doc = { lanes: { render: { concurrency: '${C}', queueCapacity: '${Q}' } } };
 
-      expect(configOf(parseConfig(doc, { C: '4', Q: '0' })).lanes.render).toMatchObject({ concurrency: 4, queueCapacity: 0 });
+      expect(configOf(parseConfig(doc, { C: '4', Q: '0' })).lanes.render).toMatchObject({
+        concurrency: 4,
+        queueCapacity: 0,
+      });
     });
 
     it('turns a substituted true or false into a boolean', () => {
@@ -421,7 +442,9 @@ describe('config loader', () => {
     });
 
     it('keeps the other server settings', () => {
-      const config = configOf(parseConfig(document({ server: { port: 3000, bodyLimitBytes: 2048 } }), { PORT: '8080' }));
+      const config = configOf(
+        parseConfig(document({ server: { port: 3000, bodyLimitBytes: 2048 } }), { PORT: '8080' }),
+      );
 
       expect(config.server).toMatchObject({ port: 8080, bodyLimitBytes: 2048 });
     });
@@ -431,7 +454,9 @@ describe('config loader', () => {
     });
 
     it.each(['abc', '70000', '-1', '1.5'])('reports PORT=%p as a server.port problem', (port) => {
-      expect(problemsOf(parseConfig(document(), { PORT: port }))).toEqual(['server.port: must be an integer from 0 to 65535 (from PORT)']);
+      expect(problemsOf(parseConfig(document(), { PORT: port }))).toEqual([
+        'server.port: must be an integer from 0 to 65535 (from PORT)',
+      ]);
     });
   });
 
@@ -496,7 +521,9 @@ describe('config loader', () => {
     });
 
     it('uses defaults and drops unset whole values in the file', () => {
-      const config = configOf(loadConfigFile(fixture('env.yaml'), { RENDER_CONCURRENCY: '2', RENDER_HOST: 'renderer' }));
+      const config = configOf(
+        loadConfigFile(fixture('env.yaml'), { RENDER_CONCURRENCY: '2', RENDER_HOST: 'renderer' }),
+      );
 
       expect(config.server.port).toBe(3000);
       expect(Object.hasOwn(config.auth, 'adminToken')).toBe(false);

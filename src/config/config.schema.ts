@@ -39,8 +39,13 @@ const store = z
       z.strictObject({ kind: z.literal('memory') }),
       z.strictObject({
         kind: z.literal('redis'),
-        url: z.string({ error: 'must be a string' }).regex(/^rediss?:\/\//, { error: 'must be a redis:// or rediss:// URL' }),
-        prefix: z.string({ error: 'must be a string' }).max(64, { error: 'must be at most 64 characters' }).default('bh:'),
+        url: z
+          .string({ error: 'must be a string' })
+          .regex(/^rediss?:\/\//, { error: 'must be a redis:// or rediss:// URL' }),
+        prefix: z
+          .string({ error: 'must be a string' })
+          .max(64, { error: 'must be at most 64 characters' })
+          .default('bh:'),
         commandTimeoutMs: intIn(10, 60_000).default(500),
       }),
     ],
@@ -124,7 +129,10 @@ const budgets = z
     defaultUsd: numberIn(0, 1_000_000).optional(),
     tenants: z.record(name(), numberIn(0, 1_000_000)).default({}),
     prices: z
-      .record(nonEmptyString(), z.strictObject({ inputPer1kUsd: numberIn(0, 1_000), outputPer1kUsd: numberIn(0, 1_000) }))
+      .record(
+        nonEmptyString(),
+        z.strictObject({ inputPer1kUsd: numberIn(0, 1_000), outputPer1kUsd: numberIn(0, 1_000) }),
+      )
       .default({}),
   })
   .prefault({});
@@ -175,7 +183,10 @@ const llm = z
     cache: z
       .strictObject({
         exact: z
-          .strictObject({ ttlMs: intIn(0, 86_400_000).default(300_000), maxEntries: intIn(0, 10_000_000).default(10_000) })
+          .strictObject({
+            ttlMs: intIn(0, 86_400_000).default(300_000),
+            maxEntries: intIn(0, 10_000_000).default(10_000),
+          })
           .prefault({}),
         semantic: z.strictObject({ enabled: bool().default(false) }).prefault({}),
       })

@@ -111,7 +111,10 @@ describe('substituteEnv', () => {
     });
 
     it('stands for a literal ${ as the whole value, without removing the key', () => {
-      expect(substitute({ description: '$${UNSET}' }, {})).toEqual({ value: { description: '${UNSET}' }, problems: [] });
+      expect(substitute({ description: '$${UNSET}' }, {})).toEqual({
+        value: { description: '${UNSET}' },
+        problems: [],
+      });
     });
 
     it('keeps a literal ${VAR:-default} intact', () => {

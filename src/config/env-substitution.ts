@@ -48,7 +48,12 @@ export function substituteEnv(
   return value;
 }
 
-function substituteString(value: string, env: Environment, report: SubstitutionReport, path: string[]): string | undefined {
+function substituteString(
+  value: string,
+  env: Environment,
+  report: SubstitutionReport,
+  path: string[],
+): string | undefined {
   const whole = WHOLE.exec(value);
   if (whole) {
     const replacement = env[whole[1]] || whole[2] || undefined;

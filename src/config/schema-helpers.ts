@@ -23,7 +23,10 @@ export function intIn(min: number, max: number) {
 /** A finite number from `min` to `max` inclusive. */
 export function numberIn(min: number, max: number) {
   const message = `must be a number from ${min} to ${max}`;
-  return z.preprocess(numericString, z.number({ error: message }).min(min, { error: message }).max(max, { error: message }));
+  return z.preprocess(
+    numericString,
+    z.number({ error: message }).min(min, { error: message }).max(max, { error: message }),
+  );
 }
 
 export function bool() {

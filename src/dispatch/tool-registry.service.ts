@@ -42,7 +42,9 @@ export class ToolRegistry implements OnModuleInit {
     }
     for (const tool of tools.values()) {
       if (!this.lanes.get(tool.lane)) {
-        throw new Error(`tool '${tool.id}': the config has no lane '${tool.lane}' (lanes: ${this.lanes.names().join(', ')})`);
+        throw new Error(
+          `tool '${tool.id}': the config has no lane '${tool.lane}' (lanes: ${this.lanes.names().join(', ')})`,
+        );
       }
     }
     this.tools = tools;

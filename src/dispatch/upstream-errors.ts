@@ -20,7 +20,11 @@ export function parseRetryAfter(value: string | string[] | undefined, nowMs: num
  * 5xx, 408 and 429 are `transient` (with its Retry-After), 404 `not_found`, another 4xx
  * `schema` (the upstream refused these arguments), and anything else `transient`.
  */
-export function upstreamStatusError(toolId: string, statusCode: number, retryAfterMs: number | undefined): ResilienceError {
+export function upstreamStatusError(
+  toolId: string,
+  statusCode: number,
+  retryAfterMs: number | undefined,
+): ResilienceError {
   const answered = `upstream of tool '${toolId}' answered HTTP ${statusCode}`;
   if (statusCode >= 500 || statusCode === 408 || statusCode === 429) {
     return new ResilienceError('transient', answered, { retryAfterMs });

@@ -33,7 +33,8 @@ export class EventLedger {
     readonly capacity: number,
     private readonly clock: Clock,
   ) {
-    if (!Number.isSafeInteger(capacity) || capacity < 1) throw new RangeError('capacity must be an integer of at least 1');
+    if (!Number.isSafeInteger(capacity) || capacity < 1)
+      throw new RangeError('capacity must be an integer of at least 1');
     this.entries = new Array<Entry | undefined>(capacity);
   }
 

@@ -11,7 +11,11 @@ export const EVENT_LEDGER_CAPACITY = 1000;
 @Module({
   controllers: [EventsController],
   providers: [
-    { provide: EventLedger, useFactory: (clock: Clock) => new EventLedger(EVENT_LEDGER_CAPACITY, clock), inject: [CLOCK] },
+    {
+      provide: EventLedger,
+      useFactory: (clock: Clock) => new EventLedger(EVENT_LEDGER_CAPACITY, clock),
+      inject: [CLOCK],
+    },
     CallOutcomes,
   ],
   exports: [EventLedger, CallOutcomes],

@@ -25,7 +25,10 @@ export class HealthController {
       return await this.health.check([() => this.lifecycle.check()]);
     } catch (error) {
       if (!(error instanceof ServiceUnavailableException)) throw error;
-      throw new ResilienceError('unavailable', `not ready: ${describeFailures(error.getResponse() as HealthCheckResult)}`);
+      throw new ResilienceError(
+        'unavailable',
+        `not ready: ${describeFailures(error.getResponse() as HealthCheckResult)}`,
+      );
     }
   }
 }

@@ -21,8 +21,20 @@ export class LaneMetricsCollector implements OnModuleInit, OnModuleDestroy {
     const lanes = [...this.lanes.all()];
     const registers: Registry[] = [this.registry];
     gauge(METRIC.laneActive, 'Calls running in the lane now', registers, lanes, (lane) => lane.snapshot().active);
-    gauge(METRIC.laneWaiting, 'Calls waiting in the lane queue now', registers, lanes, (lane) => lane.snapshot().waiting);
-    gauge(METRIC.lanePeakActive, 'Most calls ever seen running at once', registers, lanes, (lane) => lane.snapshot().peakActive);
+    gauge(
+      METRIC.laneWaiting,
+      'Calls waiting in the lane queue now',
+      registers,
+      lanes,
+      (lane) => lane.snapshot().waiting,
+    );
+    gauge(
+      METRIC.lanePeakActive,
+      'Most calls ever seen running at once',
+      registers,
+      lanes,
+      (lane) => lane.snapshot().peakActive,
+    );
     new Gauge({
       name: METRIC.laneCapacity,
       help: 'Configured lane capacity: concurrency (C) and queue (Q)',

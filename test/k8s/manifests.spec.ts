@@ -48,7 +48,9 @@ function required<T>(value: T | null | undefined, what: string): T {
 }
 
 function named(type: string, name: string): Record<string, unknown> {
-  const found = manifests.filter((m) => m.type === type && (m.object.metadata as { name?: string } | undefined)?.name === name);
+  const found = manifests.filter(
+    (m) => m.type === type && (m.object.metadata as { name?: string } | undefined)?.name === name,
+  );
   if (found.length !== 1) throw new Error(`expected exactly one ${type} named ${name}, found ${found.length}`);
   return found[0].object;
 }
@@ -110,10 +112,13 @@ describe('k8s manifests', () => {
   });
 
   it.each(
-    manifests.filter((manifest) => manifest.type !== KUSTOMIZATION).map((m) => [`${m.file}#${m.index} ${m.type}`, m] as const),
+    manifests
+      .filter((manifest) => manifest.type !== KUSTOMIZATION)
+      .map((m) => [`${m.file}#${m.index} ${m.type}`, m] as const),
   )('%s validates against the schema of its kind', (_name, manifest) => {
     const Model = MODELS[manifest.type];
-    if (!Model) throw new Error(`${manifest.file}: unknown kind ${manifest.type}; add its kubernetes-models class to MODELS`);
+    if (!Model)
+      throw new Error(`${manifest.file}: unknown kind ${manifest.type}; add its kubernetes-models class to MODELS`);
     expect(() => new Model(manifest.object as never).validate()).not.toThrow();
   });
 
@@ -122,9 +127,14 @@ describe('k8s manifests', () => {
     expect(kustomizations.map((k) => k.file)).toEqual([join('k8s', 'base', 'kustomization.yaml')]);
     for (const kustomization of kustomizations) {
       const dir = dirname(kustomization.file);
-      const resources = required(kustomization.object.resources as string[] | undefined, `${kustomization.file} resources`);
+      const resources = required(
+        kustomization.object.resources as string[] | undefined,
+        `${kustomization.file} resources`,
+      );
       expect(resources.filter((resource) => !existsSync(join(ROOT, dir, resource)))).toEqual([]);
-      const siblings = manifests.filter((m) => dirname(m.file) === dir && m.type !== KUSTOMIZATION).map((m) => basename(m.file));
+      const siblings = manifests
+        .filter((m) => dirname(m.file) === dir && m.type !== KUSTOMIZATION)
+        .map((m) => basename(m.file));
       expect([...new Set(siblings)].sort()).toEqual([...resources].sort());
     }
   });
@@ -178,7 +188,9 @@ describe('k8s manifests', () => {
   });
 
   it('sets resource requests and limits', () => {
-    expect(container.resources?.requests).toEqual(expect.objectContaining({ cpu: expect.anything(), memory: expect.anything() }));
+    expect(container.resources?.requests).toEqual(
+      expect.objectContaining({ cpu: expect.anything(), memory: expect.anything() }),
+    );
     expect(container.resources?.limits).toEqual(expect.objectContaining({ memory: expect.anything() }));
   });
 
@@ -218,7 +230,9 @@ describe('k8s manifests', () => {
     const minAvailable = required(pdb.spec?.minAvailable, 'PDB minAvailable');
     expect(minAvailable).toBeGreaterThanOrEqual(1);
     expect(minAvailable).toBeLessThan(required(deployment.spec?.replicas, 'replicas'));
-    expect(deployment.spec?.template.metadata?.labels).toMatchObject(required(pdb.spec?.selector?.matchLabels, 'PDB selector'));
+    expect(deployment.spec?.template.metadata?.labels).toMatchObject(
+      required(pdb.spec?.selector?.matchLabels, 'PDB selector'),
+    );
   });
 });
 

@@ -1,0 +1,44 @@
+import type { DynamicModule, LoggerService, Type } from '@nestjs/common';
+import type { NestFastifyApplication } from '@nestjs/platform-fastify';
+import { Test } from '@nestjs/testing';
+import { AppModule } from '../../src/app.module';
+import { configureApp, createAdapter } from '../../src/bootstrap';
+import { CLOCK, type Clock } from '../../src/common';
+import { type BulkheadConfig, parseConfig } from '../../src/config';
+
+export interface TestApp {
+  app: NestFastifyApplication;
+  config: BulkheadConfig;
+  /** Base URL on loopback, e.g. http://127.0.0.1:41234 */
+  url: string;
+  close(): Promise<void>;
+}
+
+export interface TestAppOptions {
+  /** A FakeClock for virtual time; the system clock otherwise. */
+  clock?: Clock;
+  /** A company's own modules (controllers with @Bulkhead, providers with @Tool). */
+  imports?: Array<Type | DynamicModule>;
+  /** Nest's logger; silent unless given. */
+  logger?: LoggerService | false;
+}
+
+/**
+ * The service as main.ts builds it, from a config document (validated like the file would
+ * be), listening on a free loopback port. Every test closes its app.
+ */
+export async function createTestApp(document: Record<string, unknown>, options: TestAppOptions = {}): Promise<TestApp> {
+  const parsed = parseConfig(document, {});
+  if (!parsed.ok) throw new Error(`invalid test config:\n${parsed.problems.join('\n')}`);
+  const config = parsed.config;
+  let builder = Test.createTestingModule({ imports: [AppModule.forRoot(config), ...(options.imports ?? [])] });
+  if (options.clock) builder = builder.overrideProvider(CLOCK).useValue(options.clock);
+  const moduleRef = await builder.compile();
+  const app = moduleRef.createNestApplication<NestFastifyApplication>(createAdapter(config), {
+    logger: options.logger ?? false,
+  });
+  configureApp(app);
+  await app.listen(0, '127.0.0.1');
+  const url = (await app.getUrl()).replace('[::1]', '127.0.0.1');
+  return { app, config, url, close: () => app.close() };
+}
