@@ -537,6 +537,17 @@ describe('config loader', () => {
     });
   });
 
+  describe('config/full.example.yaml', () => {
+    it('is a valid config that sets every section', () => {
+      const path = resolve(__dirname, '../../config/full.example.yaml');
+      const config = configOf(loadConfigFile(path, { BULKHEAD_ADMIN_TOKEN: 'an-admin-token-of-32-characters!' }));
+
+      expect(config.auth.adminToken).toBe('an-admin-token-of-32-characters!');
+      expect(config.tools.render_preview).toMatchObject({ kind: 'http', headers: { authorization: 'Bearer ' } });
+      expect(Object.keys(config)).toEqual(expect.arrayContaining(['rateLimits', 'budgets', 'containment', 'llm']));
+    });
+  });
+
   describe('configPath', () => {
     it('is config/default.yaml when BULKHEAD_CONFIG is unset or empty', () => {
       expect(configPath({})).toBe('config/default.yaml');
