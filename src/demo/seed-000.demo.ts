@@ -66,7 +66,9 @@ export async function runSeed000Demo(print: (line: string) => void): Promise<Dem
     const body = (await response.body.json()) as Record<string, unknown>;
     const error = body.error as { kind: string; message: string } | undefined;
     const answer: Answer = { status: response.statusCode, outcome: error ? error.kind : 'ok', body };
-    say(`${callId}: ${answer.status} ${error ? `${error.kind} (${error.message})` : `ok in lane ${String(body.lane)}`}`);
+    say(
+      `${callId}: ${answer.status} ${error ? `${error.kind} (${error.message})` : `ok in lane ${String(body.lane)}`}`,
+    );
     return answer;
   };
   const lanes = async () =>

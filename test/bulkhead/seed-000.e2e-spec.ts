@@ -48,7 +48,12 @@ describe('seed-000 over HTTP', () => {
 
     const first = invoke(service.url, 'render_preview', { page: 1 }, { 'x-call-id': 'render-1' });
     await eventually(() => expect(upstream.requests).toHaveLength(1));
-    const expiring = invoke(service.url, 'render_preview', { page: 2 }, { 'x-call-id': 'render-2', 'x-queue-ttl-ms': '1000' });
+    const expiring = invoke(
+      service.url,
+      'render_preview',
+      { page: 2 },
+      { 'x-call-id': 'render-2', 'x-queue-ttl-ms': '1000' },
+    );
     const third = invoke(service.url, 'render_preview', { page: 3 }, { 'x-call-id': 'render-3' });
     await eventually(async () => expect((await lanes()).render.waiting).toBe(2));
 
@@ -85,7 +90,10 @@ describe('seed-000 over HTTP', () => {
     expect(upstream.requests.map((request) => request.headers['x-call-id'])).toEqual(['render-1', 'render-3']);
     expect(upstream.peakInFlight).toBe(1);
 
-    const events = (await send('GET', `${service.url}/v1/events`)).body.events as Array<{ callId: string; status: string }>;
+    const events = (await send('GET', `${service.url}/v1/events`)).body.events as Array<{
+      callId: string;
+      status: string;
+    }>;
     expect(events.map(({ callId, status }) => [callId, status])).toEqual([
       ['render-4', 'queue_full'],
       ['notes-1', 'ok'],
