@@ -1,0 +1,226 @@
+import { resolve } from 'node:path';
+import { eventually } from '../support/eventually';
+import { invoke, send } from '../support/http-client';
+import { spawnService, type ServiceProcess } from '../support/spawn-service';
+
+/**
+ * Start-up of the real process (src/main.ts in a child process) from a config file:
+ * API.md section 5. A bad config stops start-up with exit code 1 and one line per problem;
+ * a good one serves, and SIGTERM ends it with exit code 0.
+ */
+
+const FIXTURES = resolve(__dirname, '../fixtures/service');
+const fixture = (name: string) => resolve(FIXTURES, name);
+const TEST_TIMEOUT_MS = 30_000;
+/** A request that opens its own connection and closes it after. */
+const CLOSE = { connection: 'close' };
+
+describe('start-up from the config file', () => {
+  const children: ServiceProcess[] = [];
+
+  afterEach(async () => {
+    for (const service of children.splice(0)) {
+      if (service.child.exitCode === null && service.child.signalCode === null) {
+        service.child.kill('SIGKILL');
+        await service.exited;
+      }
+    }
+  });
+
+  function spawn(env: Record<string, string>): ServiceProcess {
+    const service = spawnService(env);
+    children.push(service);
+    return service;
+  }
+
+  /** Runs the service until it exits on its own; start-up failures end it. */
+  async function runToExit(env: Record<string, string>) {
+    const service = spawn(env);
+    const exit = await service.exited;
+    const lines = service
+      .output()
+      .split('\n')
+      .filter((line) => line.trim() !== '');
+    return { exit, output: service.output(), lines };
+  }
+
+  /** Starts the service and waits for its `listening on` line; the port it logged. */
+  async function start(env: Record<string, string>): Promise<{ service: ServiceProcess; port: number; url: string }> {
+    const service = spawn(env);
+    const port = await Promise.race([
+      eventually(() => {
+        const match = /listening on http:\/\/127\.0\.0\.1:(\d+)/.exec(service.output());
+        if (!match) throw new Error(`not listening yet:\n${service.output()}`);
+        return Number(match[1]);
+      }, 15_000),
+      service.exited.then(({ code, signal }) => {
+        throw new Error(`the service ended (${code ?? signal}) before listening:\n${service.output()}`);
+      }),
+    ]);
+    return { service, port, url: `http://127.0.0.1:${port}` };
+  }
+
+  async function stop(service: ServiceProcess) {
+    service.child.kill('SIGTERM');
+    return service.exited;
+  }
+
+  describe('refuses to start', () => {
+    it(
+      'on an invalid config: exit 1, one line per problem naming its key path, nothing listens',
+      async () => {
+        const path = fixture('several-problems.yaml');
+        const { exit, output, lines } = await runToExit({ BULKHEAD_CONFIG: path, PORT: '0' });
+
+        expect(exit).toEqual({ code: 1, signal: null });
+        expect(output).not.toContain('listening on');
+        expect(lines[0]).toBe(`bulkhead: invalid config ${path}`);
+        expect(lines.slice(1).sort()).toEqual(
+          [
+            'server.colour: unknown key',
+            'lanes.render.concurrency: must be an integer from 1 to 4096',
+            "tools.preview.lane: unknown lane 'nowhere' (lanes: render, notes)",
+          ].sort(),
+        );
+      },
+      TEST_TIMEOUT_MS,
+    );
+
+    it(
+      'when a tool names a lane the config does not define',
+      async () => {
+        const path = fixture('unknown-lane.yaml');
+        const { exit, lines } = await runToExit({ BULKHEAD_CONFIG: path });
+
+        expect(exit).toEqual({ code: 1, signal: null });
+        expect(lines).toEqual([
+          `bulkhead: invalid config ${path}`,
+          "tools.preview.lane: unknown lane 'nowhere' (lanes: render, notes)",
+        ]);
+      },
+      TEST_TIMEOUT_MS,
+    );
+
+    it(
+      'when the config file does not exist, naming the path',
+      async () => {
+        const path = fixture('no-such-config.yaml');
+        const { exit, lines } = await runToExit({ BULKHEAD_CONFIG: path });
+
+        expect(exit).toEqual({ code: 1, signal: null });
+        expect(lines).toEqual([`bulkhead: invalid config ${path}`, `${path}: cannot read the config file (ENOENT)`]);
+      },
+      TEST_TIMEOUT_MS,
+    );
+
+    it(
+      'when the config file is not valid YAML',
+      async () => {
+        const path = fixture('invalid-yaml.yaml');
+        const { exit, lines } = await runToExit({ BULKHEAD_CONFIG: path });
+
+        expect(exit).toEqual({ code: 1, signal: null });
+        expect(lines).toHaveLength(2);
+        expect(lines[0]).toBe(`bulkhead: invalid config ${path}`);
+        expect(lines[1].startsWith(`${path}: not valid YAML: `)).toBe(true);
+      },
+      TEST_TIMEOUT_MS,
+    );
+
+    it(
+      'when a @Bulkhead route needs a lane the config lacks (examples: true without `general`)',
+      async () => {
+        const { exit, output, lines } = await runToExit({ BULKHEAD_CONFIG: fixture('examples-without-general.yaml') });
+
+        expect(exit).toEqual({ code: 1, signal: null });
+        const failure = lines.filter((line) => line.startsWith('bulkhead: failed to start:'));
+        expect(failure).toHaveLength(1);
+        expect(failure[0]).toMatch(
+          /@Bulkhead\('general'\) on ReportsController\.\w+: the config has no lane 'general'/,
+        );
+        expect(output).not.toContain('listening on');
+      },
+      TEST_TIMEOUT_MS,
+    );
+  });
+
+  describe('starts and serves', () => {
+    it(
+      'the default config (BULKHEAD_CONFIG unset, PORT=0): the demo lanes, an echo call, exit 0 on SIGTERM',
+      async () => {
+        const { service, url } = await start({ PORT: '0' });
+        expect(service.output()).toContain('with config/default.yaml');
+
+        const lanes = await send('GET', `${url}/v1/lanes`, { headers: CLOSE });
+        expect(lanes.status).toBe(200);
+        expect(lanes.body).toEqual({
+          lanes: {
+            render: { active: 0, waiting: 0, concurrency: 1, queueCapacity: 2, peakActive: 0 },
+            notes: { active: 0, waiting: 0, concurrency: 1, queueCapacity: 1, peakActive: 0 },
+            general: { active: 0, waiting: 0, concurrency: 16, queueCapacity: 64, peakActive: 0 },
+          },
+        });
+
+        const echo = await invoke(url, 'echo', { say: 'hi' }, { ...CLOSE, 'x-call-id': 'echo-1' });
+        expect(echo.status).toBe(200);
+        expect(echo.body).toMatchObject({
+          callId: 'echo-1',
+          toolId: 'echo',
+          lane: 'general',
+          result: { say: 'hi' },
+          attempts: 1,
+          replayed: false,
+        });
+
+        // The shipped example controller is mounted (`examples: true`) and runs in its lane.
+        const report = await send('POST', `${url}/v1/examples/reports/render`, { json: { ms: 0 }, headers: CLOSE });
+        expect(report.status).toBe(200);
+        expect(report.body).toEqual({ rendered: true, tookMs: 0 });
+
+        expect(await stop(service)).toEqual({ code: 0, signal: null });
+      },
+      TEST_TIMEOUT_MS,
+    );
+
+    it(
+      '${ENV} values and the PORT override reach the running service',
+      async () => {
+        const { service, port, url } = await start({
+          BULKHEAD_CONFIG: fixture('env.yaml'),
+          PORT: '0',
+          WORK_CONCURRENCY: '3',
+          TEAM_NAME: 'search',
+        });
+        // The file says port 9; PORT=0 replaced it with a free port.
+        expect(port).not.toBe(9);
+
+        const lanes = await send('GET', `${url}/v1/lanes`, { headers: CLOSE });
+        expect(lanes.body).toEqual({
+          lanes: { work: { active: 0, waiting: 0, concurrency: 3, queueCapacity: 7, peakActive: 0 } },
+        });
+        const echo = await invoke(url, 'echo', { n: 1 }, CLOSE);
+        expect(echo.status).toBe(200);
+        expect(echo.body).toMatchObject({ lane: 'work', result: { n: 1 } });
+
+        expect(await stop(service)).toEqual({ code: 0, signal: null });
+      },
+      TEST_TIMEOUT_MS,
+    );
+
+    it(
+      'an unset ${ENV} the config needs is a start-up failure naming the key path and the variable',
+      async () => {
+        const { exit, lines } = await runToExit({ BULKHEAD_CONFIG: fixture('env.yaml'), PORT: '0' });
+
+        expect(exit).toEqual({ code: 1, signal: null });
+        expect(lines.slice(1).sort()).toEqual(
+          [
+            'lanes.work.concurrency: is required (environment variable WORK_CONCURRENCY is not set)',
+            'tools.echo.description: environment variable TEAM_NAME is not set',
+          ].sort(),
+        );
+      },
+      TEST_TIMEOUT_MS,
+    );
+  });
+});
