@@ -25,7 +25,8 @@ interface RoutePlan {
  */
 @Injectable()
 export class BulkheadInterceptor implements NestInterceptor {
-  private readonly plans = new WeakMap<object, RoutePlan | null>();
+  /** Plans by controller, then handler: controllers that inherit one method may use different lanes. */
+  private readonly plans = new WeakMap<object, WeakMap<object, RoutePlan | null>>();
 
   constructor(
     private readonly reflector: Reflector,
@@ -41,6 +42,10 @@ export class BulkheadInterceptor implements NestInterceptor {
     const request = http.getRequest<FastifyRequest>();
     const reply = http.getResponse<FastifyReply>();
     const state = callStateOf(request, reply);
+    // A method inherited from a decorated base class can carry this interceptor twice; the
+    // outer one has already taken the slot for the whole route.
+    if (state.inLane) return next.handle();
+    state.inLane = true;
     const callId = resolveCallId(request.headers['x-call-id']);
     state.callId = callId;
     void reply.header('x-call-id', callId);
@@ -87,13 +92,18 @@ export class BulkheadInterceptor implements NestInterceptor {
 
   private planFor(context: ExecutionContext): RoutePlan | null {
     const handler = context.getHandler();
-    let plan = this.plans.get(handler);
+    const controller = context.getClass();
+    let byHandler = this.plans.get(controller);
+    if (!byHandler) {
+      byHandler = new WeakMap();
+      this.plans.set(controller, byHandler);
+    }
+    let plan = byHandler.get(handler);
     if (plan === undefined) {
-      const controller = context.getClass();
       const route = this.reflector.getAllAndOverride(BulkheadMetadata, [handler, controller]);
       const lane = route ? this.lanes.get(route.lane) : undefined;
       plan = route && lane ? { lane, queueTtlMs: route.queueTtlMs, label: `${controller.name}.${handler.name}` } : null;
-      this.plans.set(handler, plan);
+      byHandler.set(handler, plan);
     }
     return plan;
   }

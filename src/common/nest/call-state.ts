@@ -15,6 +15,8 @@ export interface CallState {
   /** Set once validated; the error envelope echoes only these. */
   callId?: string;
   toolId?: string;
+  /** Set once the call holds (or waits for) a lane slot, so no second interceptor takes another. */
+  inLane?: boolean;
 }
 
 const CALL_STATE = Symbol('bulkhead.callState');
