@@ -1,5 +1,7 @@
-import type { LogLevel } from '@nestjs/common';
+import type { LogLevel, LoggerService } from '@nestjs/common';
+import type { NestApplicationOptions } from '@nestjs/common';
 import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
+import { answerFrameworkError } from './common/nest';
 import type { BulkheadConfig } from './config';
 import { closeConnectionsWhileDraining, Lifecycle } from './lifecycle';
 
@@ -16,10 +18,22 @@ export function createAdapter(config: BulkheadConfig): FastifyAdapter {
     // Requests that arrive while the server closes still reach our routes and get the
     // envelope (`stopped`), not Fastify's own 503 body.
     return503OnClosing: false,
+    frameworkErrors: answerFrameworkError,
   });
+}
+
+/**
+ * Options for `NestFactory.create`. Nest's own body parsers are off: they would also accept
+ * form bodies. Fastify's JSON parser stays (with its prototype-poisoning guard).
+ */
+export function appOptions(logger: LogLevel[] | LoggerService | false): NestApplicationOptions {
+  return { bodyParser: false, logger };
 }
 
 /** What the app needs besides its modules; main.ts and the tests' app builder both call it. */
 export function configureApp(app: NestFastifyApplication): void {
-  closeConnectionsWhileDraining(app.getHttpAdapter().getInstance(), app.get(Lifecycle));
+  const fastify = app.getHttpAdapter().getInstance();
+  // Only JSON bodies: anything else is refused as `invalid_request` before a handler runs.
+  fastify.removeContentTypeParser('text/plain');
+  closeConnectionsWhileDraining(fastify, app.get(Lifecycle));
 }

@@ -3,7 +3,7 @@ import { Logger } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { AppModule } from './app.module';
-import { configureApp, createAdapter, logLevels } from './bootstrap';
+import { appOptions, configureApp, createAdapter, logLevels } from './bootstrap';
 import { configPath, loadConfigFile } from './config';
 
 const EXIT_GRACE_MS = 5_000;
@@ -16,9 +16,11 @@ async function main(): Promise<void> {
     process.exit(1);
   }
   const { config } = loaded;
-  const app = await NestFactory.create<NestFastifyApplication>(AppModule.forRoot(config), createAdapter(config), {
-    logger: logLevels(config),
-  });
+  const app = await NestFactory.create<NestFastifyApplication>(
+    AppModule.forRoot(config),
+    createAdapter(config),
+    appOptions(logLevels(config)),
+  );
   configureApp(app);
   await app.listen(config.server.port, config.server.host);
   const logger = new Logger('Bulkhead');

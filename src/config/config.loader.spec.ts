@@ -125,13 +125,8 @@ describe('config loader', () => {
       });
       expect(config.store).toEqual({ kind: 'memory' });
       expect(config.lanes.render).toEqual({ concurrency: 1, queueCapacity: 2, queueTtlMs: 30000 });
-      expect(config.tools.x).toEqual({
-        lane: 'render',
-        kind: 'code',
-        timeoutMs: 30000,
-        idempotent: false,
-        containment: 'allow',
-      });
+      // A code tool's entry overrides only what it sets: the rest comes from its @Tool decorator.
+      expect(config.tools.x).toEqual({ lane: 'render', kind: 'code' });
       expect(config.auth).toEqual({ allowAnonymous: false, apiKeys: [] });
       expect(config.containment.pools).toEqual({
         normalMaxConcurrency: 32,
@@ -606,6 +601,32 @@ describe('config loader', () => {
       expect(problemsOf(parseConfig(doc, {}))).toEqual([
         'lanes.render.concurrency: is required (environment variable C is not set)',
       ]);
+    });
+
+    it.each(['Content-Type', 'x-call-id', 'X-Call-Id', 'Host', 'Idempotency-Key'])(
+      'refuses %s among an http tool headers, in any letter case',
+      (header) => {
+        const doc = withTool({ kind: 'http', url: 'http://127.0.0.1:9000/', headers: { [header]: 'forged' } });
+
+        expect(problemsOf(parseConfig(doc, {}))).toEqual([
+          `tools.x.headers.${header}: is set by Bulkhead and cannot be configured`,
+        ]);
+      },
+    );
+
+    it('refuses a header value with a line break and a header name with a space', () => {
+      const doc = withTool({
+        kind: 'http',
+        url: 'http://127.0.0.1:9000/',
+        headers: { authorization: 'a\r\nx-injected: 1', 'bad name': 'v' },
+      });
+
+      expect(problemsOf(parseConfig(doc, {}))).toEqual(
+        expect.arrayContaining([
+          'tools.x.headers.authorization: must not contain line breaks',
+          'tools.x.headers.bad name: invalid name: must be a valid HTTP header name',
+        ]),
+      );
     });
 
     it('says a missing tool kind is required', () => {

@@ -83,16 +83,52 @@ const breaker = z.strictObject({
   rollingCountTimeoutMs: intIn(1_000, HOUR_MS).default(10_000),
 });
 
+/** Header names an http tool may not set: Bulkhead sets them, or they belong to the connection. */
+const RESERVED_HEADERS = new Set([
+  'accept',
+  'connection',
+  'content-length',
+  'content-type',
+  'expect',
+  'host',
+  'idempotency-key',
+  'keep-alive',
+  'te',
+  'transfer-encoding',
+  'upgrade',
+  'x-call-id',
+]);
+
+const headers = z
+  .record(
+    z.string().regex(/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/, { error: 'must be a valid HTTP header name' }),
+    z.string({ error: 'must be a string' }).regex(/^[^\r\n\0]*$/, { error: 'must not contain line breaks' }),
+  )
+  .superRefine((value, context) => {
+    for (const key of Object.keys(value)) {
+      if (RESERVED_HEADERS.has(key.toLowerCase())) {
+        context.addIssue({ code: 'custom', path: [key], message: 'is set by Bulkhead and cannot be configured' });
+      }
+    }
+  });
+
 const toolCommon = {
   lane: name(),
   description: z.string({ error: 'must be a string' }).max(500, { error: 'must be at most 500 characters' }).optional(),
-  timeoutMs: intIn(1, 600_000).default(30_000),
-  idempotent: bool().default(false),
   retry: retry.optional(),
   breaker: breaker.optional(),
   costUsd: numberIn(0, 1_000).optional(),
   tokens: intIn(0, 10_000_000).optional(),
-  containment: oneOf(['allow', 'deny']).default('allow'),
+};
+
+const timeoutMs = () => intIn(1, 600_000);
+const containmentRule = () => oneOf(['allow', 'deny']);
+
+/** Tools defined in the config get defaults for what they leave out. */
+const toolDefaults = {
+  timeoutMs: timeoutMs().default(30_000),
+  idempotent: bool().default(false),
+  containment: containmentRule().default('allow'),
 };
 
 const tool = z.discriminatedUnion(
@@ -100,14 +136,23 @@ const tool = z.discriminatedUnion(
   [
     z.strictObject({
       ...toolCommon,
+      ...toolDefaults,
       kind: z.literal('http'),
       url: httpUrl(),
       method: oneOf(['POST', 'PUT', 'PATCH']).default('POST'),
-      headers: z.record(z.string(), z.string({ error: 'must be a string' })).optional(),
+      headers: headers.optional(),
       maxResponseBytes: intIn(1, 64 * MiB).default(MiB),
     }),
-    z.strictObject({ ...toolCommon, kind: z.literal('builtin'), builtin: oneOf(['echo', 'delay']) }),
-    z.strictObject({ ...toolCommon, kind: z.literal('code') }),
+    z.strictObject({ ...toolCommon, ...toolDefaults, kind: z.literal('builtin'), builtin: oneOf(['echo', 'delay']) }),
+    // A `@Tool` method's entry overrides only what it sets; the rest comes from the decorator.
+    z.strictObject({
+      ...toolCommon,
+      kind: z.literal('code'),
+      lane: name().optional(),
+      timeoutMs: timeoutMs().optional(),
+      idempotent: bool().optional(),
+      containment: containmentRule().optional(),
+    }),
   ],
   { error: 'must be one of http, builtin, code' },
 );
@@ -216,6 +261,7 @@ export const configSchema = z
     // With no valid lanes at all, or a lane name that is itself invalid, that is the problem to report.
     if (lanes.length === 0) return;
     for (const [toolId, definition] of Object.entries(config.tools)) {
+      if (definition.lane === undefined) continue;
       if (NAME_PATTERN.test(definition.lane) && !Object.hasOwn(config.lanes, definition.lane)) {
         context.addIssue({
           code: 'custom',
@@ -230,3 +276,4 @@ export type BulkheadConfig = z.output<typeof configSchema>;
 export type LaneConfig = BulkheadConfig['lanes'][string];
 export type ToolConfig = BulkheadConfig['tools'][string];
 export type HttpToolConfig = Extract<ToolConfig, { kind: 'http' }>;
+export type CodeToolConfig = Extract<ToolConfig, { kind: 'code' }>;

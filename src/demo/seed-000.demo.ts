@@ -2,7 +2,7 @@ import { NestFactory } from '@nestjs/core';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { request } from 'undici';
 import { AppModule } from '../app.module';
-import { configureApp, createAdapter } from '../bootstrap';
+import { appOptions, configureApp, createAdapter } from '../bootstrap';
 import { type BulkheadConfig, parseConfig } from '../config';
 import { DemoUpstream } from './demo-upstream';
 
@@ -48,9 +48,11 @@ function demoConfig(renderUrl: string): BulkheadConfig {
 export async function runSeed000Demo(print: (line: string) => void): Promise<DemoSummary> {
   const upstream = new DemoUpstream();
   const config = demoConfig(await upstream.start());
-  const app = await NestFactory.create<NestFastifyApplication>(AppModule.forRoot(config), createAdapter(config), {
-    logger: ['error', 'warn'],
-  });
+  const app = await NestFactory.create<NestFastifyApplication>(
+    AppModule.forRoot(config),
+    createAdapter(config),
+    appOptions(['error', 'warn']),
+  );
   configureApp(app);
   await app.listen(0, '127.0.0.1');
   const base = await app.getUrl();

@@ -70,7 +70,8 @@ export class CallPipeline {
         toolId: tool.id,
         lane: lane.name,
         pool: 'normal',
-        result,
+        // `undefined` would drop the field from the JSON body.
+        result: result === undefined ? null : result,
         attempts: 1,
         durationMs,
         replayed: false,

@@ -1,8 +1,8 @@
 import { Inject, Injectable, type OnModuleInit } from '@nestjs/common';
 import { DiscoveryService, MetadataScanner, Reflector } from '@nestjs/core';
 import { LaneRegistry } from '../bulkhead';
-import { CLOCK, type Clock } from '../common';
-import type { ToolConfig } from '../config';
+import { CLOCK, type Clock, ResilienceError } from '../common';
+import type { CodeToolConfig, ToolConfig } from '../config';
 import { DISPATCH_MODULE_OPTIONS, type DispatchModuleOptions } from './dispatch.module-definition';
 import { OutboundHttp } from './outbound-http';
 import type { ToolDefinition, ToolHandler } from './tool';
@@ -59,9 +59,11 @@ export class ToolRegistry implements OnModuleInit {
   }
 
   private fromConfig(id: string, config: ToolConfig, registration: Registered | undefined): ToolDefinition {
-    if (config.kind !== 'code' && registration) {
-      throw new Error(`tool '${id}' is both a ${config.kind} tool in the config and a @Tool method`);
+    if (config.kind === 'code') {
+      if (!registration) throw new Error(`tool '${id}' is of kind code, but no provider has a @Tool('${id}') method`);
+      return this.fromRegistration(registration, config);
     }
+    if (registration) throw new Error(`tool '${id}' is both a ${config.kind} tool in the config and a @Tool method`);
     const common = {
       id,
       kind: config.kind,
@@ -71,40 +73,32 @@ export class ToolRegistry implements OnModuleInit {
       idempotent: config.idempotent,
       containment: config.containment,
     };
-    switch (config.kind) {
-      case 'http':
-        return Object.freeze({
-          ...common,
-          validate: acceptAnything,
-          handler: httpTool(id, config, this.http, this.clock) as ToolHandler,
-        });
-      case 'builtin':
-        return Object.freeze({
-          ...common,
-          validate: config.builtin === 'delay' ? validateDelay : acceptAnything,
-          handler: (config.builtin === 'delay' ? delay(this.clock) : echo) as ToolHandler,
-        });
-      case 'code':
-        if (!registration) throw new Error(`tool '${id}' is of kind code, but no provider has a @Tool('${id}') method`);
-        return Object.freeze({
-          ...common,
-          validate: registration.options.validate ?? acceptAnything,
-          handler: registration.handler,
-        });
+    if (config.kind === 'http') {
+      return Object.freeze({
+        ...common,
+        validate: acceptAnything,
+        handler: httpTool(id, config, this.http, this.clock) as ToolHandler,
+      });
     }
+    return Object.freeze({
+      ...common,
+      validate: config.builtin === 'delay' ? validateDelay : acceptAnything,
+      handler: (config.builtin === 'delay' ? delay(this.clock) : echo) as ToolHandler,
+    });
   }
 
-  private fromRegistration({ options, handler }: Registered): ToolDefinition {
+  /** A `@Tool` method; a config entry of kind `code` overrides what it sets. */
+  private fromRegistration({ options, handler }: Registered, config?: CodeToolConfig): ToolDefinition {
     return Object.freeze({
       id: options.id,
       kind: 'code' as const,
-      lane: options.lane,
-      description: options.description,
-      timeoutMs: options.timeoutMs ?? 30_000,
-      idempotent: options.idempotent ?? false,
-      containment: options.containment ?? 'allow',
+      lane: config?.lane ?? options.lane,
+      description: config?.description ?? options.description,
+      timeoutMs: config?.timeoutMs ?? options.timeoutMs ?? 30_000,
+      idempotent: config?.idempotent ?? options.idempotent ?? false,
+      containment: config?.containment ?? options.containment ?? 'allow',
       validate: options.validate ?? acceptAnything,
-      handler,
+      handler: jsonResult(options.id, handler),
     });
   }
 
@@ -125,6 +119,22 @@ export class ToolRegistry implements OnModuleInit {
     }
     return found;
   }
+}
+
+/**
+ * A code tool's result goes to the client as JSON; one that cannot be (a BigInt, a cycle) fails
+ * the attempt here, where the call is still accounted for, not later in the response writer.
+ */
+function jsonResult(id: string, handler: ToolHandler): ToolHandler {
+  return async (args, context) => {
+    const result = await handler(args, context);
+    try {
+      JSON.stringify(result);
+    } catch {
+      throw new ResilienceError('internal', `tool '${id}' answered a result that is not JSON`);
+    }
+    return result;
+  };
 }
 
 interface Registered {

@@ -153,3 +153,21 @@ describe('upstreamNetworkError', () => {
     expect(upstreamNetworkError('render', original).cause).toBe(original);
   });
 });
+
+describe('parseRetryAfter regressions', () => {
+  const now = Date.parse('Sun, 06 Nov 1994 08:49:00 GMT');
+
+  it.each(['-1', '1.5', '+5', 'soon 2099', 'Tomorrow', '1994-11-06T08:49:37Z'])(
+    'reads %p as unreadable rather than as a date',
+    (value) => {
+      expect(parseRetryAfter(value, now)).toBeUndefined();
+    },
+  );
+
+  it.each(['Sun, 06 Nov 1994 08:49:37 GMT', 'Sunday, 06-Nov-94 08:49:37 GMT', 'Sun Nov  6 08:49:37 1994'])(
+    'reads the HTTP-date form %p',
+    (value) => {
+      expect(parseRetryAfter(value, now)).toBe(37_000);
+    },
+  );
+});

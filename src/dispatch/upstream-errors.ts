@@ -2,6 +2,13 @@ import { ResilienceError } from '../common';
 
 const MAX_RETRY_AFTER_MS = 86_400_000;
 
+/** The three HTTP-date forms of RFC 9110: IMF-fixdate, RFC 850 and asctime. */
+const HTTP_DATE = [
+  /^(Mon|Tue|Wed|Thu|Fri|Sat|Sun), \d{2} (Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) \d{4} \d{2}:\d{2}:\d{2} GMT$/,
+  /^(Monday|Tuesday|Wednesday|Thursday|Friday|Saturday|Sunday), \d{2}-(Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)-\d{2} \d{2}:\d{2}:\d{2} GMT$/,
+  /^(Mon|Tue|Wed|Thu|Fri|Sat|Sun) (Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) [ \d]\d \d{2}:\d{2}:\d{2} \d{4}$/,
+];
+
 /**
  * An upstream's `Retry-After` (delay-seconds or an HTTP date) in milliseconds from `nowMs`
  * (epoch). Undefined when absent or unreadable.
@@ -10,7 +17,9 @@ export function parseRetryAfter(value: string | string[] | undefined, nowMs: num
   if (typeof value !== 'string') return undefined;
   const text = value.trim();
   if (/^\d+$/.test(text)) return Math.min(Number(text) * 1000, MAX_RETRY_AFTER_MS);
-  const date = Date.parse(text);
+  // Date.parse reads almost anything ('soon 2099'); only real HTTP-dates count.
+  if (!HTTP_DATE.some((form) => form.test(text))) return undefined;
+  const date = Date.parse(/GMT$/.test(text) ? text : `${text} GMT`);
   if (Number.isNaN(date)) return undefined;
   return Math.min(Math.max(0, date - nowMs), MAX_RETRY_AFTER_MS);
 }

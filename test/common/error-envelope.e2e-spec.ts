@@ -51,7 +51,39 @@ describe('the error envelope on every route', () => {
     });
   });
 
+  describe('URLs the router cannot read', () => {
+    it.each([
+      ['POST', '/v1/tools/%E0%A4%A-url-secret/invoke'],
+      ['GET', '/v1/la%E0%A4%Anes-url-secret'],
+    ])('answers %s %s, a malformed percent-encoding, with 400 invalid_request', async (method, path) => {
+      const response = await send(method, `${service.url}${path}`);
+
+      expect(expectEnvelope(response, 400, 'invalid_request').message).toBe('the URL is malformed');
+      expectNothingLeaked(response, 'url-secret', 'FST_');
+    });
+
+    it('answers a path segment over the router limit with 400 invalid_request, not echoing it', async () => {
+      const response = await send('POST', `${service.url}/v1/tools/${'a'.repeat(101)}/invoke`);
+
+      expectEnvelope(response, 400, 'invalid_request');
+      expectNothingLeaked(response, 'a'.repeat(101), 'FST_');
+    });
+  });
+
   describe('bodies', () => {
+    it.each(['application/x-www-form-urlencoded', 'text/plain'])(
+      'refuses a %s body, even an empty one, with 400 invalid_request',
+      async (type) => {
+        for (const raw of ['', 'arguments=1']) {
+          const response = await send('POST', `${service.url}${INVOKE}`, { raw, headers: { 'content-type': type } });
+
+          expect(expectEnvelope(response, 400, 'invalid_request').message).toBe(
+            'content-type must be application/json',
+          );
+        }
+      },
+    );
+
     it('answers malformed JSON with 400 invalid_request without echoing the body', async () => {
       const response = await send('POST', `${service.url}${INVOKE}`, {
         raw: '{"arguments": {"card": "4111-body-secret"',

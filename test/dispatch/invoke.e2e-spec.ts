@@ -69,6 +69,19 @@ class AcmeTools {
   configured(_args: ToolArguments, context: ToolContext) {
     return untilAborted(context);
   }
+
+  @Tool('acme.relaned', { lane: 'main', timeoutMs: 1000 })
+  relaned(_args: ToolArguments, context: ToolContext) {
+    return untilAborted(context);
+  }
+
+  @Tool('acme.void', { lane: 'main' })
+  nothing(): void {}
+
+  @Tool('acme.bigint', { lane: 'main' })
+  bigint() {
+    return { n: BigInt(1) };
+  }
 }
 
 @Module({ providers: [AcmeTools] })
@@ -422,7 +435,10 @@ describe('POST /v1/tools/{toolId}/invoke', () => {
   describe('code tools', () => {
     const codeConfig = {
       lanes: { main: { concurrency: 2, queueCapacity: 2 }, other: { concurrency: 1, queueCapacity: 0 } },
-      tools: { 'acme.configured': { lane: 'other', kind: 'code', timeoutMs: 3000 } },
+      tools: {
+        'acme.configured': { lane: 'other', kind: 'code', timeoutMs: 3000 },
+        'acme.relaned': { lane: 'other', kind: 'code' },
+      },
     };
 
     it('runs a @Tool method with the call id, its tool id and the anonymous tenant', async () => {
@@ -497,6 +513,42 @@ describe('POST /v1/tools/{toolId}/invoke', () => {
       const error = expectEnvelope(response, 504, 'timeout');
       expect(error.message).toBe("tool 'acme.configured' did not finish within 3000 ms");
       expect(lanes.get('main')!.snapshot().peakActive).toBe(0);
+    });
+  });
+
+  describe('code tool regressions', () => {
+    const codeConfig = {
+      lanes: { main: { concurrency: 2, queueCapacity: 2 }, other: { concurrency: 1, queueCapacity: 0 } },
+      tools: { 'acme.relaned': { lane: 'other', kind: 'code' } },
+    };
+
+    it('keeps the decorator timeoutMs when a config entry of kind code only moves the lane', async () => {
+      const { url, lanes } = await start(codeConfig, [AcmeToolsModule]);
+
+      const call = invoke(url, 'acme.relaned');
+      await eventually(() => expect(lanes.get('other')!.snapshot().active).toBe(1));
+      clock.advance(1000);
+
+      const error = expectEnvelope(await call, 504, 'timeout');
+      expect(error.message).toBe("tool 'acme.relaned' did not finish within 1000 ms");
+    });
+
+    it('answers a tool that returns nothing with result null', async () => {
+      const { url } = await start(codeConfig, [AcmeToolsModule]);
+
+      const response = await invoke(url, 'acme.void');
+
+      expect(response.status).toBe(200);
+      expect(response.body).toHaveProperty('result', null);
+    });
+
+    it('answers a result that is not JSON as internal, and records it so', async () => {
+      const { url } = await start(codeConfig, [AcmeToolsModule]);
+
+      const response = await invoke(url, 'acme.bigint', {}, { 'x-call-id': 'bigint-1' });
+
+      expect(expectEnvelope(response, 500, 'internal')).toMatchObject({ attempts: 1 });
+      expect((await events(url)).at(-1)).toMatchObject({ callId: 'bigint-1', status: 'internal' });
     });
   });
 

@@ -2,7 +2,7 @@ import type { DynamicModule, LoggerService, Type } from '@nestjs/common';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { Test } from '@nestjs/testing';
 import { AppModule } from '../../src/app.module';
-import { configureApp, createAdapter } from '../../src/bootstrap';
+import { appOptions, configureApp, createAdapter } from '../../src/bootstrap';
 import { CLOCK, type Clock } from '../../src/common';
 import { type BulkheadConfig, parseConfig } from '../../src/config';
 
@@ -34,9 +34,10 @@ export async function createTestApp(document: Record<string, unknown>, options: 
   let builder = Test.createTestingModule({ imports: [AppModule.forRoot(config), ...(options.imports ?? [])] });
   if (options.clock) builder = builder.overrideProvider(CLOCK).useValue(options.clock);
   const moduleRef = await builder.compile();
-  const app = moduleRef.createNestApplication<NestFastifyApplication>(createAdapter(config), {
-    logger: options.logger ?? false,
-  });
+  const app = moduleRef.createNestApplication<NestFastifyApplication>(
+    createAdapter(config),
+    appOptions(options.logger ?? false),
+  );
   configureApp(app);
   await app.listen(0, '127.0.0.1');
   const url = (await app.getUrl()).replace('[::1]', '127.0.0.1');

@@ -3,3 +3,4 @@ export * from './call-state';
 export * from './common.module';
 export * from './envelope-exception.filter';
 export * from './http-exception-mapping';
+export * from './framework-errors';

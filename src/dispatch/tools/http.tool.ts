@@ -10,6 +10,7 @@ import { parseRetryAfter, upstreamNetworkError, upstreamStatusError } from '../u
  */
 export function httpTool(toolId: string, config: HttpToolConfig, http: OutboundHttp, clock: Clock) {
   const fixedHeaders = { ...config.headers, 'content-type': 'application/json', accept: 'application/json' };
+  // The config cannot name the headers set here (its schema refuses them, in any letter case).
   return async (args: ToolArguments, context: ToolContext): Promise<unknown> => {
     const { signal } = context;
     let response;
