@@ -209,7 +209,8 @@ export class Lane {
       job.reject(reason);
     }
     for (let job = this.runningHead; job; job = job.next) {
-      job.stoppedByLane = true;
+      // A caller that left before the stop still counts as a caller cancellation.
+      if (!job.abort?.aborted) job.stoppedByLane = true;
       job.reject(reason);
       job.abort?.abort(reason);
     }

@@ -1,16 +1,25 @@
 import { Injectable, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
-import { Counter, Histogram } from 'prom-client';
+import { Counter } from 'prom-client';
 import { CallOutcomes } from '../events';
+import { HistogramFamily, type HistogramSeries } from './histogram-family';
 import { CALL_DURATION_BUCKETS, METRIC } from './metric-names';
 import { MetricsRegistry } from './metrics-registry.provider';
 
 /**
  * Calls by tool and outcome. Labels come from configured names only: tool ids of the
  * registry (or `Controller.method` of a company route) and the fixed set of outcomes.
+ * `bulkhead_calls_total` is read off the duration histogram's counts when Prometheus scrapes.
  */
 @Injectable()
 export class CallMetricsCollector implements OnModuleInit, OnModuleDestroy {
   private dispose: (() => void) | undefined;
+  private readonly durations = new HistogramFamily(
+    METRIC.callDuration,
+    'Call duration from arrival to answer, queue wait included',
+    CALL_DURATION_BUCKETS,
+  );
+  /** Series by tool, then outcome: two map look-ups per call, no allocation. */
+  private readonly byTool = new Map<string, Map<string, HistogramSeries>>();
 
   constructor(
     private readonly outcomes: CallOutcomes,
@@ -18,28 +27,38 @@ export class CallMetricsCollector implements OnModuleInit, OnModuleDestroy {
   ) {}
 
   onModuleInit(): void {
-    const registers = [this.registry];
-    const calls = new Counter({
+    const durations = this.durations;
+    this.durations.register(this.registry);
+    new Counter({
       name: METRIC.calls,
       help: 'Finished calls by tool and outcome',
       labelNames: ['tool', 'outcome'],
-      registers,
+      registers: [this.registry],
+      collect() {
+        this.reset();
+        for (const series of durations.all()) this.inc(series.labels, series.count);
+      },
     });
-    const duration = new Histogram({
-      name: METRIC.callDuration,
-      help: 'Call duration from arrival to answer, queue wait included',
-      labelNames: ['tool', 'outcome'],
-      buckets: CALL_DURATION_BUCKETS,
-      registers,
-    });
-    this.dispose = this.outcomes.onOutcome((outcome) => {
-      const labels = { tool: outcome.toolId, outcome: outcome.status };
-      calls.inc(labels);
-      duration.observe(labels, outcome.durationMs / 1000);
-    });
+    this.dispose = this.outcomes.onOutcome((outcome) =>
+      this.seriesFor(outcome.toolId, outcome.status).observe(outcome.durationMs / 1000),
+    );
   }
 
   onModuleDestroy(): void {
     this.dispose?.();
+  }
+
+  private seriesFor(tool: string, outcome: string): HistogramSeries {
+    let byOutcome = this.byTool.get(tool);
+    if (!byOutcome) {
+      byOutcome = new Map();
+      this.byTool.set(tool, byOutcome);
+    }
+    let series = byOutcome.get(outcome);
+    if (!series) {
+      series = this.durations.add({ tool, outcome });
+      byOutcome.set(outcome, series);
+    }
+    return series;
   }
 }
