@@ -1,16 +1,5 @@
 /** @type {import('jest').Config} */
-const swc = [
-  '@swc/jest',
-  {
-    jsc: {
-      parser: { syntax: 'typescript', decorators: true },
-      transform: { legacyDecorator: true, decoratorMetadata: true },
-      target: 'es2022',
-    },
-    module: { type: 'commonjs' },
-    sourceMaps: 'inline',
-  },
-];
+const swc = ['@swc/jest', require('./test/support/swc-options')];
 
 module.exports = {
   testEnvironment: 'node',

@@ -1,7 +1,6 @@
 import { resolve } from 'node:path';
-import { eventually } from '../support/eventually';
 import { invoke, send } from '../support/http-client';
-import { spawnService, type ServiceProcess } from '../support/spawn-service';
+import { listeningPort, spawnService, type ServiceProcess } from '../support/spawn-service';
 
 /**
  * Start-up of the real process (src/main.ts in a child process) from a config file:
@@ -47,16 +46,7 @@ describe('start-up from the config file', () => {
   /** Starts the service and waits for its `listening on` line; the port it logged. */
   async function start(env: Record<string, string>): Promise<{ service: ServiceProcess; port: number; url: string }> {
     const service = spawn(env);
-    const port = await Promise.race([
-      eventually(() => {
-        const match = /listening on http:\/\/127\.0\.0\.1:(\d+)/.exec(service.output());
-        if (!match) throw new Error(`not listening yet:\n${service.output()}`);
-        return Number(match[1]);
-      }, 15_000),
-      service.exited.then(({ code, signal }) => {
-        throw new Error(`the service ended (${code ?? signal}) before listening:\n${service.output()}`);
-      }),
-    ]);
+    const port = await listeningPort(service);
     return { service, port, url: `http://127.0.0.1:${port}` };
   }
 

@@ -3,7 +3,7 @@ import { Agent } from 'undici';
 import { deferred, type Deferred, track } from '../support/deferred';
 import { eventually } from '../support/eventually';
 import { invoke, send } from '../support/http-client';
-import { spawnService, type ServiceProcess } from '../support/spawn-service';
+import { listeningPort, spawnService, type ServiceProcess } from '../support/spawn-service';
 import { hang, Upstream } from '../support/upstream';
 
 /**
@@ -61,16 +61,7 @@ describe('shutdown of the running service', () => {
   async function startService(drainMs: number, upstreamUrl: string): Promise<Running> {
     const service = spawnService({ BULKHEAD_CONFIG: CONFIG, DRAIN_MS: String(drainMs), UPSTREAM_URL: upstreamUrl });
     children.push(service);
-    const port = await Promise.race([
-      eventually(() => {
-        const match = /listening on http:\/\/127\.0\.0\.1:(\d+)/.exec(service.output());
-        if (!match) throw new Error(`not listening yet:\n${service.output()}`);
-        return Number(match[1]);
-      }, 15_000),
-      service.exited.then(({ code, signal }) => {
-        throw new Error(`the service ended (${code ?? signal}) before listening:\n${service.output()}`);
-      }),
-    ]);
+    const port = await listeningPort(service);
     return { service, url: `http://127.0.0.1:${port}` };
   }
 

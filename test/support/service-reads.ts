@@ -1,23 +1,12 @@
+import type { LaneSnapshot } from '../../src/bulkhead';
+import type { LedgerEvent } from '../../src/events';
 import { send } from './http-client';
 
 /** One lane of `GET /v1/lanes`. */
-export interface LaneView {
-  active: number;
-  waiting: number;
-  concurrency: number;
-  queueCapacity: number;
-  peakActive: number;
-}
+export type LaneView = LaneSnapshot;
 
 /** One line of `GET /v1/events`. */
-export interface EventView {
-  at: string;
-  callId: string;
-  toolId: string;
-  lane: string;
-  tenant: string;
-  status: string;
-}
+export type EventView = LedgerEvent;
 
 /** The lanes snapshot of a running test app. */
 export async function getLanes(base: string): Promise<Record<string, LaneView>> {

@@ -1,5 +1,6 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { resolve } from 'node:path';
+import { eventually } from './eventually';
 
 const ROOT = resolve(__dirname, '../..');
 
@@ -28,4 +29,18 @@ export function spawnService(env: Record<string, string>): ServiceProcess {
     child.on('exit', (code, signal) => done({ code, signal })),
   );
   return { child, output: () => output, exited };
+}
+
+/** Waits for the `listening on http://127.0.0.1:<port>` line; fails if the process ends first. */
+export function listeningPort(service: ServiceProcess): Promise<number> {
+  return Promise.race([
+    eventually(() => {
+      const match = /listening on http:\/\/127\.0\.0\.1:(\d+)/.exec(service.output());
+      if (!match) throw new Error(`not listening yet:\n${service.output()}`);
+      return Number(match[1]);
+    }, 15_000),
+    service.exited.then(({ code, signal }) => {
+      throw new Error(`the service ended (${code ?? signal}) before listening:\n${service.output()}`);
+    }),
+  ]);
 }
