@@ -7,5 +7,6 @@ export * from './bulkhead.module-definition';
 export * from './call-id';
 export * from './call-signal.decorator';
 export * from './lane';
+export * from './lane.types';
 export * from './lane-registry.service';
 export * from './lane-rejection';

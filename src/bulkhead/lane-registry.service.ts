@@ -1,7 +1,8 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { CLOCK, type Clock } from '../common';
 import { BULKHEAD_MODULE_OPTIONS, type BulkheadModuleOptions } from './bulkhead.module-definition';
-import { Lane, type LaneSnapshot } from './lane';
+import { Lane } from './lane';
+import type { LaneSnapshot } from './lane.types';
 
 /** Every lane of the config, built once at start-up. */
 @Injectable()

@@ -1,5 +1,6 @@
 import { ResilienceError } from '../common';
-import type { Lane, LaneRejection } from './lane';
+import type { Lane } from './lane';
+import type { LaneRejection } from './lane.types';
 
 /** The client-facing error for a lane's refusal, with a useful Retry-After where one exists. */
 export function laneRejectionError(lane: Lane, rejection: LaneRejection): ResilienceError {

@@ -2,7 +2,8 @@ import fc from 'fast-check';
 import { LazyAbortController, ResilienceError } from '../common';
 import { FakeClock, settle } from '../common/fake-clock';
 import { deferred, type Deferred } from '../../test/support/deferred';
-import { Lane, type LaneRejection, type LaneStats } from './lane';
+import { Lane } from './lane';
+import type { LaneRejection, LaneStats } from './lane.types';
 
 /** Random interleavings checked per test run; the closing note quotes this figure. */
 const NUM_RUNS = 3000;

@@ -1,7 +1,8 @@
 import { LazyAbortController, ResilienceError } from '../common';
 import { FakeClock, settle } from '../common/fake-clock';
 import { deferred, track } from '../../test/support/deferred';
-import { Lane, type LaneOptions } from './lane';
+import { Lane } from './lane';
+import type { LaneOptions } from './lane.types';
 
 function lane(
   options: Partial<LaneOptions> & Pick<LaneOptions, 'concurrency' | 'queueCapacity'>,

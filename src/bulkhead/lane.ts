@@ -1,52 +1,7 @@
 import { type Clock, ResilienceError } from '../common';
-import type { Abortable } from './abortable';
 import { FairQueue } from './fair-queue';
 import { LaneJob } from './lane-job';
-
-/** Why a lane refused a call at admission. A plain string: refusing allocates nothing. */
-export type LaneRejection = 'queue_full' | 'tenant_queue_full' | 'stopped';
-
-export interface LaneOptions {
-  name: string;
-  /** Calls running at once (C), an integer of at least 1. */
-  concurrency: number;
-  /** Calls waiting at once (Q); 0 means start now or refuse. */
-  queueCapacity: number;
-  /** How long a call may wait for a slot. @default 30000 */
-  queueTtlMs?: number;
-  /** Most waiting calls one tenant may hold. @default queueCapacity */
-  maxQueuedPerTenant?: number;
-  clock: Clock;
-}
-
-export interface LaneCall {
-  /** Fairness key: waiting calls are served round-robin across tenants. */
-  tenant?: string;
-  /** The caller's cancellation; aborting it while waiting frees the queue slot at once. */
-  abort?: Abortable;
-  /** How long this call may wait, if shorter than the lane's. */
-  queueTtlMs?: number;
-}
-
-export interface LaneSnapshot {
-  active: number;
-  waiting: number;
-  concurrency: number;
-  queueCapacity: number;
-  /** The most calls ever seen running at once: the proof of isolation, not the config. */
-  peakActive: number;
-}
-
-/** Cumulative counts since the lane was built. */
-export interface LaneStats {
-  accepted: number;
-  queueFull: number;
-  tenantQueueFull: number;
-  stopped: number;
-  cancelledQueued: number;
-  cancelledRunning: number;
-  expired: number;
-}
+import type { LaneCall, LaneOptions, LaneRejection, LaneSnapshot, LaneStats } from './lane.types';
 
 const DEFAULT_TENANT = '';
 const UNKNOWN_WAIT_RETRY_MS = 1_000;

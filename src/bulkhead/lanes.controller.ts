@@ -1,5 +1,5 @@
 import { Controller, Get } from '@nestjs/common';
-import type { LaneSnapshot } from './lane';
+import type { LaneSnapshot } from './lane.types';
 import { LaneRegistry } from './lane-registry.service';
 
 @Controller('v1/lanes')

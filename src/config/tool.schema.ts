@@ -1,0 +1,98 @@
+import { z } from 'zod';
+import { bool, httpUrl, intIn, name, numberIn, oneOf } from './schema-helpers';
+
+const MiB = 1024 * 1024;
+const HOUR_MS = 3_600_000;
+
+const retry = z
+  .strictObject({
+    maxAttempts: intIn(1, 10).default(3),
+    baseDelayMs: intIn(0, 60_000).default(100),
+    maxDelayMs: intIn(0, 300_000).default(2_000),
+  })
+  .refine((value) => value.maxDelayMs >= value.baseDelayMs, {
+    error: 'must be at least baseDelayMs',
+    path: ['maxDelayMs'],
+  });
+
+const breaker = z.strictObject({
+  errorThresholdPercentage: intIn(1, 100).default(50),
+  volumeThreshold: intIn(1, 100_000).default(10),
+  resetTimeoutMs: intIn(100, HOUR_MS).default(30_000),
+  rollingCountTimeoutMs: intIn(1_000, HOUR_MS).default(10_000),
+});
+
+/** Header names an http tool may not set: Bulkhead sets them, or they belong to the connection. */
+const RESERVED_HEADERS = new Set([
+  'accept',
+  'connection',
+  'content-length',
+  'content-type',
+  'expect',
+  'host',
+  'idempotency-key',
+  'keep-alive',
+  'te',
+  'transfer-encoding',
+  'upgrade',
+  'x-call-id',
+]);
+
+const headers = z
+  .record(
+    z.string().regex(/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/, { error: 'must be a valid HTTP header name' }),
+    z.string({ error: 'must be a string' }).regex(/^[^\r\n\0]*$/, { error: 'must not contain line breaks' }),
+  )
+  .superRefine((value, context) => {
+    for (const key of Object.keys(value)) {
+      if (RESERVED_HEADERS.has(key.toLowerCase())) {
+        context.addIssue({ code: 'custom', path: [key], message: 'is set by Bulkhead and cannot be configured' });
+      }
+    }
+  });
+
+const toolCommon = {
+  lane: name(),
+  description: z.string({ error: 'must be a string' }).max(500, { error: 'must be at most 500 characters' }).optional(),
+  retry: retry.optional(),
+  breaker: breaker.optional(),
+  costUsd: numberIn(0, 1_000).optional(),
+  tokens: intIn(0, 10_000_000).optional(),
+};
+
+const timeoutMs = () => intIn(1, 600_000);
+const containmentRule = () => oneOf(['allow', 'deny']);
+
+/** Tools defined in the config get defaults for what they leave out. */
+const toolDefaults = {
+  timeoutMs: timeoutMs().default(30_000),
+  idempotent: bool().default(false),
+  containment: containmentRule().default('allow'),
+};
+
+/** One entry of `tools`: an http, builtin or code tool. */
+export const tool = z.discriminatedUnion(
+  'kind',
+  [
+    z.strictObject({
+      ...toolCommon,
+      ...toolDefaults,
+      kind: z.literal('http'),
+      url: httpUrl(),
+      method: oneOf(['POST', 'PUT', 'PATCH']).default('POST'),
+      headers: headers.optional(),
+      maxResponseBytes: intIn(1, 64 * MiB).default(MiB),
+    }),
+    z.strictObject({ ...toolCommon, ...toolDefaults, kind: z.literal('builtin'), builtin: oneOf(['echo', 'delay']) }),
+    // A `@Tool` method's entry overrides only what it sets; the rest comes from the decorator.
+    z.strictObject({
+      ...toolCommon,
+      kind: z.literal('code'),
+      lane: name().optional(),
+      timeoutMs: timeoutMs().optional(),
+      idempotent: bool().optional(),
+      containment: containmentRule().optional(),
+    }),
+  ],
+  { error: 'must be one of http, builtin, code' },
+);
