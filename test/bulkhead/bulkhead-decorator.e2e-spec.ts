@@ -137,6 +137,18 @@ class MissingLaneController {
 @Module({ controllers: [MissingLaneController] })
 class MissingLaneModule {}
 
+@Controller('test/bad-ttl')
+class BadTtlController {
+  @Get()
+  @Bulkhead('solo', { queueTtlMs: 0 })
+  handle() {
+    return { ok: true };
+  }
+}
+
+@Module({ controllers: [BadTtlController] })
+class BadTtlModule {}
+
 const CONFIG = {
   examples: true,
   lanes: {
@@ -433,6 +445,14 @@ describe('@Bulkhead naming a lane the config does not have', () => {
   it('makes the app refuse to start, naming the controller, the method and the lane', async () => {
     await expect(createTestApp(CONFIG, { imports: [MissingLaneModule] })).rejects.toThrow(
       /@Bulkhead\('missing'\) on MissingLaneController\.handle: the config has no lane 'missing'/,
+    );
+  });
+});
+
+describe('@Bulkhead with an invalid queueTtlMs', () => {
+  it('makes the app refuse to start, naming the route', async () => {
+    await expect(createTestApp(CONFIG, { imports: [BadTtlModule] })).rejects.toThrow(
+      "@Bulkhead('solo') on BadTtlController.handle: queueTtlMs must be a positive number of milliseconds",
     );
   });
 });
