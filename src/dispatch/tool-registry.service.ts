@@ -2,7 +2,7 @@ import { Inject, Injectable, type OnModuleInit } from '@nestjs/common';
 import { DiscoveryService, MetadataScanner, Reflector } from '@nestjs/core';
 import { LaneRegistry } from '../bulkhead';
 import { CLOCK, type Clock, ResilienceError } from '../common';
-import type { CodeToolConfig, ToolConfig } from '../config';
+import { type CodeToolConfig, NAME_PATTERN, type ToolConfig } from '../config';
 import { DISPATCH_MODULE_OPTIONS, type DispatchModuleOptions } from './dispatch.module-definition';
 import { OutboundHttp } from './outbound-http';
 import type { ToolDefinition, ToolHandler } from './tool';
@@ -112,6 +112,13 @@ export class ToolRegistry implements OnModuleInit {
         const options = this.reflector.get<ToolRegistration | undefined>(TOOL_METADATA, method);
         if (!options) continue;
         const where = `${instance.constructor.name}.${name}`;
+        if (!NAME_PATTERN.test(options.id)) {
+          throw new Error(`@Tool('${options.id}') on ${where}: a tool id is 1-64 letters, digits, "_", "-" or "."`);
+        }
+        const { timeoutMs } = options;
+        if (timeoutMs !== undefined && !(Number.isInteger(timeoutMs) && timeoutMs >= 1 && timeoutMs <= 600_000)) {
+          throw new Error(`@Tool('${options.id}') on ${where}: timeoutMs must be an integer from 1 to 600000`);
+        }
         const earlier = found.get(options.id);
         if (earlier) throw new Error(`@Tool('${options.id}') is on both ${earlier.where} and ${where}`);
         found.set(options.id, { options, handler: method.bind(instance), where });

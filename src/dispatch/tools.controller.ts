@@ -3,7 +3,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { LaneRegistry, resolveCallId } from '../bulkhead';
 import { ANONYMOUS_TENANT, ResilienceError } from '../common';
 import { callStateOf } from '../common/nest';
-import { NAME_PATTERN } from '../config/schema-helpers';
+import { NAME_PATTERN } from '../config';
 import { CallPipeline, type ToolCallSuccess } from './call-pipeline.service';
 import { parseInvokeRequest } from './invoke-request';
 import { ToolRegistry } from './tool-registry.service';

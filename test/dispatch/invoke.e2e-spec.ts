@@ -586,6 +586,22 @@ describe('POST /v1/tools/{toolId}/invoke', () => {
     @Module({ providers: [FirstDuplicate] })
     class OneToolModule {}
 
+    @Injectable()
+    class BadlyNamedTool {
+      @Tool('acme lookup', { lane: 'main' })
+      lookup() {
+        return 4;
+      }
+    }
+
+    @Injectable()
+    class EndlessTool {
+      @Tool('acme.endless', { lane: 'main', timeoutMs: 0 })
+      endless() {
+        return 5;
+      }
+    }
+
     const lanes = { main: { concurrency: 1, queueCapacity: 0 } };
 
     it('fails when a config tool of kind code has no @Tool provider', async () => {
@@ -603,6 +619,24 @@ describe('POST /v1/tools/{toolId}/invoke', () => {
     it('fails when a @Tool names a lane the config does not have', async () => {
       await expect(createTestApp({ lanes }, { imports: [LostToolModule] })).rejects.toThrow(
         "tool 'acme.lost': the config has no lane 'nowhere' (lanes: main)",
+      );
+    });
+
+    it('fails when a @Tool id is not a valid name', async () => {
+      @Module({ providers: [BadlyNamedTool] })
+      class BadlyNamedModule {}
+
+      await expect(createTestApp({ lanes }, { imports: [BadlyNamedModule] })).rejects.toThrow(
+        "@Tool('acme lookup') on BadlyNamedTool.lookup: a tool id is 1-64 letters",
+      );
+    });
+
+    it('fails when a @Tool timeoutMs is out of range', async () => {
+      @Module({ providers: [EndlessTool] })
+      class EndlessModule {}
+
+      await expect(createTestApp({ lanes }, { imports: [EndlessModule] })).rejects.toThrow(
+        "@Tool('acme.endless') on EndlessTool.endless: timeoutMs must be an integer from 1 to 600000",
       );
     });
 
