@@ -4,7 +4,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { from, lastValueFrom, type Observable } from 'rxjs';
 import { ANONYMOUS_TENANT, CLOCK, type Clock } from '../common';
 import { type CallState, callStateOf } from '../common/nest';
-import { CallOutcomes, callStatus } from '../events';
+import { CallOutcomes } from '../events';
 import { BulkheadMetadata } from './bulkhead.metadata';
 import { resolveCallId } from './call-id';
 import type { Lane } from './lane';
@@ -79,14 +79,14 @@ export class BulkheadInterceptor implements NestInterceptor {
   }
 
   private report(plan: RoutePlan, state: CallState, startedAt: number, ending: { error?: unknown; started: boolean }) {
-    this.outcomes.record({
+    this.outcomes.finish({
+      ...ending,
       callId: state.callId!,
       toolId: plan.label,
       lane: plan.lane.name,
       tenant: ANONYMOUS_TENANT,
-      status: callStatus({ ...ending, aborted: state.abort.aborted, abortReason: state.abort.reason }),
-      durationMs: this.clock.now() - startedAt,
-      attempts: ending.started ? 1 : 0,
+      abort: state.abort,
+      startedAt,
     });
   }
 

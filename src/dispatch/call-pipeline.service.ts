@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { LaneRegistry, laneRejectionError } from '../bulkhead';
 import { CLOCK, type Clock, isResilienceError, type LazyAbortController, ResilienceError } from '../common';
-import { CallOutcomes, callStatus } from '../events';
+import { CallOutcomes } from '../events';
 import { AttemptRunner } from './attempt-runner';
 import type { ToolArguments, ToolDefinition } from './tool';
 
@@ -63,8 +63,7 @@ export class CallPipeline {
       );
       if (typeof admitted === 'string') throw laneRejectionError(lane, admitted);
       const result = await admitted;
-      // 10. settle and record.
-      const durationMs = this.report(call, startedAt, { started });
+      const durationMs = this.finish(call, startedAt, started);
       return {
         callId: call.callId,
         toolId: tool.id,
@@ -78,24 +77,16 @@ export class CallPipeline {
       };
     } catch (error) {
       const failure = asResilienceError(error).withAttempts(started ? 1 : 0);
-      this.report(call, startedAt, { error: failure, started });
+      this.finish(call, startedAt, started, failure);
       throw failure;
     }
   }
 
-  /** Records the outcome; returns the call's duration in milliseconds, to 0.1 ms. */
-  private report(call: ToolCall, startedAt: number, ending: { error?: unknown; started: boolean }): number {
-    const durationMs = Math.round((this.clock.now() - startedAt) * 10) / 10;
-    this.outcomes.record({
-      callId: call.callId,
-      toolId: call.tool.id,
-      lane: call.tool.lane,
-      tenant: call.tenant,
-      status: callStatus({ ...ending, aborted: call.abort.aborted, abortReason: call.abort.reason }),
-      durationMs,
-      attempts: ending.started ? 1 : 0,
-    });
-    return durationMs;
+  /** 10. settle and record; returns the call's duration in milliseconds. */
+  private finish(call: ToolCall, startedAt: number, started: boolean, failure?: ResilienceError): number {
+    const { callId, tenant, abort, tool } = call;
+    const ending = { callId, toolId: tool.id, lane: tool.lane, tenant, abort, startedAt, started };
+    return this.outcomes.finish(failure ? { ...ending, error: failure } : ending);
   }
 }
 

@@ -1,4 +1,6 @@
-import { Injectable } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
+import { CLOCK, type Clock } from '../common';
+import { callStatus } from './call-status';
 import { EventLedger } from './event-ledger';
 
 /** How one call through a lane ended: a tool call or a `@Bulkhead` route. */
@@ -14,6 +16,22 @@ export interface CallOutcome {
   attempts: number;
 }
 
+/** A finished call as its caller saw it; {@link CallOutcomes.finish} turns it into an outcome. */
+export interface FinishedCall {
+  callId: string;
+  toolId: string;
+  lane: string;
+  tenant: string;
+  /** The call's cancellation: whether (and why) it was aborted. */
+  abort: { readonly aborted: boolean; readonly reason: unknown };
+  /** `clock.now()` when the call arrived. */
+  startedAt: number;
+  /** Whether its handler started (it took a lane slot). */
+  started: boolean;
+  /** The error the caller got; absent on success. */
+  error?: unknown;
+}
+
 /**
  * Where every finished call is reported once: it goes into the event ledger, and to
  * listeners such as the metrics collector (so the call path never imports prom-client).
@@ -22,7 +40,26 @@ export interface CallOutcome {
 export class CallOutcomes {
   private listeners: Array<(outcome: CallOutcome) => void> = [];
 
-  constructor(private readonly ledger: EventLedger) {}
+  constructor(
+    private readonly ledger: EventLedger,
+    @Inject(CLOCK) private readonly clock: Clock,
+  ) {}
+
+  /** Records how a call ended; returns its duration in milliseconds, to 0.1 ms. */
+  finish(call: FinishedCall): number {
+    const durationMs = Math.round((this.clock.now() - call.startedAt) * 10) / 10;
+    const ending = { aborted: call.abort.aborted, abortReason: call.abort.reason, started: call.started };
+    this.record({
+      callId: call.callId,
+      toolId: call.toolId,
+      lane: call.lane,
+      tenant: call.tenant,
+      status: callStatus('error' in call ? { ...ending, error: call.error } : ending),
+      durationMs,
+      attempts: call.started ? 1 : 0,
+    });
+    return durationMs;
+  }
 
   record(outcome: CallOutcome): void {
     this.ledger.record(outcome.callId, outcome.toolId, outcome.lane, outcome.tenant, outcome.status);
