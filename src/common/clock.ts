@@ -39,7 +39,21 @@ export class SystemClock implements Clock {
   }
 }
 
-/** Resolves after `delayMs` of the clock's time; used where waiting is the job (drain deadlines). */
-export function sleep(clock: Clock, delayMs: number): Promise<void> {
-  return new Promise((resolve) => clock.setTimer(resolve, delayMs));
+/**
+ * Resolves after `delayMs` of the clock's time; rejects with the signal's reason as soon as
+ * `signal` aborts (at once if it already has), and clears its timer then.
+ */
+export function sleep(clock: Clock, delayMs: number, signal?: AbortSignal): Promise<void> {
+  if (signal?.aborted) return Promise.reject(signal.reason);
+  return new Promise((resolve, reject) => {
+    const onAbort = () => {
+      clock.clearTimer(timer);
+      reject(signal!.reason);
+    };
+    const timer = clock.setTimer(() => {
+      signal?.removeEventListener('abort', onAbort);
+      resolve();
+    }, delayMs);
+    signal?.addEventListener('abort', onAbort, { once: true });
+  });
 }

@@ -1,6 +1,6 @@
 import { Body, Controller, Get, HttpCode, Inject, Post } from '@nestjs/common';
 import { Bulkhead, CallSignal } from '../bulkhead';
-import { CLOCK, type Clock, ResilienceError } from '../common';
+import { CLOCK, type Clock, ResilienceError, sleep } from '../common';
 
 /**
  * An example of a company's own controller: copy it. Every route of the class runs in the
@@ -23,26 +23,12 @@ export class ReportsController {
       throw new ResilienceError('schema', 'ms must be an integer from 0 to 60000');
     }
     // In a real controller: `await this.http.request(url, { ..., signal })`.
-    await this.work(ms, signal);
+    await sleep(this.clock, ms, signal);
     return { rendered: true, tookMs: ms };
   }
 
   @Get('summary')
   summary() {
     return { reports: 0 };
-  }
-
-  private work(ms: number, signal: AbortSignal): Promise<void> {
-    return new Promise((resolve, reject) => {
-      const timer = this.clock.setTimer(() => {
-        signal.removeEventListener('abort', stop);
-        resolve();
-      }, ms);
-      const stop = () => {
-        this.clock.clearTimer(timer);
-        reject(signal.reason);
-      };
-      signal.addEventListener('abort', stop, { once: true });
-    });
   }
 }

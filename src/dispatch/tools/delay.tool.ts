@@ -1,4 +1,4 @@
-import { type Clock, ResilienceError } from '../../common';
+import { type Clock, ResilienceError, sleep } from '../../common';
 import type { ToolArguments, ToolContext } from '../tool';
 
 const MAX_DELAY_MS = 600_000;
@@ -16,20 +16,9 @@ export function validateDelay(args: ToolArguments): void {
  * its call is aborted. Stands in for a slow dependency in the demo and tests.
  */
 export function delay(clock: Clock) {
-  return (args: ToolArguments, context: ToolContext): Promise<{ waitedMs: number }> => {
+  return async (args: ToolArguments, context: ToolContext): Promise<{ waitedMs: number }> => {
     const ms = args.ms as number;
-    const { signal } = context;
-    if (signal.aborted) return Promise.reject(signal.reason);
-    return new Promise((resolve, reject) => {
-      const onAbort = () => {
-        clock.clearTimer(timer);
-        reject(signal.reason);
-      };
-      const timer = clock.setTimer(() => {
-        signal.removeEventListener('abort', onAbort);
-        resolve({ waitedMs: ms });
-      }, ms);
-      signal.addEventListener('abort', onAbort, { once: true });
-    });
+    await sleep(clock, ms, context.signal);
+    return { waitedMs: ms };
   };
 }
