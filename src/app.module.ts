@@ -1,6 +1,7 @@
 import { type DynamicModule, Module } from '@nestjs/common';
 import { APP_FILTER } from '@nestjs/core';
 import { BulkheadModule } from './bulkhead';
+import { CircuitBreakerModule } from './circuit-breaker';
 import { CommonModule, EnvelopeExceptionFilter } from './common/nest';
 import { type BulkheadConfig, ConfigModule } from './config';
 import { DispatchModule } from './dispatch';
@@ -9,6 +10,7 @@ import { ExampleModule } from './example/example.module';
 import { HealthModule } from './health';
 import { LifecycleModule } from './lifecycle';
 import { MetricsModule } from './metrics';
+import { RoutePoliciesModule } from './route-policies';
 
 /** The whole service, built from a validated config. */
 @Module({})
@@ -22,7 +24,9 @@ export class AppModule {
         EventsModule,
         LifecycleModule,
         BulkheadModule.forRoot({ lanes: config.lanes }),
-        DispatchModule.forRoot({ tools: config.tools }),
+        CircuitBreakerModule.forRoot({ breakers: config.breakers }),
+        RoutePoliciesModule,
+        DispatchModule.forRoot({ tools: config.tools, idempotency: config.idempotency }),
         MetricsModule,
         HealthModule,
         ...(config.examples ? [ExampleModule] : []),

@@ -1,7 +1,10 @@
 // Framework-free: mechanisms import from here. Nest and Fastify adapters are in ./nest.
+export * from './call-id';
 export * from './clock';
+export * from './deferred';
 export * from './errors/envelope';
 export * from './errors/error-kinds';
 export * from './errors/resilience-error';
 export * from './lazy-abort-controller';
+export * from './random';
 export * from './tenant';

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { bool, httpUrl, intIn, name, NAME_PATTERN, nonEmptyString, numberIn, oneOf } from './schema-helpers';
-import { tool } from './tool.schema';
+import { breakerSchema, tool } from './tool.schema';
 
 const MiB = 1024 * 1024;
 const HOUR_MS = 3_600_000;
@@ -148,6 +148,21 @@ const llm = z
   })
   .prefault({});
 
+/**
+ * Breakers by name, for `@CircuitBreaker('name')` routes; `default` holds the settings every
+ * breaker (a tool's own too) starts from.
+ */
+const breakers = z.record(name(), breakerSchema).default({});
+
+const idempotency = z
+  .strictObject({
+    /** How long a finished call's outcome is replayed to a repeated key. */
+    retentionMs: intIn(1_000, 86_400_000).default(60_000),
+    /** Most keys remembered at once; the oldest finished ones go first, in-flight ones never. */
+    maxEntries: intIn(1, 10_000_000).default(10_000),
+  })
+  .prefault({});
+
 /** The whole config file (API.md section 5). Every duration is in milliseconds. */
 export const configSchema = z
   .strictObject({
@@ -158,6 +173,8 @@ export const configSchema = z
       error: 'must define at least one lane',
     }),
     tools: z.record(name(), tool).default({}),
+    breakers,
+    idempotency,
     rateLimits,
     budgets,
     containment,
@@ -166,6 +183,15 @@ export const configSchema = z
     examples: bool().default(false),
   })
   .superRefine((config, context) => {
+    for (const breaker of Object.keys(config.breakers)) {
+      if (Object.hasOwn(config.tools, breaker)) {
+        context.addIssue({
+          code: 'custom',
+          path: ['breakers', breaker],
+          message: `is the breaker of tool '${breaker}': set it under tools.${breaker}.breaker`,
+        });
+      }
+    }
     const lanes = Object.keys(config.lanes);
     // With no valid lanes at all, or a lane name that is itself invalid, that is the problem to report.
     if (lanes.length === 0) return;
@@ -186,3 +212,6 @@ export type LaneConfig = BulkheadConfig['lanes'][string];
 export type ToolConfig = BulkheadConfig['tools'][string];
 export type HttpToolConfig = Extract<ToolConfig, { kind: 'http' }>;
 export type CodeToolConfig = Extract<ToolConfig, { kind: 'code' }>;
+export type RetryConfig = NonNullable<ToolConfig['retry']>;
+export type BreakerConfig = BulkheadConfig['breakers'][string];
+export type IdempotencyConfig = BulkheadConfig['idempotency'];

@@ -4,22 +4,39 @@ import { bool, httpUrl, intIn, name, numberIn, oneOf } from './schema-helpers';
 const MiB = 1024 * 1024;
 const HOUR_MS = 3_600_000;
 
-const retry = z
-  .strictObject({
-    maxAttempts: intIn(1, 10).default(3),
-    baseDelayMs: intIn(0, 60_000).default(100),
-    maxDelayMs: intIn(0, 300_000).default(2_000),
-  })
-  .refine((value) => value.maxDelayMs >= value.baseDelayMs, {
-    error: 'must be at least baseDelayMs',
-    path: ['maxDelayMs'],
-  });
+/**
+ * How many retries a tool may spend: at most `percent` of the calls of the last `windowMs`,
+ * but always `minRetries` (Envoy's retry budget), so a failing dependency cannot turn into a
+ * retry storm.
+ */
+const retryBudget = z.strictObject({
+  percent: intIn(0, 100).optional(),
+  minRetries: intIn(0, 1_000_000).optional(),
+  windowMs: intIn(1_000, HOUR_MS).optional(),
+});
 
-const breaker = z.strictObject({
-  errorThresholdPercentage: intIn(1, 100).default(50),
-  volumeThreshold: intIn(1, 100_000).default(10),
-  resetTimeoutMs: intIn(100, HOUR_MS).default(30_000),
-  rollingCountTimeoutMs: intIn(1_000, HOUR_MS).default(10_000),
+/** Retry settings; what is left out comes from the `@Tool` options, then the built-in defaults. */
+export const retrySchema = z
+  .strictObject({
+    maxAttempts: intIn(1, 10).optional(),
+    baseDelayMs: intIn(0, 60_000).optional(),
+    maxDelayMs: intIn(0, 300_000).optional(),
+    /** The most all attempts and waits of one call may take, from its first attempt. */
+    deadlineMs: intIn(1, HOUR_MS).optional(),
+    budget: retryBudget.optional(),
+  })
+  .refine(
+    (value) =>
+      value.maxDelayMs === undefined || value.baseDelayMs === undefined || value.maxDelayMs >= value.baseDelayMs,
+    { error: 'must be at least baseDelayMs', path: ['maxDelayMs'] },
+  );
+
+/** Breaker settings; what is left out comes from `breakers.default`, then the built-in defaults. */
+export const breakerSchema = z.strictObject({
+  errorThresholdPercentage: intIn(1, 100).optional(),
+  volumeThreshold: intIn(1, 100_000).optional(),
+  resetTimeoutMs: intIn(100, HOUR_MS).optional(),
+  rollingCountTimeoutMs: intIn(1_000, HOUR_MS).optional(),
 });
 
 /** Header names an http tool may not set: Bulkhead sets them, or they belong to the connection. */
@@ -54,8 +71,8 @@ const headers = z
 const toolCommon = {
   lane: name(),
   description: z.string({ error: 'must be a string' }).max(500, { error: 'must be at most 500 characters' }).optional(),
-  retry: retry.optional(),
-  breaker: breaker.optional(),
+  retry: retrySchema.optional(),
+  breaker: breakerSchema.optional(),
   costUsd: numberIn(0, 1_000).optional(),
   tokens: intIn(0, 10_000_000).optional(),
 };

@@ -6,7 +6,22 @@ import type { ToolArguments, ToolContext, ToolDefinition } from './tool';
 export interface AttemptCall {
   callId: string;
   tenant: string;
+  /** Aborted when the call is stopped (caller gone, shutdown); the attempt's handler is then aborted too. */
   abort: LazyAbortController;
+  /** The call's idempotency key, scoped to its tenant and tool, for the upstream; if it has one. */
+  idempotencyKey?: string;
+}
+
+/** One attempt under way. */
+export interface StartedAttempt {
+  /**
+   * The attempt's answer: the handler's result, or its error; `timeout` at the deadline and
+   * the call's abort reason when the call is aborted, each as soon as the handler's signal
+   * has been aborted, without waiting for the handler.
+   */
+  outcome: Promise<unknown>;
+  /** Resolves once the handler itself has settled, however late; never rejects. */
+  settled: Promise<void>;
 }
 
 class AttemptContext implements ToolContext {
@@ -14,6 +29,8 @@ class AttemptContext implements ToolContext {
     readonly callId: string,
     readonly toolId: string,
     readonly tenant: string,
+    readonly attempt: number,
+    readonly idempotencyKey: string | undefined,
     private readonly abort: LazyAbortController,
   ) {}
 
@@ -23,9 +40,11 @@ class AttemptContext implements ToolContext {
 }
 
 /**
- * Runs one attempt of a tool with its own AbortController: aborted when the call is, and at
- * the attempt's deadline, when the attempt is reported `timeout`. Errors come out as
- * ResilienceErrors; a handler's own unexpected error becomes `internal`, without its message.
+ * Starts one attempt of a tool with its own AbortController (never one shared by the
+ * breaker, PITFALLS.md 2): aborted when the call is, and at the attempt's deadline. The
+ * caller hears `timeout` at the deadline, right after the handler was told to stop; whoever
+ * holds the lane slot waits for `settled`, as the work has not stopped until the handler
+ * returns. A handler's own unexpected error becomes `internal`, without its message.
  */
 @Injectable()
 export class AttemptRunner {
@@ -33,34 +52,65 @@ export class AttemptRunner {
 
   constructor(@Inject(CLOCK) private readonly clock: Clock) {}
 
-  async run(tool: ToolDefinition, args: ToolArguments, call: AttemptCall, timeoutMs: number): Promise<unknown> {
-    const attempt = new LazyAbortController();
-    const detach = call.abort.onAbort((reason) => attempt.abort(reason));
-    let timedOut = false;
-    const timer = this.clock.setTimer(() => {
-      timedOut = true;
-      attempt.abort(timeoutError(tool, timeoutMs));
-    }, timeoutMs);
+  start(tool: ToolDefinition, args: ToolArguments, call: AttemptCall, timeoutMs: number, attempt = 1): StartedAttempt {
+    const abort = new LazyAbortController();
+    const context = new AttemptContext(call.callId, tool.id, call.tenant, attempt, call.idempotencyKey, abort);
+    let handled: Promise<unknown>;
     try {
-      const result = await tool.handler(args, new AttemptContext(call.callId, tool.id, call.tenant, attempt));
-      // The deadline passed while the answer was on its way: the caller was promised `timeout`.
-      if (timedOut) throw timeoutError(tool, timeoutMs);
-      return result;
+      handled = Promise.resolve(tool.handler(args, context));
     } catch (error) {
-      if (timedOut) throw timeoutError(tool, timeoutMs);
-      if (call.abort.aborted) throw call.abort.reason;
-      if (isResilienceError(error)) throw error;
-      this.logger.warn(`tool '${tool.id}' threw ${describe(error)}; answered as internal${stackFrames(error)}`);
-      throw new ResilienceError('internal', `tool '${tool.id}' failed`);
-    } finally {
-      this.clock.clearTimer(timer);
-      detach();
+      handled = Promise.reject(error);
     }
+    const settled = handled.then(noop, noop);
+    const outcome = new Promise<unknown>((resolve, reject) => {
+      let done = false;
+      const end = (error: ResilienceError) => {
+        if (done) return;
+        done = true;
+        this.clock.clearTimer(timer);
+        detach();
+        // Told to stop first, answered second: the handler's signal fires before anyone hears `timeout`.
+        abort.abort(error);
+        reject(error);
+      };
+      const timer = this.clock.setTimer(() => end(timeoutError(tool, timeoutMs)), timeoutMs);
+      const detach = call.abort.onAbort((reason) => end(asStopReason(reason)));
+      handled.then(
+        (result) => {
+          if (done) return;
+          done = true;
+          this.clock.clearTimer(timer);
+          detach();
+          resolve(result);
+        },
+        (error: unknown) => {
+          if (done) return;
+          done = true;
+          this.clock.clearTimer(timer);
+          detach();
+          reject(this.classify(tool, error));
+        },
+      );
+    });
+    return { outcome, settled };
+  }
+
+  private classify(tool: ToolDefinition, error: unknown): ResilienceError {
+    if (isResilienceError(error)) return error;
+    this.logger.warn(`tool '${tool.id}' threw ${describe(error)}; answered as internal${stackFrames(error)}`);
+    return new ResilienceError('internal', `tool '${tool.id}' failed`);
   }
 }
 
+function noop(): void {}
+
 function timeoutError(tool: ToolDefinition, timeoutMs: number): ResilienceError {
   return new ResilienceError('timeout', `tool '${tool.id}' did not finish within ${timeoutMs} ms`);
+}
+
+/** Calls are aborted with ResilienceErrors (client gone, shutdown); anything else is internal. */
+function asStopReason(reason: unknown): ResilienceError {
+  return isResilienceError(reason) ? reason : new ResilienceError('stopped', 'the call was stopped');
 }
 
 function describe(error: unknown): string {

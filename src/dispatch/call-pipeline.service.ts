@@ -1,8 +1,9 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { LaneRegistry, laneRejectionError } from '../bulkhead';
-import { CLOCK, type Clock, isResilienceError, type LazyAbortController, ResilienceError } from '../common';
+import { CLOCK, type Clock, deferred, LazyAbortController, ResilienceError } from '../common';
 import { CallOutcomes } from '../events';
-import { AttemptRunner } from './attempt-runner';
+import { asResilienceError, CallExecutor, type ExecutionProgress } from './call-executor';
+import { IdempotencyService, scopedIdempotencyKey, type StoredOutcome } from './idempotency';
 import type { ToolArguments, ToolDefinition } from './tool';
 
 /** One validated tool call, ready for the pipeline. */
@@ -13,8 +14,11 @@ export interface ToolCall {
   tenant: string;
   /** Aborted when the client disconnects or shutdown stops the call. */
   abort: LazyAbortController;
+  /** Per-attempt timeout. */
   timeoutMs: number;
   queueTtlMs: number | undefined;
+  /** The caller's `Idempotency-Key`, validated. */
+  idempotencyKey?: string;
 }
 
 /** The success body of API.md section 2. */
@@ -29,67 +33,154 @@ export interface ToolCallSuccess {
   replayed: boolean;
 }
 
+interface CallProgress extends ExecutionProgress {
+  /** The call took a lane slot and its attempts began. */
+  started: boolean;
+  /** Its outcome is another call's: joined or replayed by idempotency key. */
+  replayed: boolean;
+}
+
+/** Extra time a claim on a key is held beyond the call's own worst case, for answering. */
+const LEASE_MARGIN_MS = 5_000;
+
 /**
  * One tool call through the steps of API.md section 3, in order. Each step is a small
  * injectable; a step that refuses the call leaves no trace in the steps after it.
- * Containment, rate limits, budgets, idempotency, breakers and retries slot in where marked.
  */
 @Injectable()
 export class CallPipeline {
   constructor(
     private readonly lanes: LaneRegistry,
-    private readonly attempts: AttemptRunner,
+    private readonly executor: CallExecutor,
+    private readonly idempotency: IdempotencyService,
     private readonly outcomes: CallOutcomes,
     @Inject(CLOCK) private readonly clock: Clock,
   ) {}
 
   async invoke(call: ToolCall): Promise<ToolCallSuccess> {
     const { tool } = call;
-    const lane = this.lanes.get(tool.lane)!;
     const startedAt = this.clock.now();
-    let started = false;
+    const progress: CallProgress = { started: false, replayed: false, attempts: 0 };
     try {
-      // 2. validate input, before the call is admitted anywhere.
+      // 1. authenticate: the caller resolved the tenant.  2. validate, before the call is admitted anywhere.
       tool.validate(call.arguments);
-      // 3-6. containment, rate limit, budget, idempotency: their issues add them here.
-      // 7. lane admission: run now, wait, or refuse at once.
-      const admitted = lane.run(
-        () => {
-          started = true;
-          // 8-9. circuit breaker, then attempts with per-attempt timeout (and, later, retries).
-          return this.attempts.run(tool, call.arguments, call, call.timeoutMs);
-        },
-        { tenant: call.tenant, abort: call.abort, queueTtlMs: call.queueTtlMs },
-      );
-      if (typeof admitted === 'string') throw laneRejectionError(lane, admitted);
-      const result = await admitted;
-      const durationMs = this.finish(call, startedAt, started);
+      // 3. containment, 4. rate limit and 5. budget reservation come with their issues, here.
+      const result =
+        call.idempotencyKey === undefined
+          ? await this.admitAndRun(call, call.abort, progress)
+          : await this.runOnce(call, call.idempotencyKey, progress);
+      const durationMs = this.finish(call, startedAt, progress);
       return {
         callId: call.callId,
         toolId: tool.id,
-        lane: lane.name,
+        lane: tool.lane,
         pool: 'normal',
         // `undefined` would drop the field from the JSON body.
         result: result === undefined ? null : result,
-        attempts: 1,
+        attempts: progress.attempts,
         durationMs,
-        replayed: false,
+        replayed: progress.replayed,
       };
     } catch (error) {
-      const failure = asResilienceError(error).withAttempts(started ? 1 : 0);
-      this.finish(call, startedAt, started, failure);
+      const failure = asResilienceError(error).withAttempts(progress.attempts);
+      this.finish(call, startedAt, progress, failure);
       throw failure;
     }
   }
 
+  /**
+   * 6. idempotency. The first call with a key runs to its end even if its caller goes away
+   * (only shutdown stops it), so that a retry with the same key gets its outcome instead of
+   * running it twice; calls that join it wait for the same outcome.
+   */
+  private async runOnce(call: ToolCall, key: string, progress: CallProgress): Promise<unknown> {
+    const { tool } = call;
+    const scoped = scopedIdempotencyKey(call.tenant, tool.id, key);
+    const lane = this.lanes.get(tool.lane)!;
+    const leaseMs = (call.queueTtlMs ?? lane.queueTtlMs) + tool.retry.deadlineMs + LEASE_MARGIN_MS;
+    const decision = await this.idempotency.begin(scoped, call.arguments, leaseMs, call.abort);
+    if (decision.kind !== 'lead') {
+      progress.replayed = true;
+      const outcome = decision.kind === 'join' ? await untilAborted(decision.outcome, call.abort) : decision.outcome;
+      progress.attempts = outcome.attempts;
+      if (!outcome.ok) throw fromStored(outcome);
+      return outcome.result;
+    }
+    let outcome: StoredOutcome | undefined;
+    try {
+      const result = await this.admitAndRun({ ...call, idempotencyKey: scoped }, new LazyAbortController(), progress);
+      outcome = { ok: true, result: result === undefined ? null : result, attempts: progress.attempts, pool: 'normal' };
+      return result;
+    } catch (error) {
+      outcome = toStored(asResilienceError(error).withAttempts(progress.attempts));
+      throw error;
+    } finally {
+      await decision.finish(outcome!, progress.started);
+    }
+  }
+
+  /**
+   * 7. lane admission, then 8-9 (breaker, attempts, retries) inside the slot. `abort` stops
+   * the work: the caller's own, or a detached one for a keyed call. The answer comes as soon
+   * as it is known; the slot is held until no handler of the call runs any more.
+   */
+  private admitAndRun(call: ToolCall, abort: LazyAbortController, progress: CallProgress): Promise<unknown> {
+    const { tool } = call;
+    const lane = this.lanes.get(tool.lane)!;
+    // An open circuit refuses before the queue: a place in it would only be spent on a refusal.
+    const refusal = tool.breaker.refusal();
+    if (refusal) return Promise.reject(refusal);
+    const answer = deferred<unknown>();
+    const attemptCall = { callId: call.callId, tenant: call.tenant, abort, idempotencyKey: call.idempotencyKey };
+    const admitted = lane.run(
+      () => {
+        progress.started = true;
+        const execution = this.executor.run(tool, call.arguments, attemptCall, call.timeoutMs, progress);
+        execution.outcome.then(answer.resolve, answer.reject);
+        return execution.settled;
+      },
+      { tenant: call.tenant, abort, queueTtlMs: call.queueTtlMs },
+    );
+    if (typeof admitted === 'string') return Promise.reject(laneRejectionError(lane, admitted));
+    // Refused while waiting (expired, cancelled) or stopped at shutdown; after an answer this does nothing.
+    admitted.then(undefined, answer.reject);
+    return answer.promise;
+  }
+
   /** 10. settle and record; returns the call's duration in milliseconds. */
-  private finish(call: ToolCall, startedAt: number, started: boolean, failure?: ResilienceError): number {
+  private finish(call: ToolCall, startedAt: number, progress: CallProgress, failure?: ResilienceError): number {
     const { callId, tenant, abort, tool } = call;
-    const ending = { callId, toolId: tool.id, lane: tool.lane, tenant, abort, startedAt, started };
+    const { started, attempts, replayed } = progress;
+    const ending = { callId, toolId: tool.id, lane: tool.lane, tenant, abort, startedAt, started, attempts, replayed };
     return this.outcomes.finish(failure ? { ...ending, error: failure } : ending);
   }
 }
 
-function asResilienceError(error: unknown): ResilienceError {
-  return isResilienceError(error) ? error : new ResilienceError('internal', 'internal error', { cause: error });
+function toStored(error: ResilienceError): StoredOutcome {
+  const { kind, message, attempts, retryAfterMs } = error;
+  return retryAfterMs === undefined
+    ? { ok: false, kind, message, attempts }
+    : { ok: false, kind, message, attempts, retryAfterMs };
+}
+
+function fromStored(outcome: Extract<StoredOutcome, { ok: false }>): ResilienceError {
+  const { kind, message, attempts, retryAfterMs } = outcome;
+  return new ResilienceError(kind, message, { attempts, retryAfterMs });
+}
+
+/** `promise`, or the abort's reason as soon as `abort` fires: a caller who left stops waiting. */
+function untilAborted<T>(promise: Promise<T>, abort: LazyAbortController): Promise<T> {
+  return new Promise<T>((resolve, reject) => {
+    const detach = abort.onAbort(reject);
+    promise.then(
+      (value) => {
+        detach();
+        resolve(value);
+      },
+      (error: unknown) => {
+        detach();
+        reject(error);
+      },
+    );
+  });
 }

@@ -1,9 +1,17 @@
 import { Module } from '@nestjs/common';
 import { DiscoveryModule } from '@nestjs/core';
+import { CLOCK, type Clock } from '../common';
 import { AgentOutboundHttp } from './agent-outbound-http';
 import { AttemptRunner } from './attempt-runner';
+import { BatchRunner } from './batch/batch-runner.service';
+import { CallExecutor } from './call-executor';
 import { CallPipeline } from './call-pipeline.service';
-import { DispatchConfigurableModule } from './dispatch.module-definition';
+import {
+  DISPATCH_MODULE_OPTIONS,
+  DispatchConfigurableModule,
+  type DispatchModuleOptions,
+} from './dispatch.module-definition';
+import { IdempotencyService, IdempotencyStore, MemoryIdempotencyStore } from './idempotency';
 import { OutboundHttp } from './outbound-http';
 import { ToolRegistry } from './tool-registry.service';
 import { ToolsController } from './tools.controller';
@@ -12,7 +20,21 @@ import { ToolsController } from './tools.controller';
 @Module({
   imports: [DiscoveryModule],
   controllers: [ToolsController],
-  providers: [ToolRegistry, CallPipeline, AttemptRunner, { provide: OutboundHttp, useClass: AgentOutboundHttp }],
-  exports: [ToolRegistry, CallPipeline, OutboundHttp],
+  providers: [
+    ToolRegistry,
+    CallPipeline,
+    CallExecutor,
+    AttemptRunner,
+    IdempotencyService,
+    BatchRunner,
+    { provide: OutboundHttp, useClass: AgentOutboundHttp },
+    {
+      provide: IdempotencyStore,
+      useFactory: (options: DispatchModuleOptions, clock: Clock) =>
+        new MemoryIdempotencyStore(clock, options.idempotency.maxEntries),
+      inject: [DISPATCH_MODULE_OPTIONS, CLOCK],
+    },
+  ],
+  exports: [ToolRegistry, CallPipeline, CallExecutor, OutboundHttp],
 })
 export class DispatchModule extends DispatchConfigurableModule {}

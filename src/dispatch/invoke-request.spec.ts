@@ -1,18 +1,7 @@
 import { isResilienceError } from '../common';
 import { parseInvokeRequest } from './invoke-request';
-import type { ToolDefinition } from './tool';
 
-const TOOL: ToolDefinition = {
-  id: 'render',
-  kind: 'builtin',
-  lane: 'render',
-  description: undefined,
-  timeoutMs: 5000,
-  idempotent: false,
-  containment: 'allow',
-  validate: () => undefined,
-  handler: () => undefined,
-};
+const TOOL = { timeoutMs: 5000 };
 
 const LANE_QUEUE_TTL_MS = 30_000;
 

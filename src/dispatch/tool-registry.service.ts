@@ -1,10 +1,13 @@
 import { Inject, Injectable, type OnModuleInit } from '@nestjs/common';
 import { DiscoveryService, MetadataScanner, Reflector } from '@nestjs/core';
 import { LaneRegistry } from '../bulkhead';
+import { BreakerRegistry, type BreakerSettings } from '../circuit-breaker';
 import { CLOCK, type Clock, ResilienceError } from '../common';
 import { type CodeToolConfig, NAME_PATTERN, type ToolConfig } from '../config';
 import { DISPATCH_MODULE_OPTIONS, type DispatchModuleOptions } from './dispatch.module-definition';
 import { OutboundHttp } from './outbound-http';
+import { DEFAULT_RETRY_BUDGET, RetryBudget, type RetryBudgetSettings } from './retry/retry-budget';
+import { DEFAULT_RETRY, RetryPolicy, type RetrySettings } from './retry/retry-policy';
 import type { ToolDefinition, ToolHandler } from './tool';
 import { TOOL_METADATA, type ToolRegistration } from './tool.decorator';
 import { delay, validateDelay } from './tools/delay.tool';
@@ -12,6 +15,19 @@ import { echo } from './tools/echo.tool';
 import { httpTool } from './tools/http.tool';
 
 const acceptAnything = (): void => undefined;
+const DEFAULT_TIMEOUT_MS = 30_000;
+
+/** What a config entry or `@Tool` options may say about retries and the breaker. */
+interface ToolResilience {
+  retry?: Partial<RetrySettings> & { budget?: Partial<RetryBudgetSettings> };
+  breaker?: Partial<BreakerSettings>;
+}
+
+/** `value` without its undefined fields, so spreading it over defaults keeps them. */
+function defined<T extends object>(value: T | undefined): Partial<T> {
+  if (!value) return {};
+  return Object.fromEntries(Object.entries(value).filter(([, item]) => item !== undefined)) as Partial<T>;
+}
 
 /**
  * The trusted tool registry: tools from the config file and `@Tool` provider methods, built
@@ -24,6 +40,7 @@ export class ToolRegistry implements OnModuleInit {
   constructor(
     @Inject(DISPATCH_MODULE_OPTIONS) private readonly options: DispatchModuleOptions,
     private readonly lanes: LaneRegistry,
+    private readonly breakers: BreakerRegistry,
     private readonly http: OutboundHttp,
     @Inject(CLOCK) private readonly clock: Clock,
     private readonly discovery: DiscoveryService,
@@ -54,6 +71,14 @@ export class ToolRegistry implements OnModuleInit {
     return this.tools.get(id);
   }
 
+  /** The tool `id`, or `not_found`; the id is echoed only when it could be a tool's name (it is caller input). */
+  require(id: unknown): ToolDefinition {
+    const tool = typeof id === 'string' ? this.tools.get(id) : undefined;
+    if (tool) return tool;
+    const named = typeof id === 'string' && NAME_PATTERN.test(id) ? ` '${id}'` : '';
+    throw new ResilienceError('not_found', `unknown tool${named}`);
+  }
+
   list(): ToolDefinition[] {
     return [...this.tools.values()];
   }
@@ -72,6 +97,7 @@ export class ToolRegistry implements OnModuleInit {
       timeoutMs: config.timeoutMs,
       idempotent: config.idempotent,
       containment: config.containment,
+      ...this.resilience(id, config.timeoutMs, config),
     };
     if (config.kind === 'http') {
       return Object.freeze({
@@ -89,17 +115,43 @@ export class ToolRegistry implements OnModuleInit {
 
   /** A `@Tool` method; a config entry of kind `code` overrides what it sets. */
   private fromRegistration({ options, handler }: Registered, config?: CodeToolConfig): ToolDefinition {
+    const timeoutMs = config?.timeoutMs ?? options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
     return Object.freeze({
       id: options.id,
       kind: 'code' as const,
       lane: config?.lane ?? options.lane,
       description: config?.description ?? options.description,
-      timeoutMs: config?.timeoutMs ?? options.timeoutMs ?? 30_000,
+      timeoutMs,
       idempotent: config?.idempotent ?? options.idempotent ?? false,
       containment: config?.containment ?? options.containment ?? 'allow',
       validate: options.validate ?? acceptAnything,
       handler: jsonResult(options.id, handler),
+      ...this.resilience(options.id, timeoutMs, config, options),
     });
+  }
+
+  /**
+   * The tool's retry policy, retry budget and breaker: the built-in defaults (for the breaker,
+   * `breakers.default` first), then the `@Tool` options, then the config entry.
+   */
+  private resilience(id: string, timeoutMs: number, config?: ToolResilience, options?: ToolResilience) {
+    const { budget: optionsBudget, ...optionsRetry } = options?.retry ?? {};
+    const { budget: configBudget, ...configRetry } = config?.retry ?? {};
+    const settings = { ...DEFAULT_RETRY, ...defined(optionsRetry), ...defined(configRetry) };
+    const deadlineMs =
+      settings.deadlineMs ?? settings.maxAttempts * timeoutMs + (settings.maxAttempts - 1) * settings.maxDelayMs;
+    try {
+      return {
+        retry: new RetryPolicy({ ...settings, deadlineMs }),
+        retryBudget: new RetryBudget(
+          { ...DEFAULT_RETRY_BUDGET, ...defined(optionsBudget), ...defined(configBudget) },
+          this.clock,
+        ),
+        breaker: this.breakers.register(id, { ...defined(options?.breaker), ...defined(config?.breaker) }),
+      };
+    } catch (error) {
+      throw new Error(`tool '${id}': ${(error as Error).message}`);
+    }
   }
 
   private findToolMethods(): Map<string, Registered> {

@@ -1,4 +1,7 @@
 import { SetMetadata } from '@nestjs/common';
+import type { BreakerSettings } from '../circuit-breaker';
+import type { RetryBudgetSettings } from './retry/retry-budget';
+import type { RetrySettings } from './retry/retry-policy';
 import type { ToolArguments } from './tool';
 
 export interface ToolOptions {
@@ -10,6 +13,10 @@ export interface ToolOptions {
   /** Safe to run twice with the same arguments. @default false */
   idempotent?: boolean;
   containment?: 'allow' | 'deny';
+  /** Retries: the built-in defaults (3 attempts, 100 ms doubling to 2 s) for what is left out. */
+  retry?: Partial<RetrySettings> & { budget?: Partial<RetryBudgetSettings> };
+  /** The tool's breaker: `breakers.default` of the config for what is left out. */
+  breaker?: Partial<BreakerSettings>;
   /** Throws a ResilienceError of kind `schema` for arguments the tool cannot take. */
   validate?: (args: ToolArguments) => void;
 }

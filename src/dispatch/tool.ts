@@ -1,9 +1,20 @@
+import type { Breaker } from '../circuit-breaker';
+import type { RetryBudget } from './retry/retry-budget';
+import type { RetryPolicy } from './retry/retry-policy';
+
 /** What a tool handler gets besides its arguments. */
 export interface ToolContext {
   readonly callId: string;
   readonly toolId: string;
   /** The authenticated tenant; `anonymous` when the config allows callers without a key. */
   readonly tenant: string;
+  /** Which attempt this is: 1, then 2, 3 on retries. */
+  readonly attempt: number;
+  /**
+   * Set when the caller sent an `Idempotency-Key`: a digest of it scoped to the tenant and the
+   * tool, the same on every attempt and retry. Hand it to an upstream that de-duplicates.
+   */
+  readonly idempotencyKey: string | undefined;
   /**
    * Fires when the attempt times out, the client disconnects or shutdown stops the call.
    * Hand it to every I/O the handler starts.
@@ -31,5 +42,10 @@ export interface ToolDefinition {
   readonly containment: 'allow' | 'deny';
   /** Checks the arguments before the call is admitted anywhere; throws a `schema` error. */
   readonly validate: (args: ToolArguments) => void;
+  readonly retry: RetryPolicy;
+  /** Shared by every call of the tool: retries at most a share of recent calls. */
+  readonly retryBudget: RetryBudget;
+  /** The tool's circuit breaker, named after it. */
+  readonly breaker: Breaker;
   readonly handler: ToolHandler;
 }

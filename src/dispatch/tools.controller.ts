@@ -1,9 +1,10 @@
 import { Controller, HttpCode, Post, Req, Res } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { LaneRegistry, resolveCallId } from '../bulkhead';
-import { ANONYMOUS_TENANT, ResilienceError } from '../common';
-import { callStateOf } from '../common/nest';
-import { NAME_PATTERN } from '../config';
+import { LaneRegistry } from '../bulkhead';
+import { ANONYMOUS_TENANT, type ErrorEnvelope, resolveCallId } from '../common';
+import { type CallState, callStateOf } from '../common/nest';
+import { parseBatchRequest } from './batch/batch-request';
+import { BatchRunner } from './batch/batch-runner.service';
 import { CallPipeline, type ToolCallSuccess } from './call-pipeline.service';
 import { parseInvokeRequest } from './invoke-request';
 import { ToolRegistry } from './tool-registry.service';
@@ -18,25 +19,41 @@ export class ToolsController {
     private readonly tools: ToolRegistry,
     private readonly lanes: LaneRegistry,
     private readonly pipeline: CallPipeline,
+    private readonly batches: BatchRunner,
   ) {}
 
   @Post(':toolId/invoke')
   @HttpCode(200)
   invoke(@Req() request: FastifyRequest, @Res({ passthrough: true }) reply: FastifyReply): Promise<ToolCallSuccess> {
-    const state = callStateOf(request, reply);
-    const callId = resolveCallId(request.headers['x-call-id']);
-    state.callId = callId;
-    void reply.header('x-call-id', callId);
-    const toolId = (request.params as { toolId: string }).toolId;
-    const tool = this.tools.get(toolId);
-    if (!tool) {
-      // Echo the id only when it could be a tool's name: it is caller input.
-      const named = NAME_PATTERN.test(toolId) ? ` '${toolId}'` : '';
-      throw new ResilienceError('not_found', `unknown tool${named}`);
-    }
+    const state = startCall(request, reply);
+    const tool = this.tools.require((request.params as { toolId: string }).toolId);
     state.toolId = tool.id;
     const lane = this.lanes.get(tool.lane)!;
     const options = parseInvokeRequest(tool, lane.queueTtlMs, request.body, request.headers);
-    return this.pipeline.invoke({ tool, callId, tenant: ANONYMOUS_TENANT, abort: state.abort, ...options });
+    return this.pipeline.invoke({
+      tool,
+      callId: state.callId!,
+      tenant: ANONYMOUS_TENANT,
+      abort: state.abort,
+      ...options,
+    });
   }
+
+  @Post('batch')
+  @HttpCode(200)
+  batch(
+    @Req() request: FastifyRequest,
+    @Res({ passthrough: true }) reply: FastifyReply,
+  ): Promise<{ results: Array<ToolCallSuccess | ErrorEnvelope> }> {
+    const state = startCall(request, reply);
+    return this.batches.run(parseBatchRequest(request.body), { tenant: ANONYMOUS_TENANT, abort: state.abort });
+  }
+}
+
+/** The request's call state with its call id, which the response carries in `X-Call-Id`. */
+function startCall(request: FastifyRequest, reply: FastifyReply): CallState {
+  const state = callStateOf(request, reply);
+  state.callId = resolveCallId(request.headers['x-call-id']);
+  void reply.header('x-call-id', state.callId);
+  return state;
 }

@@ -14,6 +14,8 @@ export interface CallOutcome {
   status: string;
   durationMs: number;
   attempts: number;
+  /** The outcome is another call's, joined or replayed by idempotency key. */
+  replayed: boolean;
 }
 
 /** A finished call as its caller saw it; {@link CallOutcomes.finish} turns it into an outcome. */
@@ -28,6 +30,10 @@ export interface FinishedCall {
   startedAt: number;
   /** Whether its handler started (it took a lane slot). */
   started: boolean;
+  /** Attempts the call made (for a replay: the attempts of the call replayed). */
+  attempts: number;
+  /** The outcome is another call's, joined or replayed by idempotency key. @default false */
+  replayed?: boolean;
   /** The error the caller got; absent on success. */
   error?: unknown;
 }
@@ -35,10 +41,12 @@ export interface FinishedCall {
 /**
  * Where every finished call is reported once: it goes into the event ledger, and to
  * listeners such as the metrics collector (so the call path never imports prom-client).
+ * Retries are reported here too, as they start.
  */
 @Injectable()
 export class CallOutcomes {
   private listeners: Array<(outcome: CallOutcome) => void> = [];
+  private retryListeners: Array<(toolId: string) => void> = [];
 
   constructor(
     private readonly ledger: EventLedger,
@@ -56,7 +64,8 @@ export class CallOutcomes {
       tenant: call.tenant,
       status: callStatus('error' in call ? { ...ending, error: call.error } : ending),
       durationMs,
-      attempts: call.started ? 1 : 0,
+      attempts: call.attempts,
+      replayed: call.replayed ?? false,
     });
     return durationMs;
   }
@@ -64,6 +73,18 @@ export class CallOutcomes {
   record(outcome: CallOutcome): void {
     this.ledger.record(outcome.callId, outcome.toolId, outcome.lane, outcome.tenant, outcome.status);
     for (const listener of this.listeners) listener(outcome);
+  }
+
+  /** Reports that a call of `toolId` starts a retry. */
+  retry(toolId: string): void {
+    for (const listener of this.retryListeners) listener(toolId);
+  }
+
+  onRetry(listener: (toolId: string) => void): () => void {
+    this.retryListeners.push(listener);
+    return () => {
+      this.retryListeners = this.retryListeners.filter((item) => item !== listener);
+    };
   }
 
   onOutcome(listener: (outcome: CallOutcome) => void): () => void {

@@ -1,5 +1,5 @@
 import { Body, Controller, Get, HttpCode, Inject, Post } from '@nestjs/common';
-import { Bulkhead, CallSignal } from '../bulkhead';
+import { Bulkhead, CallSignal } from '../route-policies';
 import { CLOCK, type Clock, ResilienceError, sleep } from '../common';
 
 /**

@@ -12,7 +12,7 @@ import { MetricsRegistry } from './metrics-registry.provider';
  */
 @Injectable()
 export class CallMetricsCollector implements OnModuleInit, OnModuleDestroy {
-  private dispose: (() => void) | undefined;
+  private readonly disposers: Array<() => void> = [];
   private readonly durations = new HistogramFamily(
     METRIC.callDuration,
     'Call duration from arrival to answer, queue wait included',
@@ -39,13 +39,29 @@ export class CallMetricsCollector implements OnModuleInit, OnModuleDestroy {
         for (const series of durations.all()) this.inc(series.labels, series.count);
       },
     });
-    this.dispose = this.outcomes.onOutcome((outcome) =>
-      this.seriesFor(outcome.toolId, outcome.status).observe(outcome.durationMs / 1000),
+    const retries = new Counter({
+      name: METRIC.retries,
+      help: 'Retries started, by tool',
+      labelNames: ['tool'],
+      registers: [this.registry],
+    });
+    const replays = new Counter({
+      name: METRIC.idempotentReplays,
+      help: 'Calls answered with the outcome of an earlier or running call with the same idempotency key',
+      labelNames: ['tool'],
+      registers: [this.registry],
+    });
+    this.disposers.push(
+      this.outcomes.onOutcome((outcome) => {
+        this.seriesFor(outcome.toolId, outcome.status).observe(outcome.durationMs / 1000);
+        if (outcome.replayed) replays.inc({ tool: outcome.toolId });
+      }),
+      this.outcomes.onRetry((toolId) => retries.inc({ tool: toolId })),
     );
   }
 
   onModuleDestroy(): void {
-    this.dispose?.();
+    for (const dispose of this.disposers) dispose();
   }
 
   private seriesFor(tool: string, outcome: string): HistogramSeries {

@@ -9,6 +9,10 @@ export const METRIC = {
   cancellations: 'bulkhead_cancellations_total',
   calls: 'bulkhead_calls_total',
   callDuration: 'bulkhead_call_duration_seconds',
+  retries: 'bulkhead_retries_total',
+  idempotentReplays: 'bulkhead_idempotent_replays_total',
+  circuitState: 'bulkhead_circuit_state',
+  circuitTransitions: 'bulkhead_circuit_transitions_total',
 } as const;
 
 /** Seconds; the first bucket catches the calls that did not wait at all. */

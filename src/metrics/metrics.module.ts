@@ -1,5 +1,6 @@
 import { Module } from '@nestjs/common';
 import { CallMetricsCollector } from './call-metrics.collector';
+import { CircuitMetricsCollector } from './circuit-metrics.collector';
 import { LaneMetricsCollector } from './lane-metrics.collector';
 import { metricsRegistryProvider, MetricsRegistry } from './metrics-registry.provider';
 import { MetricsController } from './metrics.controller';
@@ -7,7 +8,7 @@ import { MetricsController } from './metrics.controller';
 /** `GET /metrics`: collectors subscribe to mechanism events; mechanisms never import prom-client. */
 @Module({
   controllers: [MetricsController],
-  providers: [metricsRegistryProvider, LaneMetricsCollector, CallMetricsCollector],
+  providers: [metricsRegistryProvider, LaneMetricsCollector, CallMetricsCollector, CircuitMetricsCollector],
   exports: [MetricsRegistry],
 })
 export class MetricsModule {}

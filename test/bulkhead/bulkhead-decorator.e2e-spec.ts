@@ -1,6 +1,6 @@
 import { Controller, Get, HttpCode, Module, Param, Post } from '@nestjs/common';
 import { INTERCEPTORS_METADATA } from '@nestjs/common/constants';
-import { Bulkhead, BulkheadInterceptor, CallSignal } from '../../src/bulkhead';
+import { Bulkhead, CallSignal, RoutePolicyInterceptor } from '../../src/route-policies';
 import { FakeClock } from '../../src/common/fake-clock';
 import { closeOnFakeClock } from '../support/close-app';
 import { createTestApp, type TestApp } from '../support/create-app';
@@ -229,9 +229,9 @@ describe('@Bulkhead and @CallSignal on controllers', () => {
     expect(answer.body).toEqual({ key: 'once' });
     expect((await eventOf(url, 'once'))?.status).toBe('ok');
     expect(Reflect.getMetadata(INTERCEPTORS_METADATA, DoubleController.prototype.run) ?? []).not.toContain(
-      BulkheadInterceptor,
+      RoutePolicyInterceptor,
     );
-    expect(Reflect.getMetadata(INTERCEPTORS_METADATA, DoubleController)).toEqual([BulkheadInterceptor]);
+    expect(Reflect.getMetadata(INTERCEPTORS_METADATA, DoubleController)).toEqual([RoutePolicyInterceptor]);
   });
 
   it('takes one slot for an inherited decorated method of a controller decorated as a whole', async () => {

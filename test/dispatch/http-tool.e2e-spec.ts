@@ -28,13 +28,16 @@ describe('http tools against a real upstream', () => {
     return started;
   }
 
-  /** The app with one http tool `fetch` on `url`; the tool's config can be extended. */
+  /**
+   * The app with one http tool `fetch` on `url`; the tool's config can be extended. One
+   * attempt: these tests read how a single answer maps (retries: retries.e2e-spec.ts).
+   */
   async function service(url: string, tool: Record<string, unknown> = {}): Promise<TestApp> {
     clock = new FakeClock();
     current = await createTestApp(
       {
         lanes: { main: { concurrency: 2, queueCapacity: 2 } },
-        tools: { fetch: { lane: 'main', kind: 'http', url, timeoutMs: 5000, ...tool } },
+        tools: { fetch: { lane: 'main', kind: 'http', url, timeoutMs: 5000, retry: { maxAttempts: 1 }, ...tool } },
       },
       { clock },
     );

@@ -15,8 +15,8 @@ export interface CallState {
   /** Set once validated; the error envelope echoes only these. */
   callId?: string;
   toolId?: string;
-  /** Set once the call holds (or waits for) a lane slot, so no second interceptor takes another. */
-  inLane?: boolean;
+  /** Set once a route policy (lane, breaker) took the call, so a second interceptor applies none again. */
+  underPolicy?: boolean;
 }
 
 const CALL_STATE = Symbol('bulkhead.callState');

@@ -17,7 +17,7 @@ export function httpTool(toolId: string, config: HttpToolConfig, http: OutboundH
     try {
       response = await http.request(config.url, {
         method: config.method,
-        headers: { ...fixedHeaders, 'x-call-id': context.callId },
+        headers: withIdempotencyKey({ ...fixedHeaders, 'x-call-id': context.callId }, context.idempotencyKey),
         body: JSON.stringify(args),
         signal,
         maxResponseBytes: config.maxResponseBytes,
@@ -31,6 +31,12 @@ export function httpTool(toolId: string, config: HttpToolConfig, http: OutboundH
     if (!body) throw upstreamStatusError(toolId, statusCode, parseRetryAfter(headers['retry-after'], clock.wallNow()));
     return decode(toolId, body, headers['content-type']);
   };
+}
+
+/** The scoped key goes upstream, the same on every retry, so an upstream that de-duplicates can. */
+function withIdempotencyKey(headers: Record<string, string>, key: string | undefined): Record<string, string> {
+  if (key !== undefined) headers['idempotency-key'] = key;
+  return headers;
 }
 
 function decode(toolId: string, body: Buffer, contentType: string | undefined): unknown {

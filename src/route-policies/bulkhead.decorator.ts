@@ -1,5 +1,5 @@
 import { attachInterceptorOnce } from './attach-interceptor';
-import { BulkheadInterceptor } from './bulkhead.interceptor';
+import { RoutePolicyInterceptor } from './route-policy.interceptor';
 import { BulkheadMetadata, type BulkheadRouteOptions } from './bulkhead.metadata';
 
 /**
@@ -14,6 +14,6 @@ export function Bulkhead(lane: string, options: BulkheadRouteOptions = {}): Clas
   return ((target: object, key?: string | symbol, descriptor?: TypedPropertyDescriptor<unknown>) => {
     if (descriptor) metadata(target, key!, descriptor);
     else (metadata as ClassDecorator)(target as never);
-    attachInterceptorOnce(BulkheadInterceptor, target, descriptor);
+    attachInterceptorOnce(RoutePolicyInterceptor, target, descriptor);
   }) as ClassDecorator & MethodDecorator;
 }

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { ResilienceError } from '../common';
+import { ResilienceError } from './errors/resilience-error';
 
 const CALL_ID = /^[A-Za-z0-9_-]{1,48}$/;
 

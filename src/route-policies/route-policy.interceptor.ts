@@ -2,35 +2,38 @@ import { type CallHandler, type ExecutionContext, Inject, Injectable, type NestI
 import { Reflector } from '@nestjs/core';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { from, lastValueFrom, type Observable } from 'rxjs';
-import { ANONYMOUS_TENANT, CLOCK, type Clock } from '../common';
+import { type Lane, LaneRegistry, laneRejectionError } from '../bulkhead';
+import { type Breaker, BreakerRegistry } from '../circuit-breaker';
+import { ANONYMOUS_TENANT, CLOCK, type Clock, resolveCallId } from '../common';
 import { type CallState, callStateOf } from '../common/nest';
 import { CallOutcomes } from '../events';
 import { BulkheadMetadata } from './bulkhead.metadata';
-import { resolveCallId } from './call-id';
-import type { Lane } from './lane';
-import { LaneRegistry } from './lane-registry.service';
-import { laneRejectionError } from './lane-rejection';
+import { CircuitBreakerMetadata } from './circuit-breaker.metadata';
 
 interface RoutePlan {
-  lane: Lane;
+  lane: Lane | undefined;
   queueTtlMs: number | undefined;
+  breaker: Breaker | undefined;
   /** `Controller.method`: the ledger's `toolId` for a company route. */
   label: string;
 }
 
 /**
- * Runs `@Bulkhead` routes in their lane. Route metadata is read once per handler and cached,
- * as this sits on the hot path of every decorated request. Nest creates one instance per
- * module that uses the decorator, so it depends only on global providers.
+ * The one interceptor behind `@Bulkhead` and `@CircuitBreaker` (each Nest interceptor costs
+ * about a quarter of a route's throughput, PITFALLS.md 12): an open circuit refuses first,
+ * then the lane admits, then the handler runs under the breaker. Route metadata is read once
+ * per handler and cached. Nest creates one instance per module that uses the decorators, so
+ * it depends only on global providers.
  */
 @Injectable()
-export class BulkheadInterceptor implements NestInterceptor {
-  /** Plans by controller, then handler: controllers that inherit one method may use different lanes. */
+export class RoutePolicyInterceptor implements NestInterceptor {
+  /** Plans by controller, then handler: controllers that inherit one method may differ. */
   private readonly plans = new WeakMap<object, WeakMap<object, RoutePlan | null>>();
 
   constructor(
     private readonly reflector: Reflector,
     private readonly lanes: LaneRegistry,
+    private readonly breakers: BreakerRegistry,
     private readonly outcomes: CallOutcomes,
     @Inject(CLOCK) private readonly clock: Clock,
   ) {}
@@ -43,35 +46,42 @@ export class BulkheadInterceptor implements NestInterceptor {
     const reply = http.getResponse<FastifyReply>();
     const state = callStateOf(request, reply);
     // A method inherited from a decorated base class can carry this interceptor twice; the
-    // outer one has already taken the slot for the whole route.
-    if (state.inLane) return next.handle();
-    state.inLane = true;
+    // outer one already applies the route's policies.
+    if (state.underPolicy) return next.handle();
+    state.underPolicy = true;
     const callId = resolveCallId(request.headers['x-call-id']);
     state.callId = callId;
     void reply.header('x-call-id', callId);
 
     const startedAt = this.clock.now();
-    let started = false;
-    const outcome = plan.lane.run(
-      () => {
-        started = true;
-        return lastValueFrom(next.handle(), { defaultValue: undefined });
-      },
-      { tenant: ANONYMOUS_TENANT, abort: state.abort, queueTtlMs: plan.queueTtlMs },
-    );
+    const progress = { started: false };
+    const { lane, breaker } = plan;
+    const refusal = breaker?.refusal();
+    if (refusal) {
+      this.report(plan, state, startedAt, { error: refusal, started: false });
+      throw refusal;
+    }
+    const handle = () => {
+      progress.started = true;
+      return lastValueFrom(next.handle(), { defaultValue: undefined });
+    };
+    const run = breaker ? () => breaker.fire(handle) : handle;
+    const outcome = lane
+      ? lane.run(run, { tenant: ANONYMOUS_TENANT, abort: state.abort, queueTtlMs: plan.queueTtlMs })
+      : run();
     if (typeof outcome === 'string') {
-      const error = laneRejectionError(plan.lane, outcome);
-      this.report(plan, state, startedAt, { error, started });
+      const error = laneRejectionError(lane!, outcome);
+      this.report(plan, state, startedAt, { error, started: false });
       throw error;
     }
     return from(
       outcome.then(
         (value) => {
-          this.report(plan, state, startedAt, { started });
+          this.report(plan, state, startedAt, progress);
           return value;
         },
         (error: unknown) => {
-          this.report(plan, state, startedAt, { error, started });
+          this.report(plan, state, startedAt, { error, started: progress.started });
           throw error;
         },
       ),
@@ -83,10 +93,11 @@ export class BulkheadInterceptor implements NestInterceptor {
       ...ending,
       callId: state.callId!,
       toolId: plan.label,
-      lane: plan.lane.name,
+      lane: plan.lane?.name ?? '',
       tenant: ANONYMOUS_TENANT,
       abort: state.abort,
       startedAt,
+      attempts: ending.started ? 1 : 0,
     });
   }
 
@@ -100,9 +111,15 @@ export class BulkheadInterceptor implements NestInterceptor {
     }
     let plan = byHandler.get(handler);
     if (plan === undefined) {
-      const route = this.reflector.getAllAndOverride(BulkheadMetadata, [handler, controller]);
+      const targets = [handler, controller];
+      const route = this.reflector.getAllAndOverride(BulkheadMetadata, targets);
+      const breakerName = this.reflector.getAllAndOverride(CircuitBreakerMetadata, targets);
       const lane = route ? this.lanes.get(route.lane) : undefined;
-      plan = route && lane ? { lane, queueTtlMs: route.queueTtlMs, label: `${controller.name}.${handler.name}` } : null;
+      const breaker = breakerName ? this.breakers.get(breakerName) : undefined;
+      plan =
+        lane || breaker
+          ? { lane, queueTtlMs: route?.queueTtlMs, breaker, label: `${controller.name}.${handler.name}` }
+          : null;
       byHandler.set(handler, plan);
     }
     return plan;

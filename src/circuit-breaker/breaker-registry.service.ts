@@ -1,0 +1,80 @@
+import { Inject, Injectable, type OnApplicationShutdown } from '@nestjs/common';
+import { CLOCK, type Clock } from '../common';
+import { Breaker, type CircuitSnapshot, type CircuitState } from './breaker';
+import { type BreakerSettings, breakerSettings } from './breaker-settings';
+import { CIRCUIT_BREAKER_MODULE_OPTIONS, type CircuitBreakerModuleOptions } from './circuit-breaker.module-definition';
+
+export const DEFAULT_BREAKER_KEY = 'default';
+
+export type BreakerTransitionListener = (breaker: Breaker, to: CircuitState, from: CircuitState) => void;
+
+/**
+ * Every breaker of the service, by name: one per tool (named after it), one per name in the
+ * config's `breakers`, one per name on a `@CircuitBreaker` route. All exist once the app has
+ * started, so metrics and `GET /v1/circuits` know every name up front.
+ */
+@Injectable()
+export class BreakerRegistry implements OnApplicationShutdown {
+  private readonly breakers = new Map<string, Breaker>();
+  private readonly defaults: Partial<BreakerSettings> | undefined;
+  private listeners: BreakerTransitionListener[] = [];
+
+  constructor(
+    @Inject(CIRCUIT_BREAKER_MODULE_OPTIONS) private readonly options: CircuitBreakerModuleOptions,
+    @Inject(CLOCK) private readonly clock: Clock,
+  ) {
+    this.defaults = options.breakers[DEFAULT_BREAKER_KEY];
+    for (const [name, settings] of Object.entries(options.breakers)) {
+      if (name !== DEFAULT_BREAKER_KEY) this.create(name, settings);
+    }
+  }
+
+  /**
+   * The breaker `name`, created at start-up with the default settings and `overrides`. A name
+   * used again (two routes guarding one dependency) gets the same breaker.
+   */
+  register(name: string, overrides?: Partial<BreakerSettings>): Breaker {
+    if (name === DEFAULT_BREAKER_KEY) throw new Error(`'${DEFAULT_BREAKER_KEY}' is not a breaker name`);
+    const existing = this.breakers.get(name);
+    if (existing) {
+      if (overrides) throw new Error(`breaker '${name}' is configured twice`);
+      return existing;
+    }
+    return this.create(name, overrides);
+  }
+
+  get(name: string): Breaker | undefined {
+    return this.breakers.get(name);
+  }
+
+  all(): IterableIterator<Breaker> {
+    return this.breakers.values();
+  }
+
+  snapshot(): Record<string, CircuitSnapshot> {
+    const snapshot: Record<string, CircuitSnapshot> = {};
+    for (const [name, breaker] of this.breakers) snapshot[name] = breaker.snapshot();
+    return snapshot;
+  }
+
+  /** Calls `listener` on every breaker's changes of state; returns a function that removes it. */
+  onTransition(listener: BreakerTransitionListener): () => void {
+    this.listeners.push(listener);
+    return () => {
+      this.listeners = this.listeners.filter((item) => item !== listener);
+    };
+  }
+
+  onApplicationShutdown(): void {
+    for (const breaker of this.breakers.values()) breaker.shutdown();
+  }
+
+  private create(name: string, overrides: Partial<BreakerSettings> | undefined): Breaker {
+    const breaker = new Breaker(name, breakerSettings(this.defaults, overrides), this.clock);
+    breaker.onStateChange((to, from) => {
+      for (const listener of this.listeners) listener(breaker, to, from);
+    });
+    this.breakers.set(name, breaker);
+    return breaker;
+  }
+}

@@ -1,0 +1,5 @@
+export * from './breaker';
+export * from './breaker-registry.service';
+export * from './breaker-settings';
+export * from './circuit-breaker.module';
+export * from './circuit-breaker.module-definition';

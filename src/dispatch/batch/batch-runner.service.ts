@@ -1,0 +1,68 @@
+import { Injectable } from '@nestjs/common';
+import {
+  type ErrorEnvelope,
+  isResilienceError,
+  type LazyAbortController,
+  ResilienceError,
+  resolveCallId,
+  toEnvelope,
+} from '../../common';
+import { CallPipeline, type ToolCallSuccess } from '../call-pipeline.service';
+import { parseArguments, parseIdempotencyKey } from '../invoke-request';
+import { ToolRegistry } from '../tool-registry.service';
+import { type BatchRequest, parseBatchEntry } from './batch-request';
+import { boundedMap } from './bounded-map';
+
+/** Who sends the batch: every call in it runs as this tenant and stops with this abort. */
+export interface BatchCaller {
+  tenant: string;
+  abort: LazyAbortController;
+}
+
+/**
+ * `POST /v1/tools/batch`: every call through the whole pipeline, at most `concurrency` at
+ * once, each answered in its place with its success body or its own error envelope.
+ */
+@Injectable()
+export class BatchRunner {
+  constructor(
+    private readonly tools: ToolRegistry,
+    private readonly pipeline: CallPipeline,
+  ) {}
+
+  async run(batch: BatchRequest, caller: BatchCaller): Promise<{ results: Array<ToolCallSuccess | ErrorEnvelope> }> {
+    const results = await boundedMap(batch.calls, batch.concurrency, (entry) => this.runOne(entry, caller));
+    return { results };
+  }
+
+  private async runOne(raw: unknown, caller: BatchCaller): Promise<ToolCallSuccess | ErrorEnvelope> {
+    const labels: { callId?: string; toolId?: string } = {};
+    try {
+      const entry = parseBatchEntry(raw);
+      const callId = resolveEntryCallId(entry.callId);
+      labels.callId = callId;
+      const tool = this.tools.require(entry.toolId);
+      labels.toolId = tool.id;
+      return await this.pipeline.invoke({
+        tool,
+        callId,
+        tenant: caller.tenant,
+        abort: caller.abort,
+        arguments: parseArguments(entry.arguments),
+        idempotencyKey: parseIdempotencyKey(entry.idempotencyKey),
+        timeoutMs: tool.timeoutMs,
+        queueTtlMs: undefined,
+      });
+    } catch (error) {
+      const failure = isResilienceError(error) ? error : new ResilienceError('internal', 'internal error');
+      return toEnvelope(failure, labels);
+    }
+  }
+}
+
+function resolveEntryCallId(callId: unknown): string {
+  if (callId !== undefined && typeof callId !== 'string') {
+    throw new ResilienceError('invalid_request', 'callId must be 1-48 letters, digits, "_" or "-"');
+  }
+  return resolveCallId(callId);
+}

@@ -1,0 +1,127 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { CLOCK, type Clock, deferred, isResilienceError, RANDOM, type Random, ResilienceError, sleep } from '../common';
+import { CallOutcomes } from '../events';
+import { type AttemptCall, AttemptRunner } from './attempt-runner';
+import type { ToolArguments, ToolDefinition } from './tool';
+
+/** A call's attempts under way. */
+export interface Execution {
+  /** The result, or the error of the last attempt; rejects with a ResilienceError carrying `attempts`. */
+  outcome: Promise<unknown>;
+  /** Resolves once no handler of the call runs any more: then its lane slot may go. Never rejects. */
+  settled: Promise<void>;
+}
+
+/** Filled in as the call goes, so whoever answers knows how many attempts were made. */
+export interface ExecutionProgress {
+  attempts: number;
+}
+
+const SETTLED: Promise<void> = Promise.resolve();
+
+/**
+ * Steps 8 and 9 of the pipeline: every attempt through the tool's circuit breaker, with its
+ * own timeout, and retries by the tool's policy and budget. It runs inside a lane slot, which
+ * stays held across the attempts and backoffs; one handler runs at a time, so a retry after a
+ * timeout waits until the timed-out handler has really stopped.
+ */
+@Injectable()
+export class CallExecutor {
+  constructor(
+    private readonly attempts: AttemptRunner,
+    private readonly outcomes: CallOutcomes,
+    @Inject(CLOCK) private readonly clock: Clock,
+    @Inject(RANDOM) private readonly random: Random,
+  ) {}
+
+  run(tool: ToolDefinition, args: ToolArguments, call: AttemptCall, timeoutMs: number, progress: ExecutionProgress) {
+    const answer = deferred<unknown>();
+    const settled = this.attemptUntilDone(tool, args, call, timeoutMs, progress, answer);
+    return { outcome: answer.promise, settled } satisfies Execution;
+  }
+
+  private async attemptUntilDone(
+    tool: ToolDefinition,
+    args: ToolArguments,
+    call: AttemptCall,
+    timeoutMs: number,
+    progress: ExecutionProgress,
+    answer: { resolve(value: unknown): void; reject(reason: unknown): void },
+  ): Promise<void> {
+    const deadlineAt = this.clock.now() + tool.retry.deadlineMs;
+    tool.retryBudget.recordCall();
+    for (;;) {
+      let handlerSettled = SETTLED;
+      let failure: ResilienceError;
+      try {
+        const result = await tool.breaker.fire(() => {
+          progress.attempts++;
+          const attempt = this.attempts.start(tool, args, call, timeoutMs, progress.attempts);
+          handlerSettled = attempt.settled;
+          return attempt.outcome;
+        });
+        answer.resolve(result);
+        return await handlerSettled;
+      } catch (error) {
+        failure = asResilienceError(error);
+      }
+      const waitMs = this.retryWait(tool, failure, progress.attempts, deadlineAt, timeoutMs, call);
+      if (typeof waitMs !== 'number') {
+        answer.reject((waitMs ?? failure).withAttempts(progress.attempts));
+        return await handlerSettled;
+      }
+      try {
+        await sleep(this.clock, waitMs, call.abort.signal);
+      } catch (reason) {
+        answer.reject(asResilienceError(reason).withAttempts(progress.attempts));
+        return await handlerSettled;
+      }
+      const latestStart = deadlineAt - timeoutMs - this.clock.now();
+      if (!(await this.settlesWithin(handlerSettled, latestStart))) {
+        answer.reject(failure.withAttempts(progress.attempts));
+        return await handlerSettled;
+      }
+      this.outcomes.retry(tool.id);
+    }
+  }
+
+  /**
+   * How long to wait before retrying `failure`; undefined when it is not retried, or the
+   * breaker's refusal when the circuit has opened meanwhile (its Retry-After says more than
+   * the last failure does). The retry budget is spent last, only on a retry that will happen.
+   */
+  private retryWait(
+    tool: ToolDefinition,
+    failure: ResilienceError,
+    attempts: number,
+    deadlineAt: number,
+    timeoutMs: number,
+    call: AttemptCall,
+  ): number | ResilienceError | undefined {
+    const { retry } = tool;
+    if (attempts === 0 || attempts >= retry.maxAttempts || call.abort.aborted) return undefined;
+    if (!retry.retries(failure.kind, tool.idempotent)) return undefined;
+    const waitMs = retry.backoffMs(attempts, this.random, failure.retryAfterMs);
+    if (this.clock.now() + waitMs + timeoutMs > deadlineAt) return undefined;
+    const refusal = tool.breaker.refusal();
+    if (refusal) return refusal;
+    if (!tool.retryBudget.tryRetry()) return undefined;
+    return waitMs;
+  }
+
+  /** Whether `settled` resolves within `ms` of the clock (at once when it already has). */
+  private settlesWithin(settled: Promise<void>, ms: number): Promise<boolean> {
+    if (settled === SETTLED) return Promise.resolve(true);
+    return new Promise((resolve) => {
+      const timer = this.clock.setTimer(() => resolve(false), Math.max(0, ms));
+      void settled.then(() => {
+        this.clock.clearTimer(timer);
+        resolve(true);
+      });
+    });
+  }
+}
+
+export function asResilienceError(error: unknown): ResilienceError {
+  return isResilienceError(error) ? error : new ResilienceError('internal', 'internal error', { cause: error });
+}

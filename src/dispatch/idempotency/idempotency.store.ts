@@ -1,0 +1,36 @@
+import type { ErrorKind } from '../../common';
+
+/** How a call with an idempotency key ended, as stored and replayed. JSON-serialisable. */
+export type StoredOutcome =
+  | { ok: true; result: unknown; attempts: number; pool: 'normal' | 'isolated' }
+  | { ok: false; kind: ErrorKind; message: string; attempts: number; retryAfterMs?: number };
+
+/** What a key holds when a call claims it. */
+export type IdempotencyClaim =
+  /** Nobody has it: the caller runs the call and must `complete` or `release` with the token. */
+  | { status: 'claimed'; token: string }
+  /** A call with the same key and arguments runs now. */
+  | { status: 'in_flight' }
+  /** A call with the same key and arguments ended within the retention window. */
+  | { status: 'completed'; outcome: StoredOutcome }
+  /** The key was used with other arguments. */
+  | { status: 'conflict' };
+
+/**
+ * Idempotency records, each a whole decision (claim, complete, release) so that a Redis
+ * store answers each with one script. Keys arrive already scoped by tenant and tool.
+ */
+export interface IdempotencyStore {
+  /**
+   * Claims `key` for a call whose arguments have `fingerprint`, for at most `leaseMs`: a claim
+   * whose lease passed (its replica died) may be taken over.
+   */
+  claim(key: string, fingerprint: string, leaseMs: number): Promise<IdempotencyClaim>;
+  /** Stores the outcome of the claimed call for `retentionMs`; does nothing if the claim was lost. */
+  complete(key: string, token: string, outcome: StoredOutcome, retentionMs: number): Promise<void>;
+  /** Forgets the claim of a call that never started: nothing is stored. */
+  release(key: string, token: string): Promise<void>;
+}
+
+/** Injection token of the {@link IdempotencyStore}. */
+export const IdempotencyStore = Symbol('IdempotencyStore');

@@ -1,0 +1,4 @@
+export * from './fingerprint';
+export * from './idempotency.service';
+export * from './idempotency.store';
+export * from './memory-idempotency.store';

@@ -1,0 +1,47 @@
+import { Injectable, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
+import { Counter, Gauge } from 'prom-client';
+import { BreakerRegistry, type CircuitState } from '../circuit-breaker';
+import { METRIC } from './metric-names';
+import { MetricsRegistry } from './metrics-registry.provider';
+
+const STATE_VALUE: Record<CircuitState, number> = { closed: 0, half_open: 1, open: 2 };
+const STATES = Object.keys(STATE_VALUE) as CircuitState[];
+
+/** Breaker state (read when Prometheus scrapes) and transitions, by breaker name. */
+@Injectable()
+export class CircuitMetricsCollector implements OnModuleInit, OnModuleDestroy {
+  private dispose: (() => void) | undefined;
+
+  constructor(
+    private readonly breakers: BreakerRegistry,
+    private readonly registry: MetricsRegistry,
+  ) {}
+
+  onModuleInit(): void {
+    const breakers = this.breakers;
+    new Gauge({
+      name: METRIC.circuitState,
+      help: 'Circuit state: 0 closed, 1 half open, 2 open',
+      labelNames: ['breaker'],
+      registers: [this.registry],
+      collect() {
+        for (const breaker of breakers.all()) this.set({ breaker: breaker.name }, STATE_VALUE[breaker.state]);
+      },
+    });
+    const transitions = new Counter({
+      name: METRIC.circuitTransitions,
+      help: 'Circuit state changes, by breaker and the state entered',
+      labelNames: ['breaker', 'to'],
+      registers: [this.registry],
+      collect() {
+        // Every series from zero, so rate() and alerts work before the first transition.
+        for (const breaker of breakers.all()) for (const to of STATES) this.inc({ breaker: breaker.name, to }, 0);
+      },
+    });
+    this.dispose = this.breakers.onTransition((breaker, to) => transitions.inc({ breaker: breaker.name, to }));
+  }
+
+  onModuleDestroy(): void {
+    this.dispose?.();
+  }
+}

@@ -1,0 +1,58 @@
+import { Injectable, type OnModuleInit } from '@nestjs/common';
+import { DiscoveryService, MetadataScanner, Reflector } from '@nestjs/core';
+import { LaneRegistry } from '../bulkhead';
+import { BreakerRegistry } from '../circuit-breaker';
+import { NAME_PATTERN } from '../config';
+import { BulkheadMetadata } from './bulkhead.metadata';
+import { CircuitBreakerMetadata } from './circuit-breaker.metadata';
+
+/**
+ * At start-up: refuses a `@Bulkhead` route that names a lane the config does not have or a bad
+ * queue TTL, and creates the breaker of every `@CircuitBreaker` name, so that metrics and
+ * `GET /v1/circuits` know it before its first call.
+ */
+@Injectable()
+export class RoutePoliciesValidator implements OnModuleInit {
+  constructor(
+    private readonly discovery: DiscoveryService,
+    private readonly scanner: MetadataScanner,
+    private readonly reflector: Reflector,
+    private readonly lanes: LaneRegistry,
+    private readonly breakers: BreakerRegistry,
+  ) {}
+
+  onModuleInit(): void {
+    for (const wrapper of this.discovery.getControllers()) {
+      const controller = wrapper.metatype as (new (...args: never[]) => object) | null;
+      if (!controller) continue;
+      for (const name of this.scanner.getAllMethodNames(controller.prototype)) {
+        const handler = (controller.prototype as Record<string, (...args: unknown[]) => unknown>)[name];
+        const where = `${controller.name}.${name}`;
+        this.checkLane(this.reflector.getAllAndOverride(BulkheadMetadata, [handler, controller]), where);
+        const breaker = this.reflector.getAllAndOverride(CircuitBreakerMetadata, [handler, controller]);
+        if (breaker !== undefined) this.registerBreaker(breaker, where);
+      }
+    }
+  }
+
+  private checkLane(route: { lane: string; queueTtlMs?: number } | undefined, where: string): void {
+    if (!route) return;
+    const decorator = `@Bulkhead('${route.lane}') on ${where}`;
+    if (!this.lanes.get(route.lane)) {
+      throw new Error(`${decorator}: the config has no lane '${route.lane}' (lanes: ${this.lanes.names().join(', ')})`);
+    }
+    const { queueTtlMs } = route;
+    if (queueTtlMs !== undefined && !(queueTtlMs > 0 && Number.isFinite(queueTtlMs))) {
+      throw new Error(`${decorator}: queueTtlMs must be a positive number of milliseconds`);
+    }
+  }
+
+  private registerBreaker(name: string, where: string): void {
+    if (!NAME_PATTERN.test(name) || name === 'default') {
+      throw new Error(
+        `@CircuitBreaker('${name}') on ${where}: a breaker name is 1-64 letters, digits, "_", "-" or ".", and not 'default'`,
+      );
+    }
+    this.breakers.register(name);
+  }
+}
