@@ -50,6 +50,7 @@ export class Breaker {
   private bucketStartedAt: number;
   private openedAt = 0;
   private forcedOpen = false;
+  private stopped = false;
   private reported: CircuitState = 'closed';
   private listeners: CircuitStateListener[] = [];
 
@@ -86,6 +87,7 @@ export class Breaker {
   }
 
   get state(): CircuitState {
+    if (this.stopped) return this.reported;
     if (this.forcedOpen) return 'open';
     if (this.circuit.closed) return 'closed';
     return this.circuit.halfOpen ? 'half_open' : 'open';
@@ -93,6 +95,7 @@ export class Breaker {
 
   /** The `circuit_open` error a call would get now, or undefined when it may go through. */
   refusal(): ResilienceError | undefined {
+    if (this.stopped) return undefined;
     if (this.forcedOpen) return this.openError('an operator opened it', this.settings.resetTimeoutMs);
     const circuit = this.circuit;
     // opossum's own test: closed, or half open with the probe not yet taken.
@@ -104,13 +107,16 @@ export class Breaker {
 
   /** Runs `action` as one attempt the breaker watches, or refuses it with `circuit_open`. */
   fire<T>(action: () => Promise<T>): Promise<T> {
+    if (this.stopped) return action();
     const refusal = this.refusal();
     if (refusal) return Promise.reject(refusal);
     this.rotate();
-    return this.circuit.fire(action) as Promise<T>;
+    // The window moves on again before opossum counts the outcome: an attempt may outlast it.
+    return this.circuit.fire(() => action().finally(() => this.rotate())) as Promise<T>;
   }
 
   snapshot(): CircuitSnapshot {
+    if (this.stopped) return { state: this.state, failures: 0, successes: 0 };
     this.rotate();
     const { failures, successes } = this.circuit.stats;
     return { state: this.state, failures, successes };
@@ -142,6 +148,7 @@ export class Breaker {
 
   /** Clears opossum's reset timer; the breaker refuses nothing and counts nothing after. */
   shutdown(): void {
+    this.stopped = true;
     this.circuit.shutdown();
     this.listeners = [];
   }

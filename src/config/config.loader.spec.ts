@@ -353,6 +353,67 @@ describe('config loader', () => {
     });
   });
 
+  describe('retries, breakers and idempotency', () => {
+    it('leaves retry and breaker settings a tool does not set to the built-in defaults (absent here)', () => {
+      const tool = configOf(parseConfig(withTool({ kind: 'builtin', builtin: 'echo' }), {})).tools.x!;
+      expect(tool.retry).toBeUndefined();
+      expect(tool.breaker).toBeUndefined();
+    });
+
+    it('keeps the retry settings a tool sets, budget included', () => {
+      const retry = { maxAttempts: 5, baseDelayMs: 50, deadlineMs: 9000, budget: { percent: 10 } };
+      const tool = configOf(parseConfig(withTool({ kind: 'builtin', builtin: 'echo', retry }), {})).tools.x!;
+      expect(tool.retry).toEqual(retry);
+    });
+
+    it('reports maxDelayMs below baseDelayMs', () => {
+      const retry = { baseDelayMs: 500, maxDelayMs: 100 };
+      expect(problemsOf(parseConfig(withTool({ kind: 'builtin', builtin: 'echo', retry }), {}))).toEqual([
+        'tools.x.retry.maxDelayMs: must be at least baseDelayMs',
+      ]);
+    });
+
+    it('reports out-of-range retry and breaker settings under their key paths', () => {
+      const tool = {
+        kind: 'builtin',
+        builtin: 'echo',
+        retry: { maxAttempts: 0, budget: { percent: 101 } },
+        breaker: { errorThresholdPercentage: 0, resetTimeoutMs: 5 },
+      };
+      expect(problemsOf(parseConfig(withTool(tool), {})).sort()).toEqual([
+        'tools.x.breaker.errorThresholdPercentage: must be an integer from 1 to 100',
+        'tools.x.breaker.resetTimeoutMs: must be an integer from 100 to 3600000',
+        'tools.x.retry.budget.percent: must be an integer from 0 to 100',
+        'tools.x.retry.maxAttempts: must be an integer from 1 to 10',
+      ]);
+    });
+
+    it('accepts named breakers and a default for all of them', () => {
+      const breakers = { default: { volumeThreshold: 20 }, 'render-api': { resetTimeoutMs: 5000 } };
+      expect(configOf(parseConfig(document({ breakers }), {})).breakers).toEqual(breakers);
+    });
+
+    it("refuses a named breaker that is a tool's own, pointing at where to set it", () => {
+      const doc = document({
+        tools: { x: { lane: 'render', kind: 'builtin', builtin: 'echo' } },
+        breakers: { x: { volumeThreshold: 3 } },
+      });
+      expect(problemsOf(parseConfig(doc, {}))).toEqual([
+        "breakers.x: is the breaker of tool 'x': set it under tools.x.breaker",
+      ]);
+    });
+
+    it('fills in the idempotency retention and bound', () => {
+      expect(configOf(parseConfig(document(), {})).idempotency).toEqual({ retentionMs: 60_000, maxEntries: 10_000 });
+    });
+
+    it('reports an idempotency retention under a second', () => {
+      expect(problemsOf(parseConfig(document({ idempotency: { retentionMs: 10 } }), {}))).toEqual([
+        'idempotency.retentionMs: must be an integer from 1000 to 86400000',
+      ]);
+    });
+  });
+
   describe('${ENV} substitution', () => {
     it('turns a substituted number into a number in a numeric field', () => {
       const doc = { lanes: { render: { concurrency: '${C}', queueCapacity: '${Q}' } } };

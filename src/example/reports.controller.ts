@@ -1,12 +1,13 @@
 import { Body, Controller, Get, HttpCode, Inject, Post } from '@nestjs/common';
-import { Bulkhead, CallSignal } from '../route-policies';
+import { Bulkhead, CallSignal, CircuitBreaker } from '../route-policies';
 import { CLOCK, type Clock, ResilienceError, sleep } from '../common';
 
 /**
  * An example of a company's own controller: copy it. Every route of the class runs in the
  * `general` lane; `render` overrides that with its own lane, so a slow renderer can only ever
- * fill the `render` lane. The handler passes its call signal to the work it starts, so a
- * client that disconnects, or a shutdown, really stops it.
+ * fill the `render` lane, and a breaker, so a renderer that keeps failing is not called at
+ * all for a while. The handler passes its call signal to the work it starts, so a client
+ * that disconnects, or a shutdown, really stops it.
  */
 @Controller('v1/examples/reports')
 @Bulkhead('general')
@@ -17,6 +18,7 @@ export class ReportsController {
   @Post('render')
   @HttpCode(200)
   @Bulkhead('render')
+  @CircuitBreaker('render-api')
   async render(@Body() body: { ms?: unknown } | undefined, @CallSignal() signal: AbortSignal) {
     const ms = body?.ms ?? 100;
     if (typeof ms !== 'number' || !Number.isInteger(ms) || ms < 0 || ms > 60_000) {

@@ -3,7 +3,7 @@ import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { Test } from '@nestjs/testing';
 import { AppModule } from '../../src/app.module';
 import { appOptions, configureApp, createAdapter } from '../../src/bootstrap';
-import { CLOCK, type Clock } from '../../src/common';
+import { CLOCK, type Clock, RANDOM, type Random } from '../../src/common';
 import { type BulkheadConfig, parseConfig } from '../../src/config';
 
 export interface TestApp {
@@ -17,6 +17,8 @@ export interface TestApp {
 export interface TestAppOptions {
   /** A FakeClock for virtual time; the system clock otherwise. */
   clock?: Clock;
+  /** A seeded random source (`seededRandom`) for repeatable jitter; Math.random otherwise. */
+  random?: Random;
   /** A company's own modules (controllers with @Bulkhead, providers with @Tool). */
   imports?: Array<Type | DynamicModule>;
   /** Nest's logger; silent unless given. */
@@ -33,6 +35,7 @@ export async function createTestApp(document: Record<string, unknown>, options: 
   const config = parsed.config;
   let builder = Test.createTestingModule({ imports: [AppModule.forRoot(config), ...(options.imports ?? [])] });
   if (options.clock) builder = builder.overrideProvider(CLOCK).useValue(options.clock);
+  if (options.random) builder = builder.overrideProvider(RANDOM).useValue(options.random);
   const moduleRef = await builder.compile();
   const app = moduleRef.createNestApplication<NestFastifyApplication>(
     createAdapter(config),

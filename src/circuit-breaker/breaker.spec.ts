@@ -1,0 +1,480 @@
+import { HttpException } from '@nestjs/common';
+import { deferred, type ErrorKind, ResilienceError, SystemClock } from '../common';
+import { Breaker, type CircuitState, countsAgainstBreaker } from './breaker';
+import type { BreakerSettings } from './breaker-settings';
+
+// opossum's open → half-open timer is its own setTimeout, so these tests run on jest's fake
+// timers; they fake performance.now too, so a SystemClock moves with them.
+
+const SETTINGS: BreakerSettings = {
+  errorThresholdPercentage: 50,
+  volumeThreshold: 4,
+  resetTimeoutMs: 5_000,
+  rollingCountTimeoutMs: 10_000,
+};
+
+const made: Breaker[] = [];
+
+function breaker(overrides: Partial<BreakerSettings> = {}): Breaker {
+  const created = new Breaker('search', { ...SETTINGS, ...overrides }, new SystemClock());
+  made.push(created);
+  return created;
+}
+
+const transient = () => new ResilienceError('transient', 'upstream answered 503');
+
+/** One attempt that fails with `error`; resolves to what the caller got. */
+function fail(target: Breaker, error: unknown = transient()): Promise<unknown> {
+  return target
+    .fire(() => Promise.reject(error))
+    .then(
+      () => {
+        throw new Error('expected the attempt to fail');
+      },
+      (reason: unknown) => reason,
+    );
+}
+
+async function failTimes(target: Breaker, times: number, error: () => unknown = transient): Promise<void> {
+  for (let i = 0; i < times; i++) await fail(target, error());
+}
+
+function succeed(target: Breaker): Promise<string> {
+  return target.fire(async () => 'ok');
+}
+
+/** What `fire` refuses with, checking the action never ran. */
+async function refusalOf(target: Breaker): Promise<ResilienceError> {
+  const action = jest.fn(async () => 'ran');
+  const reason = await target.fire(action).then(
+    () => undefined,
+    (error: unknown) => error,
+  );
+  expect(action).not.toHaveBeenCalled();
+  expect(reason).toBeInstanceOf(ResilienceError);
+  return reason as ResilienceError;
+}
+
+/** A breaker that has just opened on `SETTINGS.volumeThreshold` transient failures. */
+async function opened(overrides: Partial<BreakerSettings> = {}): Promise<Breaker> {
+  const target = breaker(overrides);
+  await failTimes(target, target.settings.volumeThreshold);
+  expect(target.state).toBe('open');
+  return target;
+}
+
+beforeEach(() => {
+  jest.useFakeTimers();
+});
+
+afterEach(() => {
+  for (const item of made.splice(0)) item.shutdown();
+  jest.useRealTimers();
+});
+
+describe('Breaker', () => {
+  describe('closed', () => {
+    it('passes the action’s result and error through untouched', async () => {
+      const target = breaker();
+      const error = transient();
+      await expect(succeed(target)).resolves.toBe('ok');
+      await expect(fail(target, error)).resolves.toBe(error);
+      expect(target.state).toBe('closed');
+    });
+
+    it('stays closed while the window holds fewer attempts than volumeThreshold, all of them failed', async () => {
+      const target = breaker({ volumeThreshold: 4 });
+      await failTimes(target, 3);
+      expect(target.snapshot()).toEqual({ state: 'closed', failures: 3, successes: 0 });
+      await expect(succeed(target)).resolves.toBe('ok');
+
+      await fail(target);
+      expect(target.state).toBe('open');
+    });
+
+    it('opens once failures exceed errorThresholdPercentage with the volume met, not when they only reach it', async () => {
+      const target = breaker({ errorThresholdPercentage: 50, volumeThreshold: 4 });
+      await succeed(target);
+      await succeed(target);
+      await failTimes(target, 2);
+      expect(target.snapshot()).toEqual({ state: 'closed', failures: 2, successes: 2 });
+
+      await fail(target);
+      expect(target.state).toBe('open');
+    });
+
+    it('opens on the first failure with volumeThreshold 1', async () => {
+      const target = breaker({ volumeThreshold: 1 });
+      await fail(target);
+      expect(target.state).toBe('open');
+    });
+  });
+
+  describe('open', () => {
+    it('refuses with circuit_open (503, JSON-RPC -32008) without calling the action', async () => {
+      const target = await opened();
+      const refusal = await refusalOf(target);
+      expect(refusal.kind).toBe('circuit_open');
+      expect(refusal.status).toBe(503);
+      expect(refusal.jsonrpcCode).toBe(-32008);
+      expect(refusal.message).toContain("'search'");
+      expect(refusal.retryAfterMs).toBe(5_000);
+      expect(target.refusal()).toMatchObject({ kind: 'circuit_open', retryAfterMs: 5_000 });
+    });
+
+    it('gives a Retry-After of the time left until it half-opens, shrinking as time passes', async () => {
+      const target = await opened({ resetTimeoutMs: 5_000 });
+      jest.advanceTimersByTime(1_200);
+      expect((await refusalOf(target)).retryAfterMs).toBe(3_800);
+      jest.advanceTimersByTime(3_799);
+      expect((await refusalOf(target)).retryAfterMs).toBe(1);
+      expect(target.state).toBe('open');
+    });
+
+    it('counts no refused call in its window', async () => {
+      const target = await opened();
+      await refusalOf(target);
+      await refusalOf(target);
+      expect(target.snapshot()).toEqual({ state: 'open', failures: 4, successes: 0 });
+    });
+
+    it('half-opens once resetTimeoutMs has passed', async () => {
+      const target = await opened({ resetTimeoutMs: 5_000 });
+      jest.advanceTimersByTime(4_999);
+      expect(target.state).toBe('open');
+      jest.advanceTimersByTime(1);
+      expect(target.state).toBe('half_open');
+      expect(target.refusal()).toBeUndefined();
+    });
+  });
+
+  describe('half open', () => {
+    it('lets exactly one probe through and refuses a second call meanwhile with a Retry-After of one second', async () => {
+      const target = await opened();
+      jest.advanceTimersByTime(SETTINGS.resetTimeoutMs);
+      const answer = deferred<string>();
+      const probeAction = jest.fn(() => answer.promise);
+      const probe = target.fire(probeAction);
+      expect(probeAction).toHaveBeenCalledTimes(1);
+
+      const refusal = await refusalOf(target);
+      expect(refusal.kind).toBe('circuit_open');
+      expect(refusal.retryAfterMs).toBe(1_000);
+      expect(target.state).toBe('half_open');
+
+      answer.resolve('probed');
+      await expect(probe).resolves.toBe('probed');
+    });
+
+    it('closes with an empty window when the probe succeeds, so one new failure does not reopen it', async () => {
+      const target = await opened({ volumeThreshold: 4, resetTimeoutMs: 5_000, rollingCountTimeoutMs: 10_000 });
+      jest.advanceTimersByTime(5_000);
+      await expect(succeed(target)).resolves.toBe('ok');
+      expect(target.snapshot()).toEqual({ state: 'closed', failures: 0, successes: 0 });
+
+      // The four failures that opened it are still inside the 10 s window by the clock.
+      await fail(target);
+      expect(target.snapshot()).toEqual({ state: 'closed', failures: 1, successes: 0 });
+      await expect(succeed(target)).resolves.toBe('ok');
+    });
+
+    it('opens again with a fresh reset timer when the probe fails', async () => {
+      const target = await opened({ resetTimeoutMs: 5_000 });
+      jest.advanceTimersByTime(5_000);
+      jest.advanceTimersByTime(700);
+      const error = transient();
+      await expect(fail(target, error)).resolves.toBe(error);
+      expect(target.state).toBe('open');
+      expect((await refusalOf(target)).retryAfterMs).toBe(5_000);
+
+      jest.advanceTimersByTime(4_999);
+      expect(target.state).toBe('open');
+      jest.advanceTimersByTime(1);
+      expect(target.state).toBe('half_open');
+    });
+
+    it('closes when the probe fails with an error that does not count: the dependency answered', async () => {
+      const target = await opened();
+      jest.advanceTimersByTime(SETTINGS.resetTimeoutMs);
+      const error = new ResilienceError('schema', 'upstream answered 422');
+      await expect(fail(target, error)).resolves.toBe(error);
+      expect(target.state).toBe('closed');
+    });
+  });
+
+  describe('what counts against it', () => {
+    it.each<ErrorKind>(['transient', 'timeout'])('opens on %s failures', async (kind) => {
+      const target = breaker({ volumeThreshold: 4 });
+      await failTimes(target, 4, () => new ResilienceError(kind, 'failed'));
+      expect(target.state).toBe('open');
+    });
+
+    it.each<[string, ErrorKind]>([
+      ['a 4xx answer (schema)', 'schema'],
+      ['an unknown tool (not_found)', 'not_found'],
+      ['a bad request (invalid_request)', 'invalid_request'],
+      ['a caller that left (stopped)', 'stopped'],
+      ['a refused destination (egress_denied)', 'egress_denied'],
+      ['a rate limit (rate_limited)', 'rate_limited'],
+      ['a full queue (queue_full)', 'queue_full'],
+    ])('never opens on %s, however many', async (_what, kind) => {
+      const target = breaker({ volumeThreshold: 4 });
+      for (let i = 0; i < 25; i++) {
+        const error = new ResilienceError(kind, 'refused');
+        await expect(fail(target, error)).resolves.toBe(error);
+      }
+      expect(target.snapshot()).toEqual({ state: 'closed', failures: 0, successes: 25 });
+    });
+
+    it('opens on a route’s HttpException 503 and never on its 400', async () => {
+      const target = breaker({ volumeThreshold: 4 });
+      await failTimes(target, 25, () => new HttpException('bad input', 400));
+      expect(target.state).toBe('closed');
+
+      const other = breaker({ volumeThreshold: 4 });
+      await failTimes(other, 4, () => new HttpException('dependency down', 503));
+      expect(other.state).toBe('open');
+    });
+
+    it.each([502, 503, 504])('counts an HttpException-like object with status %d', (status) => {
+      expect(countsAgainstBreaker(new HttpException('dependency failed', status))).toBe(true);
+      expect(countsAgainstBreaker({ getStatus: () => status })).toBe(true);
+    });
+
+    it.each([400, 404, 429, 500])('does not count an HttpException-like object with status %d', (status) => {
+      expect(countsAgainstBreaker(new HttpException('refused', status))).toBe(false);
+      expect(countsAgainstBreaker({ getStatus: () => status })).toBe(false);
+    });
+
+    it.each([
+      ['a plain Error', new Error('boom')],
+      ['null', null],
+      ['undefined', undefined],
+      ['a string', 'transient'],
+      ['an object whose getStatus is not a function', { getStatus: 503 }],
+      ['a look-alike of a ResilienceError', { kind: 'transient', message: 'x' }],
+    ])('does not count %s', (_what, error) => {
+      expect(countsAgainstBreaker(error)).toBe(false);
+    });
+  });
+
+  describe('rolling window', () => {
+    it('still counts failures from just inside rollingCountTimeoutMs', async () => {
+      const target = breaker({ volumeThreshold: 4, rollingCountTimeoutMs: 10_000 });
+      await failTimes(target, 3);
+      jest.advanceTimersByTime(9_000);
+      await fail(target);
+      expect(target.state).toBe('open');
+    });
+
+    it('forgets failures older than rollingCountTimeoutMs', async () => {
+      const target = breaker({ volumeThreshold: 4, rollingCountTimeoutMs: 10_000 });
+      await failTimes(target, 3);
+      jest.advanceTimersByTime(10_000);
+      await fail(target);
+      expect(target.state).toBe('closed');
+      expect(target.snapshot()).toEqual({ state: 'closed', failures: 1, successes: 0 });
+    });
+
+    it('shows only the attempts of the window in its snapshot', async () => {
+      const target = breaker({ volumeThreshold: 4, rollingCountTimeoutMs: 10_000 });
+      await failTimes(target, 3);
+      jest.advanceTimersByTime(4_000);
+      await succeed(target);
+      jest.advanceTimersByTime(6_000);
+      expect(target.snapshot()).toEqual({ state: 'closed', failures: 0, successes: 1 });
+      jest.advanceTimersByTime(4_000);
+      expect(target.snapshot()).toEqual({ state: 'closed', failures: 0, successes: 0 });
+    });
+
+    it('does not hold old failures against a long attempt that fails after the window moved on', async () => {
+      const target = breaker({ volumeThreshold: 4, rollingCountTimeoutMs: 10_000 });
+      await failTimes(target, 3);
+      const slow = deferred<string>();
+      const outcome = target.fire(() => slow.promise).catch((error: unknown) => error);
+      expect(target.state).toBe('closed');
+
+      jest.advanceTimersByTime(30_000);
+      slow.reject(new ResilienceError('timeout', 'attempt timed out'));
+      await outcome;
+      // Only the one failure of the last 10 s may count: fewer attempts than volumeThreshold.
+      expect(target.state).toBe('closed');
+      expect(target.snapshot()).toEqual({ state: 'closed', failures: 1, successes: 0 });
+    });
+  });
+
+  describe('operators', () => {
+    it('forceOpen() holds it open past resetTimeoutMs, never half-opening, until close()', async () => {
+      const target = breaker({ resetTimeoutMs: 5_000 });
+      target.forceOpen();
+      expect(target.state).toBe('open');
+      expect((await refusalOf(target)).retryAfterMs).toBe(5_000);
+
+      jest.advanceTimersByTime(60_000);
+      expect(target.state).toBe('open');
+      const refusal = await refusalOf(target);
+      expect(refusal.kind).toBe('circuit_open');
+      expect(refusal.retryAfterMs).toBe(5_000);
+
+      target.close();
+      expect(target.state).toBe('closed');
+      await expect(succeed(target)).resolves.toBe('ok');
+    });
+
+    it('forceOpen() holds an open circuit open past the time it would have half-opened', async () => {
+      const target = await opened({ resetTimeoutMs: 5_000 });
+      jest.advanceTimersByTime(2_000);
+      target.forceOpen();
+      jest.advanceTimersByTime(10_000);
+      expect(target.state).toBe('open');
+      await refusalOf(target);
+    });
+
+    it('close() closes an open circuit at once and empties the window', async () => {
+      const target = await opened({ volumeThreshold: 4 });
+      target.close();
+      expect(target.snapshot()).toEqual({ state: 'closed', failures: 0, successes: 0 });
+      await failTimes(target, 3);
+      expect(target.state).toBe('closed');
+    });
+
+    it('close() empties the window of a closed circuit', async () => {
+      const target = breaker({ volumeThreshold: 4 });
+      await failTimes(target, 3);
+      target.close();
+      expect(target.snapshot()).toEqual({ state: 'closed', failures: 0, successes: 0 });
+      await fail(target);
+      expect(target.state).toBe('closed');
+    });
+  });
+
+  describe('onStateChange', () => {
+    it('reports each transition once with (to, from)', async () => {
+      const target = breaker({ volumeThreshold: 2, resetTimeoutMs: 5_000 });
+      const seen: Array<[CircuitState, CircuitState]> = [];
+      target.onStateChange((to, from) => seen.push([to, from]));
+
+      await failTimes(target, 2);
+      await refusalOf(target);
+      jest.advanceTimersByTime(5_000);
+      await fail(target);
+      jest.advanceTimersByTime(5_000);
+      await succeed(target);
+      await succeed(target);
+      target.forceOpen();
+      target.forceOpen();
+      jest.advanceTimersByTime(5_000);
+      target.close();
+      target.close();
+
+      expect(seen).toEqual([
+        ['open', 'closed'],
+        ['half_open', 'open'],
+        ['open', 'half_open'],
+        ['half_open', 'open'],
+        ['closed', 'half_open'],
+        ['open', 'closed'],
+        ['closed', 'open'],
+      ]);
+    });
+
+    it('stops calling a listener once its disposer has run', async () => {
+      const target = breaker({ volumeThreshold: 1 });
+      const kept = jest.fn();
+      const removed = jest.fn();
+      target.onStateChange(kept);
+      const dispose = target.onStateChange(removed);
+      dispose();
+
+      await fail(target);
+      expect(kept).toHaveBeenCalledWith('open', 'closed');
+      expect(removed).not.toHaveBeenCalled();
+    });
+  });
+
+  describe('snapshot', () => {
+    it('gives the state and the failures and successes of the window', async () => {
+      const target = breaker({ volumeThreshold: 4 });
+      expect(target.snapshot()).toEqual({ state: 'closed', failures: 0, successes: 0 });
+      await succeed(target);
+      await succeed(target);
+      await fail(target);
+      expect(target.snapshot()).toEqual({ state: 'closed', failures: 1, successes: 2 });
+      await failTimes(target, 2);
+      expect(target.snapshot()).toEqual({ state: 'open', failures: 3, successes: 2 });
+      jest.advanceTimersByTime(SETTINGS.resetTimeoutMs);
+      expect(target.snapshot().state).toBe('half_open');
+    });
+  });
+
+  describe('settings', () => {
+    it.each<[string, Partial<BreakerSettings>]>([
+      ['errorThresholdPercentage 0', { errorThresholdPercentage: 0 }],
+      ['errorThresholdPercentage 101', { errorThresholdPercentage: 101 }],
+      ['errorThresholdPercentage NaN', { errorThresholdPercentage: Number.NaN }],
+      ['volumeThreshold 0', { volumeThreshold: 0 }],
+      ['volumeThreshold 1.5', { volumeThreshold: 1.5 }],
+      ['volumeThreshold NaN', { volumeThreshold: Number.NaN }],
+      ['volumeThreshold Infinity', { volumeThreshold: Number.POSITIVE_INFINITY }],
+      ['resetTimeoutMs 0', { resetTimeoutMs: 0 }],
+      ['resetTimeoutMs -1', { resetTimeoutMs: -1 }],
+      ['resetTimeoutMs Infinity', { resetTimeoutMs: Number.POSITIVE_INFINITY }],
+      ['resetTimeoutMs NaN', { resetTimeoutMs: Number.NaN }],
+      ['rollingCountTimeoutMs 9', { rollingCountTimeoutMs: 9 }],
+      ['rollingCountTimeoutMs Infinity', { rollingCountTimeoutMs: Number.POSITIVE_INFINITY }],
+      ['rollingCountTimeoutMs NaN', { rollingCountTimeoutMs: Number.NaN }],
+    ])('refuses %s with a RangeError naming the breaker', (_what, overrides) => {
+      expect(() => new Breaker('search', { ...SETTINGS, ...overrides }, new SystemClock())).toThrow(
+        expect.objectContaining({ name: 'RangeError', message: expect.stringContaining("breaker 'search'") }),
+      );
+    });
+
+    it('accepts the smallest and largest settings allowed', () => {
+      const low = breaker({
+        errorThresholdPercentage: 1,
+        volumeThreshold: 1,
+        resetTimeoutMs: 1,
+        rollingCountTimeoutMs: 10,
+      });
+      const high = breaker({ errorThresholdPercentage: 100 });
+      expect(low.state).toBe('closed');
+      expect(high.state).toBe('closed');
+    });
+  });
+
+  describe('shutdown', () => {
+    it('clears the reset timer of an open circuit', async () => {
+      const target = await opened();
+      expect(jest.getTimerCount()).toBe(1);
+      target.shutdown();
+      expect(jest.getTimerCount()).toBe(0);
+    });
+
+    it('clears the timer of a circuit an operator opened', () => {
+      const target = breaker();
+      target.forceOpen();
+      expect(jest.getTimerCount()).toBe(1);
+      target.shutdown();
+      expect(jest.getTimerCount()).toBe(0);
+    });
+
+    it('refuses nothing after it: a call runs straight through, as its contract says', async () => {
+      const target = breaker();
+      target.shutdown();
+      const action = jest.fn(async () => 'ok');
+      await expect(target.fire(action)).resolves.toBe('ok');
+      expect(action).toHaveBeenCalledTimes(1);
+      expect(target.refusal()).toBeUndefined();
+    });
+
+    it('reports no transition after it', async () => {
+      const target = breaker();
+      const listener = jest.fn();
+      target.onStateChange(listener);
+      target.shutdown();
+      target.forceOpen();
+      target.close();
+      expect(listener).not.toHaveBeenCalled();
+    });
+  });
+});
