@@ -53,6 +53,7 @@ export class AttemptRunner {
   constructor(@Inject(CLOCK) private readonly clock: Clock) {}
 
   start(tool: ToolDefinition, args: ToolArguments, call: AttemptCall, timeoutMs: number, attempt = 1): StartedAttempt {
+    if (call.abort.aborted) return { outcome: Promise.reject(stopReason(call.abort.reason)), settled: SETTLED };
     const abort = new LazyAbortController();
     const context = new AttemptContext(call.callId, tool.id, call.tenant, attempt, call.idempotencyKey, abort);
     let handled: Promise<unknown>;
@@ -74,7 +75,7 @@ export class AttemptRunner {
         reject(error);
       };
       const timer = this.clock.setTimer(() => end(timeoutError(tool, timeoutMs)), timeoutMs);
-      const detach = call.abort.onAbort((reason) => end(asStopReason(reason)));
+      const detach = call.abort.onAbort((reason) => end(stopReason(reason)));
       handled.then(
         (result) => {
           if (done) return;
@@ -104,12 +105,14 @@ export class AttemptRunner {
 
 function noop(): void {}
 
+const SETTLED: Promise<void> = Promise.resolve();
+
 function timeoutError(tool: ToolDefinition, timeoutMs: number): ResilienceError {
   return new ResilienceError('timeout', `tool '${tool.id}' did not finish within ${timeoutMs} ms`);
 }
 
-/** Calls are aborted with ResilienceErrors (client gone, shutdown); anything else is internal. */
-function asStopReason(reason: unknown): ResilienceError {
+/** Calls are aborted with ResilienceErrors (client gone, shutdown); any other reason reads as `stopped`. */
+export function stopReason(reason: unknown): ResilienceError {
   return isResilienceError(reason) ? reason : new ResilienceError('stopped', 'the call was stopped');
 }
 

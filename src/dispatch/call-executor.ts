@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { CLOCK, type Clock, deferred, isResilienceError, RANDOM, type Random, ResilienceError, sleep } from '../common';
 import { CallOutcomes } from '../events';
-import { type AttemptCall, AttemptRunner } from './attempt-runner';
+import { type AttemptCall, AttemptRunner, stopReason } from './attempt-runner';
 import type { ToolArguments, ToolDefinition } from './tool';
 
 /** A call's attempts under way. */
@@ -73,12 +73,13 @@ export class CallExecutor {
       try {
         await sleep(this.clock, waitMs, call.abort.signal);
       } catch (reason) {
-        answer.reject(asResilienceError(reason).withAttempts(progress.attempts));
+        answer.reject(stopReason(reason).withAttempts(progress.attempts));
         return await handlerSettled;
       }
       const latestStart = deadlineAt - timeoutMs - this.clock.now();
-      if (!(await this.settlesWithin(handlerSettled, latestStart))) {
-        answer.reject(failure.withAttempts(progress.attempts));
+      const ready = await this.settlesWithin(handlerSettled, latestStart, call);
+      if (ready !== true) {
+        answer.reject((ready === 'aborted' ? stopReason(call.abort.reason) : failure).withAttempts(progress.attempts));
         return await handlerSettled;
       }
       this.outcomes.retry(tool.id);
@@ -109,15 +110,22 @@ export class CallExecutor {
     return waitMs;
   }
 
-  /** Whether `settled` resolves within `ms` of the clock (at once when it already has). */
-  private settlesWithin(settled: Promise<void>, ms: number): Promise<boolean> {
+  /**
+   * Whether `settled` resolves within `ms` of the clock (at once when it already has), or
+   * `'aborted'` as soon as the call is: a caller who left is answered without waiting.
+   */
+  private settlesWithin(settled: Promise<void>, ms: number, call: AttemptCall): Promise<boolean | 'aborted'> {
+    if (call.abort.aborted) return Promise.resolve('aborted');
     if (settled === SETTLED) return Promise.resolve(true);
     return new Promise((resolve) => {
-      const timer = this.clock.setTimer(() => resolve(false), Math.max(0, ms));
-      void settled.then(() => {
+      const done = (ready: boolean | 'aborted') => {
         this.clock.clearTimer(timer);
-        resolve(true);
-      });
+        detach();
+        resolve(ready);
+      };
+      const timer = this.clock.setTimer(() => done(false), Math.max(0, ms));
+      const detach = call.abort.onAbort(() => done('aborted'));
+      void settled.then(() => done(true));
     });
   }
 }

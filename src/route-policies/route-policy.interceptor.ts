@@ -1,11 +1,18 @@
-import { type CallHandler, type ExecutionContext, Inject, Injectable, type NestInterceptor } from '@nestjs/common';
+import {
+  type CallHandler,
+  type ExecutionContext,
+  HttpException,
+  Inject,
+  Injectable,
+  type NestInterceptor,
+} from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { from, lastValueFrom, type Observable } from 'rxjs';
 import { type Lane, LaneRegistry, laneRejectionError } from '../bulkhead';
 import { type Breaker, BreakerRegistry } from '../circuit-breaker';
-import { ANONYMOUS_TENANT, CLOCK, type Clock, resolveCallId } from '../common';
-import { type CallState, callStateOf } from '../common/nest';
+import { ANONYMOUS_TENANT, CLOCK, type Clock, isResilienceError, ResilienceError, resolveCallId } from '../common';
+import { type CallState, callStateOf, fromHttpException } from '../common/nest';
 import { CallOutcomes } from '../events';
 import { BulkheadMetadata } from './bulkhead.metadata';
 import { CircuitBreakerMetadata } from './circuit-breaker.metadata';
@@ -81,8 +88,9 @@ export class RoutePolicyInterceptor implements NestInterceptor {
           return value;
         },
         (error: unknown) => {
-          this.report(plan, state, startedAt, { error, started: progress.started });
-          throw error;
+          const failure = withAttempts(error, progress.started ? 1 : 0);
+          this.report(plan, state, startedAt, { error: failure, started: progress.started });
+          throw failure;
         },
       ),
     );
@@ -124,4 +132,11 @@ export class RoutePolicyInterceptor implements NestInterceptor {
     }
     return plan;
   }
+}
+
+/** The failure as the client will see it, with the attempts the route made (1 once its handler ran). */
+function withAttempts(error: unknown, attempts: number): unknown {
+  if (isResilienceError(error)) return error.withAttempts(attempts);
+  if (error instanceof HttpException) return fromHttpException(error).withAttempts(attempts);
+  return new ResilienceError('internal', 'internal error', { attempts, cause: error });
 }

@@ -10,6 +10,7 @@ const KIND_BY_STATUS: Record<number, ErrorKind> = {
   413: 'invalid_request',
   422: 'schema',
   429: 'rate_limited',
+  502: 'transient',
   503: 'unavailable',
   504: 'timeout',
 };
