@@ -86,7 +86,8 @@ export class IdempotencyService {
         } catch (error) {
           this.logger.warn(`idempotency store failed to record an outcome: ${(error as Error).name}`);
         } finally {
-          this.running.delete(key);
+          // A call that took over this key after our lease passed owns the entry now.
+          if (this.running.get(key) === shared.promise) this.running.delete(key);
           shared.resolve(outcome);
         }
       },
