@@ -1,5 +1,14 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { CLOCK, type Clock, deferred, isResilienceError, RANDOM, type Random, ResilienceError, sleep } from '../common';
+import {
+  asResilienceError,
+  CLOCK,
+  type Clock,
+  deferred,
+  RANDOM,
+  type Random,
+  type ResilienceError,
+  sleep,
+} from '../common';
 import { CallOutcomes } from '../events';
 import { type AttemptCall, AttemptRunner, stopReason } from './attempt-runner';
 import type { ToolArguments, ToolDefinition } from './tool';
@@ -128,8 +137,4 @@ export class CallExecutor {
       void settled.then(() => done(true));
     });
   }
-}
-
-export function asResilienceError(error: unknown): ResilienceError {
-  return isResilienceError(error) ? error : new ResilienceError('internal', 'internal error', { cause: error });
 }

@@ -1,8 +1,8 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { LaneRegistry, laneRejectionError } from '../bulkhead';
-import { CLOCK, type Clock, deferred, LazyAbortController, ResilienceError } from '../common';
+import { asResilienceError, CLOCK, type Clock, deferred, LazyAbortController, ResilienceError } from '../common';
 import { CallOutcomes } from '../events';
-import { asResilienceError, CallExecutor, type ExecutionProgress } from './call-executor';
+import { CallExecutor, type ExecutionProgress } from './call-executor';
 import { IdempotencyService, scopedIdempotencyKey, type StoredOutcome } from './idempotency';
 import type { ToolArguments, ToolDefinition } from './tool';
 

@@ -11,7 +11,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { from, lastValueFrom, type Observable } from 'rxjs';
 import { type Lane, LaneRegistry, laneRejectionError } from '../bulkhead';
 import { type Breaker, BreakerRegistry } from '../circuit-breaker';
-import { ANONYMOUS_TENANT, CLOCK, type Clock, isResilienceError, ResilienceError, resolveCallId } from '../common';
+import { ANONYMOUS_TENANT, asResilienceError, CLOCK, type Clock, resolveCallId } from '../common';
 import { type CallState, callStateOf, fromHttpException } from '../common/nest';
 import { CallOutcomes } from '../events';
 import { BulkheadMetadata } from './bulkhead.metadata';
@@ -136,7 +136,6 @@ export class RoutePolicyInterceptor implements NestInterceptor {
 
 /** The failure as the client will see it, with the attempts the route made (1 once its handler ran). */
 function withAttempts(error: unknown, attempts: number): unknown {
-  if (isResilienceError(error)) return error.withAttempts(attempts);
   if (error instanceof HttpException) return fromHttpException(error).withAttempts(attempts);
-  return new ResilienceError('internal', 'internal error', { attempts, cause: error });
+  return asResilienceError(error).withAttempts(attempts);
 }

@@ -55,4 +55,12 @@ export function isResilienceError(value: unknown): value is ResilienceError {
   return value instanceof ResilienceError;
 }
 
+/**
+ * `error` if it is a ResilienceError, else an `internal` one that keeps it as its cause (for
+ * the log, never for the client).
+ */
+export function asResilienceError(error: unknown): ResilienceError {
+  return isResilienceError(error) ? error : new ResilienceError('internal', 'internal error', { cause: error });
+}
+
 Object.defineProperty(ResilienceError.prototype, 'name', { value: 'ResilienceError' });

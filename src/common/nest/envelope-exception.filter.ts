@@ -3,7 +3,8 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { existingCallState } from './call-state';
 import { retryAfterSeconds, toEnvelope } from '../errors/envelope';
 import { fromHttpException } from './http-exception-mapping';
-import { isResilienceError, ResilienceError } from '../errors/resilience-error';
+import { asResilienceError, type ResilienceError } from '../errors/resilience-error';
+import { logIfUnexpected } from './unexpected-errors';
 
 /**
  * Turns every failure of every HTTP route into the error envelope: our ResilienceErrors,
@@ -30,27 +31,8 @@ export class EnvelopeExceptionFilter implements ExceptionFilter {
   }
 
   private toResilienceError(exception: unknown): ResilienceError {
-    if (exception instanceof ResilienceError) {
-      // An unexpected error already wrapped on the call path (with the attempts made): log its cause.
-      if (exception.kind === 'internal' && exception.cause !== undefined && !isResilienceError(exception.cause)) {
-        this.logUnexpected(exception.cause);
-      }
-      return exception;
-    }
-    if (exception instanceof HttpException) return fromHttpException(exception);
-    this.logUnexpected(exception);
-    return new ResilienceError('internal', 'internal error');
+    const error = exception instanceof HttpException ? fromHttpException(exception) : asResilienceError(exception);
+    logIfUnexpected(this.logger, error);
+    return error;
   }
-
-  /** Our own bug or a company handler's: log it here, tell the client nothing about it. */
-  private logUnexpected(exception: unknown): void {
-    this.logger.error(
-      `unexpected ${describe(exception)} answered as internal`,
-      exception instanceof Error ? exception.stack : undefined,
-    );
-  }
-}
-
-function describe(exception: unknown): string {
-  return exception instanceof Error ? exception.constructor.name : typeof exception;
 }

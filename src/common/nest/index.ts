@@ -4,3 +4,4 @@ export * from './common.module';
 export * from './envelope-exception.filter';
 export * from './http-exception-mapping';
 export * from './framework-errors';
+export * from './unexpected-errors';

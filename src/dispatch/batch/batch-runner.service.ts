@@ -1,12 +1,13 @@
-import { Injectable } from '@nestjs/common';
+import { Injectable, Logger } from '@nestjs/common';
 import {
   type ErrorEnvelope,
-  isResilienceError,
+  asResilienceError,
   type LazyAbortController,
   ResilienceError,
   resolveCallId,
   toEnvelope,
 } from '../../common';
+import { logIfUnexpected } from '../../common/nest';
 import { CallPipeline, type ToolCallSuccess } from '../call-pipeline.service';
 import { parseArguments, parseIdempotencyKey } from '../invoke-request';
 import { ToolRegistry } from '../tool-registry.service';
@@ -25,6 +26,8 @@ export interface BatchCaller {
  */
 @Injectable()
 export class BatchRunner {
+  private readonly logger = new Logger('Bulkhead');
+
   constructor(
     private readonly tools: ToolRegistry,
     private readonly pipeline: CallPipeline,
@@ -54,7 +57,8 @@ export class BatchRunner {
         queueTtlMs: undefined,
       });
     } catch (error) {
-      const failure = isResilienceError(error) ? error : new ResilienceError('internal', 'internal error');
+      const failure = asResilienceError(error);
+      logIfUnexpected(this.logger, failure);
       return toEnvelope(failure, labels);
     }
   }
