@@ -73,7 +73,12 @@ export class Breaker {
       rotateBucketController: this.rotation,
       rollingPercentilesEnabled: false,
       enableSnapshots: false,
-      errorFilter: (error: unknown) => !countsAgainstBreaker(error),
+      // opossum asks this before it counts a failure and decides to open: an attempt may have
+      // outlasted the window, so the window moves on first (a success needs no such care).
+      errorFilter: (error: unknown) => {
+        this.rotate();
+        return !countsAgainstBreaker(error);
+      },
     });
     this.circuit.on('open', () => {
       this.openedAt = this.clock.now();
@@ -111,8 +116,7 @@ export class Breaker {
     const refusal = this.refusal();
     if (refusal) return Promise.reject(refusal);
     this.rotate();
-    // The window moves on again before opossum counts the outcome: an attempt may outlast it.
-    return this.circuit.fire(() => action().finally(() => this.rotate())) as Promise<T>;
+    return this.circuit.fire(action) as Promise<T>;
   }
 
   snapshot(): CircuitSnapshot {
