@@ -3,6 +3,7 @@ import { APP_FILTER } from '@nestjs/core';
 import { BulkheadModule } from './bulkhead';
 import { CircuitBreakerModule } from './circuit-breaker';
 import { CommonModule, EnvelopeExceptionFilter } from './common/nest';
+import { ContainmentModule } from './containment';
 import { type BulkheadConfig, ConfigModule } from './config';
 import { DispatchModule } from './dispatch';
 import { EventsModule } from './events';
@@ -24,6 +25,7 @@ export class AppModule {
         EventsModule,
         LifecycleModule,
         BulkheadModule.forRoot({ lanes: config.lanes }),
+        ContainmentModule,
         CircuitBreakerModule.forRoot({ breakers: config.breakers }),
         RoutePoliciesModule,
         DispatchModule.forRoot({ tools: config.tools, idempotency: config.idempotency }),

@@ -1,1 +1,2 @@
 export * from './admin.guard';
+export * from './api-key-authenticator';

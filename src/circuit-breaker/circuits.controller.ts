@@ -1,6 +1,7 @@
 import { Controller, Get, HttpCode, Param, Post, UseGuards } from '@nestjs/common';
 import { AdminGuard } from '../auth';
 import { ResilienceError } from '../common';
+import { WithoutTenant } from '../common/nest';
 import { NAME_PATTERN } from '../config';
 import type { Breaker, CircuitSnapshot } from './breaker';
 import { BreakerRegistry } from './breaker-registry.service';
@@ -17,6 +18,7 @@ export class CircuitsController {
 
 /** For operators: hold a circuit open (a dependency under maintenance) or close it again. */
 @Controller('v1/admin/circuits')
+@WithoutTenant()
 @UseGuards(AdminGuard)
 export class CircuitsAdminController {
   constructor(private readonly breakers: BreakerRegistry) {}

@@ -1,3 +1,4 @@
+import ipaddr from 'ipaddr.js';
 import { z } from 'zod';
 import { bool, httpUrl, intIn, name, NAME_PATTERN, nonEmptyString, numberIn, oneOf } from './schema-helpers';
 import { breakerSchema, tool } from './tool.schema';
@@ -25,7 +26,9 @@ const auth = z
           sha256: z.string({ error: 'must be a string' }).regex(/^[0-9a-fA-F]{64}$/, {
             error: 'must be the SHA-256 of the key, 64 hex digits',
           }),
-          tenant: name(),
+          tenant: name().refine((tenant) => tenant !== 'anonymous', {
+            error: "'anonymous' is the tenant of callers without a key; it cannot be configured",
+          }),
         }),
         { error: 'must be a list' },
       )
@@ -109,7 +112,11 @@ const containment = z
     egress: z
       .strictObject({
         allowHosts: z.array(nonEmptyString(), { error: 'must be a list' }).default(['*']),
-        allowPrivateCidrs: z.array(nonEmptyString(), { error: 'must be a list' }).default([]),
+        allowPrivateCidrs: z
+          .array(nonEmptyString().refine(isCidr, { error: 'must be a CIDR such as 10.0.0.0/8 or fd00::/8' }), {
+            error: 'must be a list',
+          })
+          .default([]),
       })
       .prefault({}),
   })
@@ -162,6 +169,15 @@ const idempotency = z
     maxEntries: intIn(1, 10_000_000).default(10_000),
   })
   .prefault({});
+
+function isCidr(value: string): boolean {
+  try {
+    ipaddr.parseCIDR(value);
+    return true;
+  } catch {
+    return false;
+  }
+}
 
 /** The whole config file (API.md section 5). Every duration is in milliseconds. */
 export const configSchema = z

@@ -25,6 +25,9 @@ function demoConfig(renderUrl: string): BulkheadConfig {
   const parsed = parseConfig(
     {
       server: { port: 0, host: '127.0.0.1', shutdownDrainMs: 2000 },
+      // Local callers without a key; the renderer stands in on loopback, which egress must allow.
+      auth: { allowAnonymous: true },
+      containment: { egress: { allowHosts: ['127.0.0.1'], allowPrivateCidrs: ['127.0.0.1/32'] } },
       lanes: {
         render: { concurrency: 1, queueCapacity: 2, queueTtlMs: 30_000 },
         notes: { concurrency: 1, queueCapacity: 1 },

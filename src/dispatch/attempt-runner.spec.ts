@@ -3,6 +3,8 @@ import { deferred, track } from '../../test/support/deferred';
 import { Breaker, DEFAULT_BREAKER_SETTINGS } from '../circuit-breaker';
 import { isResilienceError, LazyAbortController, ResilienceError } from '../common';
 import { FakeClock, settle } from '../common/fake-clock';
+import { parseConfig } from '../config';
+import { HttpPools } from '../containment';
 import { type AttemptCall, AttemptRunner } from './attempt-runner';
 import { RetryBudget } from './retry/retry-budget';
 import { RetryPolicy } from './retry/retry-policy';
@@ -11,6 +13,7 @@ import type { ToolContext, ToolDefinition, ToolHandler } from './tool';
 const TIMEOUT_MS = 1_000;
 
 describe('AttemptRunner', () => {
+  let pools: HttpPools;
   let clock: FakeClock;
   let runner: AttemptRunner;
   let breakers: Breaker[];
@@ -18,7 +21,8 @@ describe('AttemptRunner', () => {
 
   beforeEach(() => {
     clock = new FakeClock();
-    runner = new AttemptRunner(clock);
+    pools = testPools(clock);
+    runner = new AttemptRunner(clock, pools);
     breakers = [];
     warnings = [];
     jest.spyOn(Logger.prototype, 'warn').mockImplementation((message: unknown) => {
@@ -26,7 +30,8 @@ describe('AttemptRunner', () => {
     });
   });
 
-  afterEach(() => {
+  afterEach(async () => {
+    await pools.onApplicationShutdown();
     for (const breaker of breakers) breaker.shutdown();
     jest.restoreAllMocks();
   });
@@ -51,7 +56,7 @@ describe('AttemptRunner', () => {
   }
 
   function call(overrides: Partial<AttemptCall> = {}): AttemptCall {
-    return { callId: 'call-1', tenant: 'acme', abort: new LazyAbortController(), ...overrides };
+    return { callId: 'call-1', tenant: 'acme', abort: new LazyAbortController(), pool: 'normal', ...overrides };
   }
 
   /** A handler that never answers and ignores its signal; `contexts` collects what it was given. */
@@ -403,3 +408,10 @@ describe('AttemptRunner', () => {
     });
   });
 });
+
+/** The two real HTTP pools of a minimal config (these tests never send a request). */
+function testPools(clock: FakeClock): HttpPools {
+  const parsed = parseConfig({ lanes: { main: { concurrency: 1, queueCapacity: 0 } } }, {});
+  if (!parsed.ok) throw new Error(parsed.problems.join('\n'));
+  return new HttpPools(parsed.config, clock);
+}

@@ -1,6 +1,7 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { CLOCK, type Clock, isResilienceError, LazyAbortController, ResilienceError } from '../common';
-import type { ToolArguments, ToolContext, ToolDefinition } from './tool';
+import { HttpPools, type PoolName } from '../containment';
+import type { ToolArguments, ToolContext, ToolDefinition, ToolHttp } from './tool';
 
 /** Who is calling: what an attempt needs of its call. */
 export interface AttemptCall {
@@ -10,6 +11,8 @@ export interface AttemptCall {
   abort: LazyAbortController;
   /** The call's idempotency key, scoped to its tenant and tool, for the upstream; if it has one. */
   idempotencyKey?: string;
+  /** The HTTP pool the call was routed to. */
+  pool: PoolName;
 }
 
 /** One attempt under way. */
@@ -31,6 +34,7 @@ class AttemptContext implements ToolContext {
     readonly tenant: string,
     readonly attempt: number,
     readonly idempotencyKey: string | undefined,
+    readonly http: ToolHttp,
     private readonly abort: LazyAbortController,
   ) {}
 
@@ -50,12 +54,16 @@ class AttemptContext implements ToolContext {
 export class AttemptRunner {
   private readonly logger = new Logger('Bulkhead');
 
-  constructor(@Inject(CLOCK) private readonly clock: Clock) {}
+  constructor(
+    @Inject(CLOCK) private readonly clock: Clock,
+    private readonly pools: HttpPools,
+  ) {}
 
   start(tool: ToolDefinition, args: ToolArguments, call: AttemptCall, timeoutMs: number, attempt = 1): StartedAttempt {
     if (call.abort.aborted) return { outcome: Promise.reject(stopReason(call.abort.reason)), settled: SETTLED };
     const abort = new LazyAbortController();
-    const context = new AttemptContext(call.callId, tool.id, call.tenant, attempt, call.idempotencyKey, abort);
+    const http = this.pools.get(call.pool);
+    const context = new AttemptContext(call.callId, tool.id, call.tenant, attempt, call.idempotencyKey, http, abort);
     let handled: Promise<unknown>;
     try {
       handled = Promise.resolve(tool.handler(args, context));

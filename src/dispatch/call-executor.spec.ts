@@ -3,6 +3,8 @@ import { type Deferred, deferred, track } from '../../test/support/deferred';
 import { Breaker, type BreakerSettings } from '../circuit-breaker';
 import { type ErrorKind, LazyAbortController, ResilienceError, seededRandom } from '../common';
 import { FakeClock, settle } from '../common/fake-clock';
+import { parseConfig } from '../config';
+import { HttpPools } from '../containment';
 import { CallOutcomes, EventLedger } from '../events';
 import { type AttemptCall, AttemptRunner } from './attempt-runner';
 import { CallExecutor, type ExecutionProgress } from './call-executor';
@@ -63,6 +65,7 @@ const ignoringSignal =
     gate.promise;
 
 describe('CallExecutor', () => {
+  let pools: HttpPools;
   let clock: FakeClock;
   let outcomes: CallOutcomes;
   let executor: CallExecutor;
@@ -73,7 +76,8 @@ describe('CallExecutor', () => {
   beforeEach(() => {
     clock = new FakeClock();
     outcomes = new CallOutcomes(new EventLedger(100, clock), clock);
-    executor = new CallExecutor(new AttemptRunner(clock), outcomes, clock, seededRandom(20260101));
+    pools = testPools(clock);
+    executor = new CallExecutor(new AttemptRunner(clock, pools), outcomes, clock, seededRandom(20260101));
     breakers = [];
     invocations = [];
     retried = [];
@@ -82,7 +86,8 @@ describe('CallExecutor', () => {
     jest.spyOn(Logger.prototype, 'warn').mockImplementation(() => {});
   });
 
-  afterEach(() => {
+  afterEach(async () => {
+    await pools.onApplicationShutdown();
     for (const breaker of breakers) breaker.shutdown();
     jest.restoreAllMocks();
   });
@@ -121,7 +126,7 @@ describe('CallExecutor', () => {
 
   function start(toolDefinition: ToolDefinition, abort = new LazyAbortController()) {
     const progress: ExecutionProgress = { attempts: 0 };
-    const call: AttemptCall = { callId: 'call-1', tenant: 'acme', abort };
+    const call: AttemptCall = { callId: 'call-1', tenant: 'acme', pool: 'normal', abort };
     const execution = executor.run(toolDefinition, {}, call, toolDefinition.timeoutMs, progress);
     let answeredAt: number | undefined;
     let attemptsWhenAnswered: number | undefined;
@@ -664,3 +669,10 @@ describe('CallExecutor', () => {
     });
   });
 });
+
+/** The two real HTTP pools of a minimal config (these tests never send a request). */
+function testPools(clock: FakeClock): HttpPools {
+  const parsed = parseConfig({ lanes: { main: { concurrency: 1, queueCapacity: 0 } } }, {});
+  if (!parsed.ok) throw new Error(parsed.problems.join('\n'));
+  return new HttpPools(parsed.config, clock);
+}

@@ -1,6 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { LaneRegistry, laneRejectionError } from '../bulkhead';
 import { asResilienceError, CLOCK, type Clock, deferred, LazyAbortController, ResilienceError } from '../common';
+import type { PoolName } from '../containment';
 import { CallOutcomes } from '../events';
 import { CallExecutor, type ExecutionProgress } from './call-executor';
 import { IdempotencyService, scopedIdempotencyKey, type StoredOutcome } from './idempotency';
@@ -12,6 +13,10 @@ export interface ToolCall {
   arguments: ToolArguments;
   callId: string;
   tenant: string;
+  /** The HTTP pool the containment snapshot gave this call (step 3, read once when it arrived). */
+  pool: PoolName;
+  /** The tenant is contained or unknown: a `containment: deny` tool refuses it. */
+  contained: boolean;
   /** Aborted when the client disconnects or shutdown stops the call. */
   abort: LazyAbortController;
   /** Per-attempt timeout. */
@@ -38,6 +43,8 @@ interface CallProgress extends ExecutionProgress {
   started: boolean;
   /** Its outcome is another call's: joined or replayed by idempotency key. */
   replayed: boolean;
+  /** The pool that served the call replayed. */
+  replayedPool?: PoolName;
 }
 
 /** Extra time a claim on a key is held beyond the call's own worst case, for answering. */
@@ -64,7 +71,11 @@ export class CallPipeline {
     try {
       // 1. authenticate: the caller resolved the tenant.  2. validate, before the call is admitted anywhere.
       tool.validate(call.arguments);
-      // 3. containment, 4. rate limit and 5. budget reservation come with their issues, here.
+      // 3. containment: the route guard read the snapshot and chose the pool; a hard posture never got here.
+      if (tool.containment === 'deny' && call.contained) {
+        throw new ResilienceError('contained', `tool '${tool.id}' is not available to a contained tenant`);
+      }
+      // 4. rate limit and 5. budget reservation come with their issue, here.
       const result =
         call.idempotencyKey === undefined
           ? await this.admitAndRun(call, call.abort, progress)
@@ -74,7 +85,7 @@ export class CallPipeline {
         callId: call.callId,
         toolId: tool.id,
         lane: tool.lane,
-        pool: 'normal',
+        pool: progress.replayedPool ?? call.pool,
         // `undefined` would drop the field from the JSON body.
         result: result === undefined ? null : result,
         attempts: progress.attempts,
@@ -104,12 +115,18 @@ export class CallPipeline {
       const outcome = decision.kind === 'join' ? await untilAborted(decision.outcome, call.abort) : decision.outcome;
       progress.attempts = outcome.attempts;
       if (!outcome.ok) throw fromStored(outcome);
+      progress.replayedPool = outcome.pool;
       return outcome.result;
     }
     let outcome: StoredOutcome | undefined;
     try {
       const result = await this.admitAndRun({ ...call, idempotencyKey: scoped }, new LazyAbortController(), progress);
-      outcome = { ok: true, result: result === undefined ? null : result, attempts: progress.attempts, pool: 'normal' };
+      outcome = {
+        ok: true,
+        result: result === undefined ? null : result,
+        attempts: progress.attempts,
+        pool: call.pool,
+      };
       return result;
     } catch (error) {
       outcome = toStored(asResilienceError(error).withAttempts(progress.attempts));
@@ -131,7 +148,8 @@ export class CallPipeline {
     const refusal = tool.breaker.refusal();
     if (refusal) return Promise.reject(refusal);
     const answer = deferred<unknown>();
-    const attemptCall = { callId: call.callId, tenant: call.tenant, abort, idempotencyKey: call.idempotencyKey };
+    const { callId, tenant, pool, idempotencyKey } = call;
+    const attemptCall = { callId, tenant, pool, abort, idempotencyKey };
     const admitted = lane.run(
       () => {
         progress.started = true;

@@ -1,7 +1,6 @@
 import { Module } from '@nestjs/common';
 import { DiscoveryModule } from '@nestjs/core';
 import { CLOCK, type Clock } from '../common';
-import { AgentOutboundHttp } from './agent-outbound-http';
 import { AttemptRunner } from './attempt-runner';
 import { BatchRunner } from './batch/batch-runner.service';
 import { CallExecutor } from './call-executor';
@@ -12,7 +11,6 @@ import {
   type DispatchModuleOptions,
 } from './dispatch.module-definition';
 import { IdempotencyService, IdempotencyStore, MemoryIdempotencyStore } from './idempotency';
-import { OutboundHttp } from './outbound-http';
 import { ToolRegistry } from './tool-registry.service';
 import { ToolsController } from './tools.controller';
 
@@ -27,7 +25,6 @@ import { ToolsController } from './tools.controller';
     AttemptRunner,
     IdempotencyService,
     BatchRunner,
-    { provide: OutboundHttp, useClass: AgentOutboundHttp },
     {
       provide: IdempotencyStore,
       useFactory: (options: DispatchModuleOptions, clock: Clock) =>
@@ -35,6 +32,6 @@ import { ToolsController } from './tools.controller';
       inject: [DISPATCH_MODULE_OPTIONS, CLOCK],
     },
   ],
-  exports: [ToolRegistry, CallPipeline, CallExecutor, OutboundHttp],
+  exports: [ToolRegistry, CallPipeline, CallExecutor],
 })
 export class DispatchModule extends DispatchConfigurableModule {}

@@ -4,7 +4,6 @@ export * from './call-pipeline.service';
 export * from './dispatch.module';
 export * from './dispatch.module-definition';
 export * from './idempotency';
-export * from './outbound-http';
 export * from './retry/retry-budget';
 export * from './retry/retry-policy';
 export * from './tool';

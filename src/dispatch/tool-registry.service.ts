@@ -5,7 +5,6 @@ import { BreakerRegistry, type BreakerSettings } from '../circuit-breaker';
 import { CLOCK, type Clock, ResilienceError } from '../common';
 import { type CodeToolConfig, NAME_PATTERN, type ToolConfig } from '../config';
 import { DISPATCH_MODULE_OPTIONS, type DispatchModuleOptions } from './dispatch.module-definition';
-import { OutboundHttp } from './outbound-http';
 import { DEFAULT_RETRY_BUDGET, RetryBudget, type RetryBudgetSettings } from './retry/retry-budget';
 import { DEFAULT_RETRY, RetryPolicy, type RetrySettings } from './retry/retry-policy';
 import type { ToolDefinition, ToolHandler } from './tool';
@@ -41,7 +40,6 @@ export class ToolRegistry implements OnModuleInit {
     @Inject(DISPATCH_MODULE_OPTIONS) private readonly options: DispatchModuleOptions,
     private readonly lanes: LaneRegistry,
     private readonly breakers: BreakerRegistry,
-    private readonly http: OutboundHttp,
     @Inject(CLOCK) private readonly clock: Clock,
     private readonly discovery: DiscoveryService,
     private readonly scanner: MetadataScanner,
@@ -103,7 +101,7 @@ export class ToolRegistry implements OnModuleInit {
       return Object.freeze({
         ...common,
         validate: acceptAnything,
-        handler: httpTool(id, config, this.http, this.clock) as ToolHandler,
+        handler: httpTool(id, config, this.clock) as ToolHandler,
       });
     }
     return Object.freeze({

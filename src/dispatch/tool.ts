@@ -1,4 +1,5 @@
 import type { Breaker } from '../circuit-breaker';
+import type { HttpRequestOptions, HttpResponse } from '../containment';
 import type { RetryBudget } from './retry/retry-budget';
 import type { RetryPolicy } from './retry/retry-policy';
 
@@ -20,6 +21,16 @@ export interface ToolContext {
    * Hand it to every I/O the handler starts.
    */
   readonly signal: AbortSignal;
+  /**
+   * Outbound HTTP through the pool this call was routed to (normal, or isolated when its
+   * tenant is contained or unknown), with egress rules applied. Tools have no other client.
+   */
+  readonly http: ToolHttp;
+}
+
+/** The HTTP client a tool gets: the call's pool. */
+export interface ToolHttp {
+  request(url: string, options: HttpRequestOptions): Promise<HttpResponse>;
 }
 
 /** Arguments are a JSON object; the result must be JSON-serialisable. */

@@ -1,8 +1,9 @@
 import { Controller, HttpCode, Post, Req, Res } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { LaneRegistry } from '../bulkhead';
-import { ANONYMOUS_TENANT, type ErrorEnvelope, resolveCallId } from '../common';
+import { type ErrorEnvelope, ResilienceError, resolveCallId } from '../common';
 import { type CallState, callStateOf } from '../common/nest';
+import type { PoolName } from '../containment';
 import { parseBatchRequest } from './batch/batch-request';
 import { BatchRunner } from './batch/batch-runner.service';
 import { CallPipeline, type ToolCallSuccess } from './call-pipeline.service';
@@ -33,7 +34,7 @@ export class ToolsController {
     return this.pipeline.invoke({
       tool,
       callId: state.callId!,
-      tenant: ANONYMOUS_TENANT,
+      ...callerOf(state),
       abort: state.abort,
       ...options,
     });
@@ -46,8 +47,17 @@ export class ToolsController {
     @Res({ passthrough: true }) reply: FastifyReply,
   ): Promise<{ results: Array<ToolCallSuccess | ErrorEnvelope> }> {
     const state = startCall(request, reply);
-    return this.batches.run(parseBatchRequest(request.body), { tenant: ANONYMOUS_TENANT, abort: state.abort });
+    return this.batches.run(parseBatchRequest(request.body), { ...callerOf(state), abort: state.abort });
   }
+}
+
+/** Who calls, as the containment guard found: tenant, pool, and whether the tenant is contained. */
+function callerOf(state: CallState): { tenant: string; pool: PoolName; contained: boolean } {
+  // The guard runs on every tool route; a call it did not route belongs to nobody.
+  if (state.tenant === undefined || state.pool === undefined) {
+    throw new ResilienceError('unauthorized', 'the call has no authenticated tenant');
+  }
+  return { tenant: state.tenant, pool: state.pool, contained: state.contained ?? true };
 }
 
 /** The request's call state with its call id, which the response carries in `X-Call-Id`. */

@@ -44,12 +44,20 @@ export class EventLedger {
     if (this.count < this.capacity) this.count++;
   }
 
-  /** The newest `limit` events, oldest first. */
-  recent(limit = this.capacity): LedgerEvent[] {
-    const size = Math.min(Math.max(0, Math.floor(limit)), this.count);
-    const events: LedgerEvent[] = [];
-    for (let i = size; i > 0; i--) {
+  /**
+   * The newest `limit` events, oldest first; with `tenant`, only that tenant's events and
+   * those of no tenant (breaker transitions).
+   */
+  recent(limit = this.capacity, tenant?: string): LedgerEvent[] {
+    const wanted = Math.max(0, Math.floor(limit));
+    const picked: Entry[] = [];
+    for (let i = 1; i <= this.count && picked.length < wanted; i++) {
       const entry = this.entries[(this.next - i + this.capacity) % this.capacity]!;
+      if (tenant === undefined || entry.tenant === tenant || entry.tenant === '') picked.push(entry);
+    }
+    const events: LedgerEvent[] = [];
+    for (let i = picked.length - 1; i >= 0; i--) {
+      const entry = picked[i]!;
       events.push({
         at: new Date(entry.atMs).toISOString(),
         callId: entry.callId,

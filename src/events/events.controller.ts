@@ -1,5 +1,7 @@
-import { Controller, Get, Query } from '@nestjs/common';
-import { ResilienceError } from '../common';
+import { Controller, Get, Query, Req } from '@nestjs/common';
+import type { FastifyRequest } from 'fastify';
+import { ANONYMOUS_TENANT, ResilienceError } from '../common';
+import { existingCallState } from '../common/nest';
 import { EventLedger, type LedgerEvent } from './event-ledger';
 
 const DEFAULT_LIMIT = 100;
@@ -8,10 +10,14 @@ const DEFAULT_LIMIT = 100;
 export class EventsController {
   constructor(private readonly ledger: EventLedger) {}
 
-  /** The newest events, newest last; `limit` from 1 to the ledger's capacity. */
+  /**
+   * The caller's newest events, newest last (its own tenant's, and breaker transitions);
+   * `limit` from 1 to the ledger's capacity.
+   */
   @Get()
-  list(@Query('limit') limit?: string): { events: LedgerEvent[] } {
-    return { events: this.ledger.recent(this.parseLimit(limit)) };
+  list(@Req() request: FastifyRequest, @Query('limit') limit?: string): { events: LedgerEvent[] } {
+    const tenant = existingCallState(request)?.tenant ?? ANONYMOUS_TENANT;
+    return { events: this.ledger.recent(this.parseLimit(limit), tenant) };
   }
 
   private parseLimit(raw: string | undefined): number {

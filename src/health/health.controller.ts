@@ -1,9 +1,11 @@
 import { Controller, Get, ServiceUnavailableException } from '@nestjs/common';
 import { HealthCheck, HealthCheckService, type HealthCheckResult } from '@nestjs/terminus';
 import { ResilienceError } from '../common';
+import { WithoutTenant } from '../common/nest';
 import { LifecycleIndicator } from './readiness.indicator';
 
 @Controller('health')
+@WithoutTenant()
 export class HealthController {
   constructor(
     private readonly health: HealthCheckService,

@@ -13,6 +13,9 @@ export const METRIC = {
   idempotentReplays: 'bulkhead_idempotent_replays_total',
   circuitState: 'bulkhead_circuit_state',
   circuitTransitions: 'bulkhead_circuit_transitions_total',
+  containmentRoutes: 'bulkhead_containment_routes_total',
+  httpPoolActive: 'bulkhead_http_pool_active',
+  httpPoolPeak: 'bulkhead_http_pool_peak',
 } as const;
 
 /** Seconds; the first bucket catches the calls that did not wait at all. */

@@ -1,7 +1,9 @@
 import { Controller, Get, Header } from '@nestjs/common';
+import { WithoutTenant } from '../common/nest';
 import { MetricsRegistry } from './metrics-registry.provider';
 
 @Controller('metrics')
+@WithoutTenant()
 export class MetricsController {
   constructor(private readonly registry: MetricsRegistry) {}
 

@@ -1,6 +1,7 @@
 import { Module } from '@nestjs/common';
 import { CallMetricsCollector } from './call-metrics.collector';
 import { CircuitMetricsCollector } from './circuit-metrics.collector';
+import { ContainmentMetricsCollector } from './containment-metrics.collector';
 import { LaneMetricsCollector } from './lane-metrics.collector';
 import { metricsRegistryProvider, MetricsRegistry } from './metrics-registry.provider';
 import { MetricsController } from './metrics.controller';
@@ -8,7 +9,13 @@ import { MetricsController } from './metrics.controller';
 /** `GET /metrics`: collectors subscribe to mechanism events; mechanisms never import prom-client. */
 @Module({
   controllers: [MetricsController],
-  providers: [metricsRegistryProvider, LaneMetricsCollector, CallMetricsCollector, CircuitMetricsCollector],
+  providers: [
+    metricsRegistryProvider,
+    LaneMetricsCollector,
+    CallMetricsCollector,
+    CircuitMetricsCollector,
+    ContainmentMetricsCollector,
+  ],
   exports: [MetricsRegistry],
 })
 export class MetricsModule {}

@@ -74,7 +74,7 @@ export class RoutePolicyInterceptor implements NestInterceptor {
     };
     const run = breaker ? () => breaker.fire(handle) : handle;
     const outcome = lane
-      ? lane.run(run, { tenant: ANONYMOUS_TENANT, abort: state.abort, queueTtlMs: plan.queueTtlMs })
+      ? lane.run(run, { tenant: state.tenant ?? ANONYMOUS_TENANT, abort: state.abort, queueTtlMs: plan.queueTtlMs })
       : run();
     if (typeof outcome === 'string') {
       const error = laneRejectionError(lane!, outcome);
@@ -102,7 +102,7 @@ export class RoutePolicyInterceptor implements NestInterceptor {
       callId: state.callId!,
       toolId: plan.label,
       lane: plan.lane?.name ?? '',
-      tenant: ANONYMOUS_TENANT,
+      tenant: state.tenant ?? ANONYMOUS_TENANT,
       abort: state.abort,
       startedAt,
       attempts: ending.started ? 1 : 0,

@@ -7,6 +7,11 @@ import { eventually } from '../support/eventually';
 import { type Response, send } from '../support/http-client';
 import { getEvents, getLanes } from '../support/service-reads';
 import { json, Upstream, type UpstreamRequest } from '../support/upstream';
+import { createHash } from 'node:crypto';
+
+const TENANT_KEY = 'acme-key-0123456789';
+const AS_TENANT = { authorization: `Bearer ${TENANT_KEY}` };
+const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
 
 /**
  * An upstream handler that holds every request until the test releases it, then answers the
@@ -63,7 +68,9 @@ describe('POST /v1/tools/batch', () => {
   let counting: Upstream;
   let url: string;
 
-  const batch = (body: unknown): Promise<Response> => send('POST', `${url}/v1/tools/batch`, { json: body });
+  /** Sent as a configured tenant, so its calls take the normal pool (an anonymous caller's go to the isolated one). */
+  const batch = (body: unknown): Promise<Response> =>
+    send('POST', `${url}/v1/tools/batch`, { json: body, headers: AS_TENANT });
 
   beforeEach(async () => {
     gate = new Gate();
@@ -79,6 +86,7 @@ describe('POST /v1/tools/batch', () => {
     // Lanes big enough that the batch's own concurrency is what limits, except `narrow`.
     current = await createTestApp(
       {
+        auth: { apiKeys: [{ sha256: sha256(TENANT_KEY), tenant: 'acme' }] },
         lanes: {
           main: { concurrency: 64, queueCapacity: 256 },
           narrow: { concurrency: 3, queueCapacity: 256 },
@@ -240,7 +248,10 @@ describe('POST /v1/tools/batch', () => {
         expect(envelope.callId).toBeUndefined();
         expect(envelope.error.attempts).toBe(0);
         if (needle !== undefined) expectNothingLeaked(response, needle);
-        expect((await getEvents(url)).map((event) => event.callId).sort()).toEqual(['fine-0', 'fine-2']);
+        expect((await getEvents(url, undefined, AS_TENANT)).map((event) => event.callId).sort()).toEqual([
+          'fine-0',
+          'fine-2',
+        ]);
       },
     );
   });
@@ -321,7 +332,7 @@ describe('POST /v1/tools/batch', () => {
       const error = expectEnvelope(response, 400, 'invalid_request');
       expect(error.attempts).toBe(0);
       expect(held.requests).toHaveLength(0);
-      expect(await getEvents(url)).toEqual([]);
+      expect(await getEvents(url, undefined, AS_TENANT)).toEqual([]);
     });
 
     it('accepts concurrency 1 and 64, the ends of the range', async () => {
@@ -403,7 +414,7 @@ describe('POST /v1/tools/batch', () => {
       });
       expect(response.status).toBe(200);
 
-      const events = await getEvents(url);
+      const events = await getEvents(url, undefined, AS_TENANT);
 
       const lines = events.map(({ callId, toolId, lane, tenant, status }) => ({
         callId,
@@ -414,11 +425,11 @@ describe('POST /v1/tools/batch', () => {
       }));
       expect(lines).toEqual(
         expect.arrayContaining([
-          { callId: 'ev-ok', toolId: 'read', lane: 'main', tenant: 'anonymous', status: 'ok' },
-          { callId: 'ev-transient', toolId: 'failing', lane: 'main', tenant: 'anonymous', status: 'transient' },
-          { callId: 'ev-schema', toolId: 'wait', lane: 'main', tenant: 'anonymous', status: 'schema' },
-          { callId: 'ev-lead', toolId: 'charge', lane: 'main', tenant: 'anonymous', status: 'ok' },
-          { callId: 'ev-replay', toolId: 'charge', lane: 'main', tenant: 'anonymous', status: 'ok' },
+          { callId: 'ev-ok', toolId: 'read', lane: 'main', tenant: 'acme', status: 'ok' },
+          { callId: 'ev-transient', toolId: 'failing', lane: 'main', tenant: 'acme', status: 'transient' },
+          { callId: 'ev-schema', toolId: 'wait', lane: 'main', tenant: 'acme', status: 'schema' },
+          { callId: 'ev-lead', toolId: 'charge', lane: 'main', tenant: 'acme', status: 'ok' },
+          { callId: 'ev-replay', toolId: 'charge', lane: 'main', tenant: 'acme', status: 'ok' },
         ]),
       );
       expect(lines).toHaveLength(5);

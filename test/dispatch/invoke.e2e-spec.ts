@@ -124,7 +124,8 @@ describe('POST /v1/tools/{toolId}/invoke', () => {
         callId: 'call-1',
         toolId: 'echo',
         lane: 'main',
-        pool: 'normal',
+        // A caller without a key is `anonymous`, never a configured tenant: the isolated pool.
+        pool: 'isolated',
         result: { q: 'today', n: [1, 2] },
         attempts: 1,
         durationMs: expect.any(Number),

@@ -30,7 +30,7 @@ export interface TestAppOptions {
  * be), listening on a free loopback port. Every test closes its app.
  */
 export async function createTestApp(document: Record<string, unknown>, options: TestAppOptions = {}): Promise<TestApp> {
-  const parsed = parseConfig(document, {});
+  const parsed = parseConfig(withTestDefaults(document), {});
   if (!parsed.ok) throw new Error(`invalid test config:\n${parsed.problems.join('\n')}`);
   const config = parsed.config;
   let builder = Test.createTestingModule({ imports: [AppModule.forRoot(config), ...(options.imports ?? [])] });
@@ -45,4 +45,20 @@ export async function createTestApp(document: Record<string, unknown>, options: 
   await app.listen(0, '127.0.0.1');
   const url = (await app.getUrl()).replace('[::1]', '127.0.0.1');
   return { app, config, url, close: () => app.close() };
+}
+
+/**
+ * What tests assume unless their document says otherwise: callers without a key are allowed
+ * (tenant `anonymous`), and the loopback upstreams tests start are allowed destinations.
+ */
+function withTestDefaults(document: Record<string, unknown>): Record<string, unknown> {
+  const containment = (document.containment ?? {}) as Record<string, unknown>;
+  return {
+    ...document,
+    auth: { allowAnonymous: true, ...(document.auth as Record<string, unknown> | undefined) },
+    containment: {
+      ...containment,
+      egress: containment.egress ?? { allowHosts: ['*'], allowPrivateCidrs: ['127.0.0.0/8', '::1/128'] },
+    },
+  };
 }

@@ -16,9 +16,10 @@ export async function getLanes(base: string): Promise<Record<string, LaneView>> 
 }
 
 /** The event ledger of a running test app, newest last. */
-export async function getEvents(base: string, limit?: number): Promise<EventView[]> {
+/** The events the caller may see: its own tenant's (`headers` carries its key; anonymous without). */
+export async function getEvents(base: string, limit?: number, headers?: Record<string, string>): Promise<EventView[]> {
   const query = limit === undefined ? '' : `?limit=${limit}`;
-  const response = await send('GET', `${base}/v1/events${query}`);
+  const response = await send('GET', `${base}/v1/events${query}`, { headers });
   if (response.status !== 200) throw new Error(`GET /v1/events answered ${response.status}`);
   return response.body.events;
 }

@@ -15,6 +15,12 @@ export interface CallState {
   /** Set once validated; the error envelope echoes only these. */
   callId?: string;
   toolId?: string;
+  /** The authenticated tenant, set by the containment guard. */
+  tenant?: string;
+  /** The HTTP pool this call's outbound requests use, read once from the containment snapshot. */
+  pool?: 'normal' | 'isolated';
+  /** The tenant is contained (or unknown): `containment: deny` tools refuse it. */
+  contained?: boolean;
   /** Set once a route policy (lane, breaker) took the call, so a second interceptor applies none again. */
   underPolicy?: boolean;
 }
@@ -44,4 +50,19 @@ export function callStateOf(request: FastifyRequest, reply: FastifyReply): CallS
 /** The call state if this request has one; never creates it. */
 export function existingCallState(request: FastifyRequest): CallState | undefined {
   return (request as WithCallState)[CALL_STATE];
+}
+
+/** Call states by their AbortSignal, so a client given the signal knows whose call it serves. */
+const signalOwners = new WeakMap<AbortSignal, CallState>();
+
+/** The call's AbortSignal, registered so that {@link callStateOfSignal} finds the call from it. */
+export function callSignalOf(state: CallState): AbortSignal {
+  const signal = state.abort.signal;
+  signalOwners.set(signal, state);
+  return signal;
+}
+
+/** The call whose signal this is, if it is one. */
+export function callStateOfSignal(signal: AbortSignal | undefined): CallState | undefined {
+  return signal ? signalOwners.get(signal) : undefined;
 }

@@ -5,3 +5,4 @@ export * from './envelope-exception.filter';
 export * from './http-exception-mapping';
 export * from './framework-errors';
 export * from './unexpected-errors';
+export * from './without-tenant.decorator';

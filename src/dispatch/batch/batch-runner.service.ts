@@ -8,6 +8,7 @@ import {
   toEnvelope,
 } from '../../common';
 import { logIfUnexpected } from '../../common/nest';
+import type { PoolName } from '../../containment';
 import { CallPipeline, type ToolCallSuccess } from '../call-pipeline.service';
 import { parseArguments, parseIdempotencyKey } from '../invoke-request';
 import { ToolRegistry } from '../tool-registry.service';
@@ -17,6 +18,8 @@ import { boundedMap } from './bounded-map';
 /** Who sends the batch: every call in it runs as this tenant and stops with this abort. */
 export interface BatchCaller {
   tenant: string;
+  pool: PoolName;
+  contained: boolean;
   abort: LazyAbortController;
 }
 
@@ -50,6 +53,8 @@ export class BatchRunner {
         tool,
         callId,
         tenant: caller.tenant,
+        pool: caller.pool,
+        contained: caller.contained,
         abort: caller.abort,
         arguments: parseArguments(entry.arguments),
         idempotencyKey: parseIdempotencyKey(entry.idempotencyKey),

@@ -1,21 +1,20 @@
 import { type Clock, isResilienceError, ResilienceError } from '../../common';
 import type { HttpToolConfig } from '../../config';
-import type { OutboundHttp } from '../outbound-http';
 import type { ToolArguments, ToolContext } from '../tool';
 import { parseRetryAfter, upstreamNetworkError, upstreamStatusError } from '../upstream-errors';
 
 /**
  * A tool that sends its arguments as JSON to a fixed URL and answers with the JSON (or text)
- * the upstream returns. Redirects are not followed.
+ * the upstream returns, through the call's HTTP pool (`ctx.http`). Redirects are not followed.
  */
-export function httpTool(toolId: string, config: HttpToolConfig, http: OutboundHttp, clock: Clock) {
+export function httpTool(toolId: string, config: HttpToolConfig, clock: Clock) {
   const fixedHeaders = { ...config.headers, 'content-type': 'application/json', accept: 'application/json' };
   // The config cannot name the headers set here (its schema refuses them, in any letter case).
   return async (args: ToolArguments, context: ToolContext): Promise<unknown> => {
     const { signal } = context;
     let response;
     try {
-      response = await http.request(config.url, {
+      response = await context.http.request(config.url, {
         method: config.method,
         headers: withIdempotencyKey({ ...fixedHeaders, 'x-call-id': context.callId }, context.idempotencyKey),
         body: JSON.stringify(args),
@@ -28,7 +27,8 @@ export function httpTool(toolId: string, config: HttpToolConfig, http: OutboundH
       throw upstreamNetworkError(toolId, error);
     }
     const { statusCode, headers, body } = response;
-    if (!body) throw upstreamStatusError(toolId, statusCode, parseRetryAfter(headers['retry-after'], clock.wallNow()));
+    if (statusCode < 200 || statusCode >= 300)
+      throw upstreamStatusError(toolId, statusCode, parseRetryAfter(headers['retry-after'], clock.wallNow()));
     return decode(toolId, body, headers['content-type']);
   };
 }

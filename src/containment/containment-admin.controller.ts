@@ -1,0 +1,68 @@
+import { Body, Controller, Get, Inject, Param, Put, UseGuards } from '@nestjs/common';
+import { z } from 'zod';
+import { AdminGuard } from '../auth';
+import { ANONYMOUS_TENANT, CLOCK, type Clock, ResilienceError } from '../common';
+import { WithoutTenant } from '../common/nest';
+import { BULKHEAD_CONFIG, type BulkheadConfig, NAME_PATTERN } from '../config';
+import { EventLedger } from '../events';
+import { CONTAINMENT_POSTURES, CONTAINMENT_STATES, type ContainmentSnapshot } from './containment-snapshot';
+import { ContainmentStore } from './containment.store';
+
+const change = z.strictObject({
+  state: z.enum(CONTAINMENT_STATES as [string, ...string[]]),
+  posture: z.enum(CONTAINMENT_POSTURES as [string, ...string[]]).optional(),
+  reason: z.string().max(500).optional(),
+});
+
+const CHANGE_RULE =
+  'the body must be { "state": "not_contained" | "active" | "released" | "indeterminate", ' +
+  '"posture"?: "hard" | "degraded", "reason"?: a string of at most 500 characters }';
+
+/** For operators: read and set a tenant's containment (admin token). */
+@Controller('v1/admin/containment')
+@WithoutTenant()
+@UseGuards(AdminGuard)
+export class ContainmentAdminController {
+  constructor(
+    @Inject(ContainmentStore) private readonly store: ContainmentStore,
+    @Inject(BULKHEAD_CONFIG) private readonly config: BulkheadConfig,
+    private readonly ledger: EventLedger,
+    @Inject(CLOCK) private readonly clock: Clock,
+  ) {}
+
+  @Get(':tenant')
+  async read(@Param('tenant') tenant: string): Promise<ContainmentSnapshot> {
+    const snapshot = await this.store.read(checkTenant(tenant));
+    if (!snapshot) throw new ResilienceError('not_found', `no containment snapshot for tenant '${tenant}'`);
+    return snapshot;
+  }
+
+  /** Sets the tenant's containment; calls routed from now on follow it, calls under way do not move. */
+  @Put(':tenant')
+  async write(@Param('tenant') tenant: string, @Body() body: unknown): Promise<ContainmentSnapshot> {
+    checkTenant(tenant);
+    const parsed = change.safeParse(body);
+    if (!parsed.success) throw new ResilienceError('invalid_request', CHANGE_RULE);
+    const { state, posture, reason } = parsed.data as {
+      state: ContainmentSnapshot['state'];
+      posture?: ContainmentSnapshot['posture'];
+      reason?: string;
+    };
+    const snapshot = await this.store.write(
+      tenant,
+      { state, posture: posture ?? this.config.containment.defaultPosture, reason: reason ?? '' },
+      this.clock.wallNow(),
+    );
+    // Who changed it is an admin; the ledger never holds the token or the reason.
+    this.ledger.record('', 'admin', '', tenant, `containment_${state}`);
+    return snapshot;
+  }
+}
+
+function checkTenant(tenant: string): string {
+  if (!NAME_PATTERN.test(tenant)) throw new ResilienceError('invalid_request', 'not a tenant name');
+  if (tenant === ANONYMOUS_TENANT) {
+    throw new ResilienceError('invalid_request', `'${ANONYMOUS_TENANT}' is always routed to the isolated pool`);
+  }
+  return tenant;
+}

@@ -1,0 +1,59 @@
+import { Inject, Injectable, Logger, type OnModuleInit } from '@nestjs/common';
+import type { Caller } from '../auth';
+import { CLOCK, type Clock } from '../common';
+import { BULKHEAD_CONFIG, type BulkheadConfig } from '../config';
+import { type ContainmentDecision, decide } from './containment-decision';
+import type { ContainmentSnapshot } from './containment-snapshot';
+import { ContainmentStore } from './containment.store';
+
+/**
+ * Step 3 of the pipeline: reads the caller's containment snapshot once (the single
+ * linearization point: a later change does not move a call already routed) and decides its
+ * pool. Configured tenants start `not_contained`; anyone else, a store that fails and a
+ * snapshot of another tenant route to the isolated pool.
+ */
+@Injectable()
+export class ContainmentRouter implements OnModuleInit {
+  private readonly logger = new Logger('Bulkhead');
+  /** Calls routed, by decision (decisions are shared objects): read when Prometheus scrapes. */
+  private readonly routed = new Map<ContainmentDecision, number>();
+
+  constructor(
+    @Inject(ContainmentStore) private readonly store: ContainmentStore,
+    @Inject(BULKHEAD_CONFIG) private readonly config: BulkheadConfig,
+    @Inject(CLOCK) private readonly clock: Clock,
+  ) {}
+
+  async onModuleInit(): Promise<void> {
+    const posture = this.config.containment.defaultPosture;
+    const tenants = new Set(this.config.auth.apiKeys.map((key) => key.tenant));
+    const change = { state: 'not_contained' as const, posture, reason: 'configured tenant' };
+    for (const tenant of tenants) await this.store.seed(tenant, change, this.clock.wallNow());
+  }
+
+  route(caller: Caller): Promise<ContainmentDecision> {
+    if (!caller.known) return Promise.resolve(this.count(decide(caller.tenant, false, null)));
+    return this.store.read(caller.tenant).then(
+      (snapshot) => this.count(decide(caller.tenant, true, snapshot)),
+      (error: unknown) => {
+        this.logger.warn(`containment store failed; routing to the isolated pool (${(error as Error)?.name})`);
+        return this.count(decide(caller.tenant, true, undefined));
+      },
+    );
+  }
+
+  /** How many calls each decision got so far. */
+  counts(): ReadonlyMap<ContainmentDecision, number> {
+    return this.routed;
+  }
+
+  /** The snapshot as the store has it (admin reads). */
+  read(tenant: string): Promise<ContainmentSnapshot | null> {
+    return this.store.read(tenant);
+  }
+
+  private count(decision: ContainmentDecision): ContainmentDecision {
+    this.routed.set(decision, (this.routed.get(decision) ?? 0) + 1);
+    return decision;
+  }
+}

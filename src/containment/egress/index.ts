@@ -1,0 +1,2 @@
+export * from './egress-connector';
+export * from './egress-policy';
