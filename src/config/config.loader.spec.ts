@@ -414,6 +414,23 @@ describe('config loader', () => {
     });
   });
 
+  describe('identity and containment', () => {
+    it("refuses 'anonymous' as a configured tenant", () => {
+      const auth = { apiKeys: [{ sha256: 'a'.repeat(64), tenant: 'anonymous' }] };
+      expect(problemsOf(parseConfig(document({ auth }), {}))).toEqual([
+        "auth.apiKeys.0.tenant: 'anonymous' is the tenant of callers without a key; it cannot be configured",
+      ]);
+    });
+
+    it('refuses an egress CIDR it cannot read, and accepts IPv4 and IPv6 ones', () => {
+      const egress = (allowPrivateCidrs: string[]) => document({ containment: { egress: { allowPrivateCidrs } } });
+      expect(problemsOf(parseConfig(egress(['10.0.0.0/8', '127.0.0.1']), {}))).toEqual([
+        'containment.egress.allowPrivateCidrs.1: must be a CIDR such as 10.0.0.0/8 or fd00::/8',
+      ]);
+      expect(parseConfig(egress(['10.0.0.0/8', 'fd00::/8', '127.0.0.1/32']), {}).ok).toBe(true);
+    });
+  });
+
   describe('${ENV} substitution', () => {
     it('turns a substituted number into a number in a numeric field', () => {
       const doc = { lanes: { render: { concurrency: '${C}', queueCapacity: '${Q}' } } };
