@@ -29,7 +29,10 @@ export const ROUTE_REASONS: readonly RouteReason[] = [
 export interface ContainmentDecision {
   pool: PoolName;
   reason: RouteReason;
-  /** The tenant is contained (active or indeterminate): `containment: deny` tools refuse it. */
+  /**
+   * The caller is contained, or unknown (anonymous, no snapshot, a store error): anything not
+   * routed to the normal pool. `containment: deny` tools refuse it.
+   */
   contained: boolean;
   /** Refuse the call before anything runs: contained under the `hard` posture. */
   deny: boolean;
