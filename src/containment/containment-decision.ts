@@ -1,4 +1,4 @@
-import type { ContainmentPosture, ContainmentSnapshot } from './containment-snapshot';
+import type { ContainmentSnapshot } from './containment-snapshot';
 
 export type PoolName = 'normal' | 'isolated';
 export const POOL_NAMES: readonly PoolName[] = ['normal', 'isolated'];
@@ -38,18 +38,23 @@ export interface ContainmentDecision {
   deny: boolean;
 }
 
-const decisions = new Map<string, ContainmentDecision>();
-
 /** Decisions are few and immutable: one shared object per outcome, so routing allocates nothing. */
 function decision(pool: PoolName, reason: RouteReason, contained: boolean, deny = false): ContainmentDecision {
-  const key = `${pool}/${reason}/${contained}/${deny}`;
-  let found = decisions.get(key);
-  if (!found) {
-    found = Object.freeze({ pool, reason, contained, deny });
-    decisions.set(key, found);
-  }
-  return found;
+  return Object.freeze({ pool, reason, contained, deny });
 }
+
+const ROUTED = {
+  notContained: decision('normal', 'not_contained', false),
+  released: decision('normal', 'released', false),
+  active: decision('isolated', 'active', true),
+  activeHard: decision('isolated', 'active', true, true),
+  indeterminate: decision('isolated', 'indeterminate', true),
+  indeterminateHard: decision('isolated', 'indeterminate', true, true),
+  anonymous: decision('isolated', 'anonymous', true),
+  noSnapshot: decision('isolated', 'no_snapshot', true),
+  storeError: decision('isolated', 'store_error', true),
+  tenantMismatch: decision('isolated', 'tenant_mismatch', true),
+} as const;
 
 /**
  * The routing table of DESIGN.md, failing closed toward isolation: only a snapshot of exactly
@@ -61,22 +66,22 @@ export function decide(
   known: boolean,
   snapshot: ContainmentSnapshot | null | undefined,
 ): ContainmentDecision {
-  if (!known) return decision('isolated', 'anonymous', true);
-  if (snapshot === undefined) return decision('isolated', 'store_error', true);
-  if (snapshot === null) return decision('isolated', 'no_snapshot', true);
-  if (snapshot.tenant !== tenant) return decision('isolated', 'tenant_mismatch', true);
+  if (!known) return ROUTED.anonymous;
+  if (snapshot === undefined) return ROUTED.storeError;
+  if (snapshot === null) return ROUTED.noSnapshot;
+  if (snapshot.tenant !== tenant) return ROUTED.tenantMismatch;
+  const hard = snapshot.posture === 'hard';
   switch (snapshot.state) {
     case 'not_contained':
+      return ROUTED.notContained;
     case 'released':
-      return decision('normal', snapshot.state, false);
+      return ROUTED.released;
     case 'active':
+      return hard ? ROUTED.activeHard : ROUTED.active;
     case 'indeterminate':
-      return decision('isolated', snapshot.state, true, isHard(snapshot.posture));
+      return hard ? ROUTED.indeterminateHard : ROUTED.indeterminate;
     default:
-      return decision('isolated', 'store_error', true);
+      // A state this version does not know: fail closed.
+      return ROUTED.storeError;
   }
-}
-
-function isHard(posture: ContainmentPosture): boolean {
-  return posture === 'hard';
 }
