@@ -3,7 +3,7 @@ import { Reflector } from '@nestjs/core';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { ApiKeyAuthenticator } from '../auth';
 import { ResilienceError } from '../common';
-import { callStateOf, WITHOUT_TENANT } from '../common/nest';
+import { callStateOf, RouteCache, WITHOUT_TENANT } from '../common/nest';
 import { ContainmentRouter } from './containment-router.service';
 
 /**
@@ -15,8 +15,11 @@ import { ContainmentRouter } from './containment-router.service';
  */
 @Injectable()
 export class ContainmentRoutingGuard implements CanActivate {
-  /** Whether a route takes a tenant, by controller then handler, read once. */
-  private readonly plans = new WeakMap<object, WeakMap<object, boolean>>();
+  /** Whether a route takes a tenant, read once per route. */
+  private readonly takesTenant = new RouteCache<boolean>(
+    (handler, controller) =>
+      !this.reflector.getAllAndOverride<boolean | undefined>(WITHOUT_TENANT, [handler, controller]),
+  );
 
   constructor(
     private readonly reflector: Reflector,
@@ -25,7 +28,7 @@ export class ContainmentRoutingGuard implements CanActivate {
   ) {}
 
   canActivate(context: ExecutionContext): boolean | Promise<boolean> {
-    if (context.getType() !== 'http' || !this.takesTenant(context)) return true;
+    if (context.getType() !== 'http' || !this.takesTenant.get(context)) return true;
     const http = context.switchToHttp();
     const state = callStateOf(http.getRequest<FastifyRequest>(), http.getResponse<FastifyReply>());
     const caller = this.authenticator.authenticate(http.getRequest<FastifyRequest>().headers.authorization);
@@ -36,21 +39,5 @@ export class ContainmentRoutingGuard implements CanActivate {
       state.contained = decision.contained;
       return true;
     });
-  }
-
-  private takesTenant(context: ExecutionContext): boolean {
-    const handler = context.getHandler();
-    const controller = context.getClass();
-    let byHandler = this.plans.get(controller);
-    if (!byHandler) {
-      byHandler = new WeakMap();
-      this.plans.set(controller, byHandler);
-    }
-    let takes = byHandler.get(handler);
-    if (takes === undefined) {
-      takes = !this.reflector.getAllAndOverride<boolean | undefined>(WITHOUT_TENANT, [handler, controller]);
-      byHandler.set(handler, takes);
-    }
-    return takes;
   }
 }

@@ -12,7 +12,7 @@ import { from, lastValueFrom, type Observable } from 'rxjs';
 import { type Lane, LaneRegistry, laneRejectionError } from '../bulkhead';
 import { type Breaker, BreakerRegistry } from '../circuit-breaker';
 import { ANONYMOUS_TENANT, asResilienceError, CLOCK, type Clock, resolveCallId } from '../common';
-import { type CallState, callStateOf, fromHttpException } from '../common/nest';
+import { type CallState, callStateOf, fromHttpException, RouteCache, type RouteTarget } from '../common/nest';
 import { CallOutcomes } from '../events';
 import { BulkheadMetadata } from './bulkhead.metadata';
 import { CircuitBreakerMetadata } from './circuit-breaker.metadata';
@@ -34,8 +34,8 @@ interface RoutePlan {
  */
 @Injectable()
 export class RoutePolicyInterceptor implements NestInterceptor {
-  /** Plans by controller, then handler: controllers that inherit one method may differ. */
-  private readonly plans = new WeakMap<object, WeakMap<object, RoutePlan | null>>();
+  /** Each route's plan, read once. */
+  private readonly plans = new RouteCache<RoutePlan | null>((handler, controller) => this.plan(handler, controller));
 
   constructor(
     private readonly reflector: Reflector,
@@ -46,7 +46,7 @@ export class RoutePolicyInterceptor implements NestInterceptor {
   ) {}
 
   intercept(context: ExecutionContext, next: CallHandler): Observable<unknown> {
-    const plan = this.planFor(context);
+    const plan = this.plans.get(context);
     if (!plan) return next.handle();
     const http = context.switchToHttp();
     const request = http.getRequest<FastifyRequest>();
@@ -109,28 +109,14 @@ export class RoutePolicyInterceptor implements NestInterceptor {
     });
   }
 
-  private planFor(context: ExecutionContext): RoutePlan | null {
-    const handler = context.getHandler();
-    const controller = context.getClass();
-    let byHandler = this.plans.get(controller);
-    if (!byHandler) {
-      byHandler = new WeakMap();
-      this.plans.set(controller, byHandler);
-    }
-    let plan = byHandler.get(handler);
-    if (plan === undefined) {
-      const targets = [handler, controller];
-      const route = this.reflector.getAllAndOverride(BulkheadMetadata, targets);
-      const breakerName = this.reflector.getAllAndOverride(CircuitBreakerMetadata, targets);
-      const lane = route ? this.lanes.get(route.lane) : undefined;
-      const breaker = breakerName ? this.breakers.get(breakerName) : undefined;
-      plan =
-        lane || breaker
-          ? { lane, queueTtlMs: route?.queueTtlMs, breaker, label: `${controller.name}.${handler.name}` }
-          : null;
-      byHandler.set(handler, plan);
-    }
-    return plan;
+  private plan(handler: RouteTarget, controller: RouteTarget): RoutePlan | null {
+    const targets = [handler, controller];
+    const route = this.reflector.getAllAndOverride(BulkheadMetadata, targets);
+    const breakerName = this.reflector.getAllAndOverride(CircuitBreakerMetadata, targets);
+    const lane = route ? this.lanes.get(route.lane) : undefined;
+    const breaker = breakerName ? this.breakers.get(breakerName) : undefined;
+    if (!lane && !breaker) return null;
+    return { lane, queueTtlMs: route?.queueTtlMs, breaker, label: `${controller.name}.${handler.name}` };
   }
 }
 

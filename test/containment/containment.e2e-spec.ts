@@ -1,16 +1,15 @@
 import { createHash } from 'node:crypto';
-import type { ServerResponse } from 'node:http';
 import { Controller, HttpCode, Module, Post } from '@nestjs/common';
 import { FakeClock } from '../../src/common/fake-clock';
 import { closeOnFakeClock } from '../support/close-app';
 import { createTestApp, type TestApp } from '../support/create-app';
-import { deferred } from '../support/deferred';
 import { expectEnvelope, expectNothingLeaked } from '../support/envelope';
 import { eventually } from '../support/eventually';
 import { invoke, type Response, send } from '../support/http-client';
 import { parsePromText, type PromText, sampleValue } from '../support/prom-text';
 import { getEvents, getLanes } from '../support/service-reads';
-import { Upstream, type UpstreamRequest } from '../support/upstream';
+import { Upstream } from '../support/upstream';
+import { WhoGate } from '../support/who-gate';
 
 const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
 
@@ -21,55 +20,6 @@ const AS_ACME = { authorization: `Bearer ${ACME_KEY}` };
 const AS_EVIL = { authorization: `Bearer ${EVIL_KEY}` };
 const AS_ADMIN = { authorization: `Bearer ${ADMIN_TOKEN}` };
 const ANONYMOUS = {};
-
-/**
- * An upstream handler that holds every request until the test releases it, then answers the
- * request's own JSON body. It counts requests in flight per `who` (from the body), the most at
- * once, and the remote ports each `who` arrived on.
- */
-class Gate {
-  private readonly held: Array<() => void> = [];
-  private open = false;
-  private readonly current = new Map<string, number>();
-  private readonly most = new Map<string, number>();
-  private readonly portsBy = new Map<string, Set<number>>();
-
-  readonly handler = async (request: UpstreamRequest, response: ServerResponse): Promise<void> => {
-    const who = String((JSON.parse(request.body || '{}') as { who?: unknown }).who ?? '');
-    this.current.set(who, this.inFlight(who) + 1);
-    this.most.set(who, Math.max(this.peak(who), this.inFlight(who)));
-    this.portsBy.set(who, (this.portsBy.get(who) ?? new Set()).add(request.remotePort));
-    response.on('close', () => this.current.set(who, this.inFlight(who) - 1));
-    if (!this.open) {
-      const release = deferred<void>();
-      this.held.push(release.resolve);
-      await release.promise;
-    }
-    response.writeHead(200, { 'content-type': 'application/json' }).end(request.body || '{}');
-  };
-
-  inFlight(who: string): number {
-    return this.current.get(who) ?? 0;
-  }
-
-  peak(who: string): number {
-    return this.most.get(who) ?? 0;
-  }
-
-  ports(who: string): Set<number> {
-    return this.portsBy.get(who) ?? new Set();
-  }
-
-  get heldCount(): number {
-    return this.held.length;
-  }
-
-  /** Answers every held request, and every later one at once. */
-  releaseAll(): void {
-    this.open = true;
-    for (const release of this.held.splice(0)) release();
-  }
-}
 
 /** A company's own route, counting the times its handler ran. */
 let companyRuns = 0;
@@ -135,7 +85,7 @@ function routes(prom: PromText, pool: string, reason: string): number {
 
 describe('containment: tenants routed to the normal or isolated pool', () => {
   let clock: FakeClock;
-  let gate: Gate;
+  let gate: WhoGate;
   let upstreams: Upstream[] = [];
   let current: TestApp | undefined;
 
@@ -159,7 +109,7 @@ describe('containment: tenants routed to the normal or isolated pool', () => {
   }
 
   beforeEach(() => {
-    gate = new Gate();
+    gate = new WhoGate();
     gate.releaseAll();
     companyRuns = 0;
   });
@@ -198,7 +148,7 @@ describe('containment: tenants routed to the normal or isolated pool', () => {
     it('lets at most isolatedMaxConcurrency contained calls reach the upstream while normal calls keep theirs', async () => {
       const { app, up } = await setup();
       await contain(app.url, 'evil', { state: 'active', posture: 'degraded' });
-      gate = new Gate();
+      gate = new WhoGate();
       up.use(gate.handler);
 
       const contained = Array.from({ length: 8 }, (_, n) => invoke(app.url, 'fetch', { who: 'evil', n }, AS_EVIL));
@@ -254,7 +204,7 @@ describe('containment: tenants routed to the normal or isolated pool', () => {
 
     it('applies a containment change to the next call, not to the call already running', async () => {
       const { app, up } = await setup();
-      gate = new Gate();
+      gate = new WhoGate();
       up.use(gate.handler);
 
       const running = invoke(app.url, 'fetch', { who: 'before' }, AS_ACME);
@@ -272,7 +222,7 @@ describe('containment: tenants routed to the normal or isolated pool', () => {
     it('keeps a contained call in the isolated pool when the tenant is released while it runs', async () => {
       const { app, up } = await setup();
       await contain(app.url, 'evil', { state: 'active', posture: 'degraded' });
-      gate = new Gate();
+      gate = new WhoGate();
       up.use(gate.handler);
 
       const running = invoke(app.url, 'fetch', { who: 'before' }, AS_EVIL);

@@ -1,5 +1,4 @@
 import { createHash } from 'node:crypto';
-import type { ServerResponse } from 'node:http';
 import { Body, Controller, HttpCode, Inject, Module, Post } from '@nestjs/common';
 import { FakeClock } from '../../src/common/fake-clock';
 import { TenantHttpClient } from '../../src/containment';
@@ -7,13 +6,13 @@ import { Bulkhead, CallSignal } from '../../src/route-policies';
 import { type AbortableRequest, abortableRequest } from '../support/abortable-request';
 import { closeOnFakeClock } from '../support/close-app';
 import { createTestApp, type TestApp } from '../support/create-app';
-import { deferred } from '../support/deferred';
 import { expectEnvelope, expectNothingLeaked } from '../support/envelope';
 import { eventually } from '../support/eventually';
 import { type Response, send } from '../support/http-client';
 import { parsePromText, type PromText, sampleValue } from '../support/prom-text';
 import { getLanes } from '../support/service-reads';
-import { hang, Upstream, type UpstreamHandler, type UpstreamRequest } from '../support/upstream';
+import { hang, Upstream, type UpstreamHandler } from '../support/upstream';
+import { WhoGate } from '../support/who-gate';
 
 const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
 
@@ -23,55 +22,6 @@ const ADMIN_TOKEN = 'admin-token-0123456789abcdef';
 const AS_ACME = { authorization: `Bearer ${ACME_KEY}` };
 const AS_EVIL = { authorization: `Bearer ${EVIL_KEY}` };
 const AS_ADMIN = { authorization: `Bearer ${ADMIN_TOKEN}` };
-
-/**
- * An upstream handler that holds every request until the test releases it, then answers the
- * request's own JSON body. It counts requests in flight per `who` (from the body), the most at
- * once, and the remote ports each `who` arrived on.
- */
-class Gate {
-  private readonly held: Array<() => void> = [];
-  private open = false;
-  private readonly current = new Map<string, number>();
-  private readonly most = new Map<string, number>();
-  private readonly portsBy = new Map<string, Set<number>>();
-
-  readonly handler = async (request: UpstreamRequest, response: ServerResponse): Promise<void> => {
-    const who = String((JSON.parse(request.body || '{}') as { who?: unknown }).who ?? '');
-    this.current.set(who, this.inFlight(who) + 1);
-    this.most.set(who, Math.max(this.peak(who), this.inFlight(who)));
-    this.portsBy.set(who, (this.portsBy.get(who) ?? new Set()).add(request.remotePort));
-    response.on('close', () => this.current.set(who, this.inFlight(who) - 1));
-    if (!this.open) {
-      const release = deferred<void>();
-      this.held.push(release.resolve);
-      await release.promise;
-    }
-    response.writeHead(200, { 'content-type': 'application/json' }).end(request.body || '{}');
-  };
-
-  constructor(open = false) {
-    this.open = open;
-  }
-
-  inFlight(who: string): number {
-    return this.current.get(who) ?? 0;
-  }
-
-  peak(who: string): number {
-    return this.most.get(who) ?? 0;
-  }
-
-  ports(who: string): Set<number> {
-    return this.portsBy.get(who) ?? new Set();
-  }
-
-  /** Answers every held request, and every later one at once. */
-  releaseAll(): void {
-    this.open = true;
-    for (const release of this.held.splice(0)) release();
-  }
-}
 
 /** Where the company's routes send their requests; set by each test. */
 let target = '';
@@ -151,7 +101,7 @@ const poolGauge = (prom: PromText, name: 'active' | 'peak', pool: 'normal' | 'is
 
 describe('TenantHttpClient in a company controller', () => {
   let clock: FakeClock;
-  let gate: Gate;
+  let gate: WhoGate;
   let upstreams: Upstream[] = [];
   let requests: AbortableRequest[] = [];
   let current: TestApp | undefined;
@@ -178,7 +128,7 @@ describe('TenantHttpClient in a company controller', () => {
   }
 
   beforeEach(() => {
-    gate = new Gate(true);
+    gate = new WhoGate(true);
   });
 
   afterEach(async () => {
@@ -216,7 +166,7 @@ describe('TenantHttpClient in a company controller', () => {
   });
 
   it('caps a contained tenant’s requests at isolatedMaxConcurrency while a normal tenant’s run together', async () => {
-    gate = new Gate();
+    gate = new WhoGate();
     await upstream();
     const app = await service();
     await containEvil(app.url);
@@ -239,13 +189,13 @@ describe('TenantHttpClient in a company controller', () => {
   it.each(['timeout-signal', 'fresh-signal'])(
     'sends a request that does not carry the call’s signal (%s) through the isolated pool',
     async (route) => {
-      gate = new Gate();
+      gate = new WhoGate();
       await upstream();
       const app = await service();
       // The normal pool's socket stays open, so its port cannot be handed to another socket.
       gate.releaseAll();
       expect((await outbound(app.url, 'call', { who: 'normal' }, AS_ACME)).status).toBe(200);
-      gate = new Gate();
+      gate = new WhoGate();
       upstreams[0].use(gate.handler);
 
       const pending = outbound(app.url, route, { who: 'unsigned' }, AS_ACME);
@@ -312,7 +262,7 @@ describe('TenantHttpClient in a company controller', () => {
   });
 
   it('routes by tenant on a route with @Bulkhead too', async () => {
-    gate = new Gate();
+    gate = new WhoGate();
     await upstream();
     const app = await service();
     await containEvil(app.url);

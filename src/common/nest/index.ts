@@ -6,3 +6,4 @@ export * from './http-exception-mapping';
 export * from './framework-errors';
 export * from './unexpected-errors';
 export * from './without-tenant.decorator';
+export * from './route-cache';
