@@ -1,4 +1,3 @@
-import { createHash } from 'node:crypto';
 import { Controller, HttpCode, Module, Post } from '@nestjs/common';
 import { FakeClock } from '../../src/common/fake-clock';
 import { closeOnFakeClock } from '../support/close-app';
@@ -10,15 +9,12 @@ import { parsePromText, type PromText, sampleValue } from '../support/prom-text'
 import { getEvents, getLanes } from '../support/service-reads';
 import { Upstream } from '../support/upstream';
 import { WhoGate } from '../support/who-gate';
+import { ADMIN_TOKEN, AS_ADMIN, testTenant } from '../support/tenants';
 
-const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
-
-const ACME_KEY = 'acme-key-0123456789';
-const EVIL_KEY = 'evil-key-9876543210';
-const ADMIN_TOKEN = 'admin-token-0123456789abcdef';
-const AS_ACME = { authorization: `Bearer ${ACME_KEY}` };
-const AS_EVIL = { authorization: `Bearer ${EVIL_KEY}` };
-const AS_ADMIN = { authorization: `Bearer ${ADMIN_TOKEN}` };
+const ACME = testTenant('acme');
+const EVIL = testTenant('evil', 'evil-key-9876543210');
+const AS_ACME = ACME.headers;
+const AS_EVIL = EVIL.headers;
 const ANONYMOUS = {};
 
 /** A company's own route, counting the times its handler ran. */
@@ -41,10 +37,7 @@ function config(upstreamUrl: string, containment: Record<string, unknown> = {}):
   return {
     auth: {
       adminToken: ADMIN_TOKEN,
-      apiKeys: [
-        { sha256: sha256(ACME_KEY), tenant: 'acme' },
-        { sha256: sha256(EVIL_KEY), tenant: 'evil' },
-      ],
+      apiKeys: [ACME.apiKey, EVIL.apiKey],
     },
     lanes: { main: { concurrency: 64, queueCapacity: 256 } },
     tools: {
@@ -408,7 +401,7 @@ describe('containment: tenants routed to the normal or isolated pool', () => {
 
       for (const response of [read, write]) {
         expectEnvelope(response, 401, 'unauthorized');
-        expectNothingLeaked(response, ADMIN_TOKEN, ACME_KEY);
+        expectNothingLeaked(response, ADMIN_TOKEN, ACME.key);
       }
       expect((await getContainment(app.url, 'evil')).body).toMatchObject({ state: 'not_contained', version: 1 });
     });

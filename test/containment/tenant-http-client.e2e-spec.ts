@@ -1,4 +1,3 @@
-import { createHash } from 'node:crypto';
 import { Body, Controller, HttpCode, Inject, Module, Post } from '@nestjs/common';
 import { FakeClock } from '../../src/common/fake-clock';
 import { TenantHttpClient } from '../../src/containment';
@@ -13,15 +12,12 @@ import { parsePromText, type PromText, sampleValue } from '../support/prom-text'
 import { getLanes } from '../support/service-reads';
 import { hang, Upstream, type UpstreamHandler } from '../support/upstream';
 import { WhoGate } from '../support/who-gate';
+import { ADMIN_TOKEN, AS_ADMIN, testTenant } from '../support/tenants';
 
-const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
-
-const ACME_KEY = 'acme-key-0123456789';
-const EVIL_KEY = 'evil-key-9876543210';
-const ADMIN_TOKEN = 'admin-token-0123456789abcdef';
-const AS_ACME = { authorization: `Bearer ${ACME_KEY}` };
-const AS_EVIL = { authorization: `Bearer ${EVIL_KEY}` };
-const AS_ADMIN = { authorization: `Bearer ${ADMIN_TOKEN}` };
+const ACME = testTenant('acme');
+const EVIL = testTenant('evil', 'evil-key-9876543210');
+const AS_ACME = ACME.headers;
+const AS_EVIL = EVIL.headers;
 
 /** Where the company's routes send their requests; set by each test. */
 let target = '';
@@ -77,10 +73,7 @@ function config(containment: Record<string, unknown> = {}): Record<string, unkno
   return {
     auth: {
       adminToken: ADMIN_TOKEN,
-      apiKeys: [
-        { sha256: sha256(ACME_KEY), tenant: 'acme' },
-        { sha256: sha256(EVIL_KEY), tenant: 'evil' },
-      ],
+      apiKeys: [ACME.apiKey, EVIL.apiKey],
     },
     lanes: { main: { concurrency: 4, queueCapacity: 4 }, routes: { concurrency: 16, queueCapacity: 16 } },
     containment: { pools: { normalMaxConcurrency: 32, isolatedMaxConcurrency: 2 }, ...containment },
