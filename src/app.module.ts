@@ -3,6 +3,7 @@ import { APP_FILTER } from '@nestjs/core';
 import { BulkheadModule } from './bulkhead';
 import { CircuitBreakerModule } from './circuit-breaker';
 import { CommonModule, EnvelopeExceptionFilter } from './common/nest';
+import { BudgetModule } from './budget';
 import { ContainmentModule } from './containment';
 import { type BulkheadConfig, ConfigModule } from './config';
 import { DispatchModule } from './dispatch';
@@ -11,7 +12,9 @@ import { ExampleModule } from './example/example.module';
 import { HealthModule } from './health';
 import { LifecycleModule } from './lifecycle';
 import { MetricsModule } from './metrics';
+import { RateLimitModule } from './rate-limit';
 import { RoutePoliciesModule } from './route-policies';
+import { StoreModule } from './store';
 
 /** The whole service, built from a validated config. */
 @Module({})
@@ -25,7 +28,10 @@ export class AppModule {
         EventsModule,
         LifecycleModule,
         BulkheadModule.forRoot({ lanes: config.lanes }),
+        StoreModule,
         ContainmentModule,
+        RateLimitModule,
+        BudgetModule,
         CircuitBreakerModule.forRoot({ breakers: config.breakers }),
         RoutePoliciesModule,
         DispatchModule.forRoot({ tools: config.tools, idempotency: config.idempotency }),

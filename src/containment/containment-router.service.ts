@@ -24,22 +24,38 @@ export class ContainmentRouter implements OnModuleInit {
     @Inject(CLOCK) private readonly clock: Clock,
   ) {}
 
+  /** Seeds every configured tenant; one the store cannot take now is seeded on its first call. */
   async onModuleInit(): Promise<void> {
-    const posture = this.config.containment.defaultPosture;
-    const tenants = new Set(this.config.auth.apiKeys.map((key) => key.tenant));
-    const change = { state: 'not_contained' as const, posture, reason: 'configured tenant' };
-    for (const tenant of tenants) await this.store.seed(tenant, change, this.clock.wallNow());
+    for (const tenant of new Set(this.config.auth.apiKeys.map((key) => key.tenant))) {
+      await this.seed(tenant).catch(() => undefined);
+    }
   }
 
   route(caller: Caller): Promise<ContainmentDecision> {
     if (!caller.known) return Promise.resolve(this.count(decide(caller.tenant, false, null)));
-    return this.store.read(caller.tenant).then(
-      (snapshot) => this.count(decide(caller.tenant, true, snapshot)),
-      (error: unknown) => {
-        this.logger.warn(`containment store failed; routing to the isolated pool (${(error as Error)?.name})`);
-        return this.count(decide(caller.tenant, true, undefined));
-      },
-    );
+    return this.store
+      .read(caller.tenant)
+      .then((snapshot) => snapshot ?? this.seed(caller.tenant))
+      .then(
+        (snapshot) => this.count(decide(caller.tenant, true, snapshot)),
+        (error: unknown) => {
+          this.logger.warn(`containment store failed; routing to the isolated pool (${(error as Error)?.name})`);
+          return this.count(decide(caller.tenant, true, undefined));
+        },
+      );
+  }
+
+  /**
+   * A configured tenant's first snapshot, `not_contained`, unless one exists (an operator's
+   * write always wins). Known tenants only reach here: anything else fails closed.
+   */
+  private seed(tenant: string): Promise<ContainmentSnapshot> {
+    const change = {
+      state: 'not_contained' as const,
+      posture: this.config.containment.defaultPosture,
+      reason: 'configured tenant',
+    };
+    return this.store.seed(tenant, change, this.clock.wallNow());
   }
 
   /** How many calls each decision got so far. */

@@ -5,9 +5,7 @@ import { BULKHEAD_CONFIG, type BulkheadConfig } from '../config';
 import { ContainmentAdminController } from './containment-admin.controller';
 import { ContainmentRouter } from './containment-router.service';
 import { ContainmentRoutingGuard } from './containment-routing.guard';
-import { ContainmentStore } from './containment.store';
 import { HttpPools } from './http-pools.service';
-import { MemoryContainmentStore } from './memory-containment.store';
 import { TenantHttpClient } from './tenant-http-client';
 
 /**
@@ -24,13 +22,12 @@ import { TenantHttpClient } from './tenant-http-client';
       useFactory: (config: BulkheadConfig) => new ApiKeyAuthenticator(config.auth),
       inject: [BULKHEAD_CONFIG],
     },
-    { provide: ContainmentStore, useClass: MemoryContainmentStore },
     ContainmentRouter,
     HttpPools,
     TenantHttpClient,
     AdminGuard,
     { provide: APP_GUARD, useClass: ContainmentRoutingGuard },
   ],
-  exports: [ApiKeyAuthenticator, ContainmentRouter, HttpPools, TenantHttpClient, ContainmentStore],
+  exports: [ApiKeyAuthenticator, ContainmentRouter, HttpPools, TenantHttpClient],
 })
 export class ContainmentModule {}

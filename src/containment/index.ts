@@ -7,3 +7,4 @@ export * from './http-pool';
 export * from './http-pools.service';
 export * from './memory-containment.store';
 export * from './tenant-http-client';
+export * from './redis-containment.store';

@@ -47,6 +47,8 @@ describe('AttemptRunner', () => {
       timeoutMs: TIMEOUT_MS,
       idempotent: true,
       containment: 'allow',
+      costUsd: 0,
+      tokens: 0,
       validate: () => {},
       retry: new RetryPolicy({ maxAttempts: 3, baseDelayMs: 100, maxDelayMs: 2_000, deadlineMs: 10_000 }),
       retryBudget: new RetryBudget({ percent: 20, minRetries: 3, windowMs: 10_000 }, clock),

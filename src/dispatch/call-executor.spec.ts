@@ -106,6 +106,8 @@ describe('CallExecutor', () => {
       timeoutMs,
       idempotent: options.idempotent ?? false,
       containment: 'allow',
+      costUsd: 0,
+      tokens: 0,
       validate: () => {},
       retry: new RetryPolicy({
         maxAttempts: 3,

@@ -1,8 +1,10 @@
 import { Inject, Injectable } from '@nestjs/common';
+import { BudgetGate, type BudgetReservation } from '../budget';
 import { LaneRegistry, laneRejectionError } from '../bulkhead';
 import { asResilienceError, CLOCK, type Clock, deferred, LazyAbortController, ResilienceError } from '../common';
 import type { PoolName } from '../containment';
 import { CallOutcomes } from '../events';
+import { type HeaderSink, RateLimiter } from '../rate-limit';
 import { CallExecutor, type ExecutionProgress } from './call-executor';
 import { IdempotencyService, scopedIdempotencyKey, type StoredOutcome } from './idempotency';
 import type { ToolArguments, ToolDefinition } from './tool';
@@ -24,6 +26,8 @@ export interface ToolCall {
   queueTtlMs: number | undefined;
   /** The caller's `Idempotency-Key`, validated. */
   idempotencyKey?: string;
+  /** Where the call's own response headers go (RateLimit); none for a batch entry. */
+  headers?: HeaderSink;
 }
 
 /** The success body of API.md section 2. */
@@ -47,7 +51,7 @@ interface CallProgress extends ExecutionProgress {
   replayedPool?: PoolName;
 }
 
-/** Extra time a claim on a key is held beyond the call's own worst case, for answering. */
+/** Extra time a claim or a reservation is held beyond the call's own worst case, for answering. */
 const LEASE_MARGIN_MS = 5_000;
 
 /**
@@ -60,6 +64,8 @@ export class CallPipeline {
     private readonly lanes: LaneRegistry,
     private readonly executor: CallExecutor,
     private readonly idempotency: IdempotencyService,
+    private readonly rateLimiter: RateLimiter,
+    private readonly budget: BudgetGate,
     private readonly outcomes: CallOutcomes,
     @Inject(CLOCK) private readonly clock: Clock,
   ) {}
@@ -68,6 +74,8 @@ export class CallPipeline {
     const { tool } = call;
     const startedAt = this.clock.now();
     const progress: CallProgress = { started: false, replayed: false, attempts: 0 };
+    let reservation: BudgetReservation | undefined;
+    let failure: ResilienceError | undefined;
     try {
       // 1. authenticate: the caller resolved the tenant.  2. validate, before the call is admitted anywhere.
       tool.validate(call.arguments);
@@ -75,7 +83,14 @@ export class CallPipeline {
       if (tool.containment === 'deny' && call.contained) {
         throw new ResilienceError('contained', `tool '${tool.id}' is not available to a contained tenant`);
       }
-      // 4. rate limit and 5. budget reservation come with their issue, here.
+      // 4. rate limit: a refused call takes nothing and reserves nothing.
+      await this.rateLimiter.admit(call.tenant, tool.tokens, call.headers);
+      // 5. budget: hold the cost of every attempt the call may make; settled in `finally`.
+      reservation = await this.budget.reserve(
+        call.tenant,
+        tool.costUsd * tool.retry.maxAttempts,
+        this.worstCaseMs(call),
+      );
       const result =
         call.idempotencyKey === undefined
           ? await this.admitAndRun(call, call.abort, progress)
@@ -93,10 +108,21 @@ export class CallPipeline {
         replayed: progress.replayed,
       };
     } catch (error) {
-      const failure = asResilienceError(error).withAttempts(progress.attempts);
+      failure = asResilienceError(error).withAttempts(progress.attempts);
       this.finish(call, startedAt, progress, failure);
       throw failure;
+    } finally {
+      // 10. settle: charge each attempt that reached the tool; a call refused, replayed or
+      // denied egress before any connection costs nothing.
+      const charged = progress.replayed || failure?.kind === 'egress_denied' ? 0 : progress.attempts;
+      await this.budget.settle(reservation, tool.costUsd * charged);
     }
+  }
+
+  /** The longest a call may take: its queue wait and all its attempts (leases and reservations outlast it). */
+  private worstCaseMs(call: ToolCall): number {
+    const lane = this.lanes.get(call.tool.lane)!;
+    return (call.queueTtlMs ?? lane.queueTtlMs) + call.tool.retry.deadlineMs + LEASE_MARGIN_MS;
   }
 
   /**
@@ -107,9 +133,7 @@ export class CallPipeline {
   private async runOnce(call: ToolCall, key: string, progress: CallProgress): Promise<unknown> {
     const { tool } = call;
     const scoped = scopedIdempotencyKey(call.tenant, tool.id, key);
-    const lane = this.lanes.get(tool.lane)!;
-    const leaseMs = (call.queueTtlMs ?? lane.queueTtlMs) + tool.retry.deadlineMs + LEASE_MARGIN_MS;
-    const decision = await this.idempotency.begin(scoped, call.arguments, leaseMs, call.abort);
+    const decision = await this.idempotency.begin(scoped, call.arguments, this.worstCaseMs(call), call.abort);
     if (decision.kind !== 'lead') {
       progress.replayed = true;
       const outcome = decision.kind === 'join' ? await untilAborted(decision.outcome, call.abort) : decision.outcome;

@@ -95,6 +95,8 @@ export class ToolRegistry implements OnModuleInit {
       timeoutMs: config.timeoutMs,
       idempotent: config.idempotent,
       containment: config.containment,
+      costUsd: config.costUsd ?? 0,
+      tokens: config.tokens ?? 0,
       ...this.resilience(id, config.timeoutMs, config),
     };
     if (config.kind === 'http') {
@@ -122,6 +124,8 @@ export class ToolRegistry implements OnModuleInit {
       timeoutMs,
       idempotent: config?.idempotent ?? options.idempotent ?? false,
       containment: config?.containment ?? options.containment ?? 'allow',
+      costUsd: config?.costUsd ?? options.costUsd ?? 0,
+      tokens: config?.tokens ?? options.tokens ?? 0,
       validate: options.validate ?? acceptAnything,
       handler: jsonResult(options.id, handler),
       ...this.resilience(options.id, timeoutMs, config, options),

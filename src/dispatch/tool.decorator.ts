@@ -13,6 +13,10 @@ export interface ToolOptions {
   /** Safe to run twice with the same arguments. @default false */
   idempotent?: boolean;
   containment?: 'allow' | 'deny';
+  /** USD per attempt, charged to the tenant's budget. @default 0 */
+  costUsd?: number;
+  /** Tokens per call, from the tenant's tokens-per-minute bucket. @default 0 */
+  tokens?: number;
   /** Retries: the built-in defaults (3 attempts, 100 ms doubling to 2 s) for what is left out. */
   retry?: Partial<RetrySettings> & { budget?: Partial<RetryBudgetSettings> };
   /** The tool's breaker: `breakers.default` of the config for what is left out. */

@@ -51,6 +51,10 @@ export interface ToolDefinition {
   readonly idempotent: boolean;
   /** `deny`: tenants under containment may not call it. */
   readonly containment: 'allow' | 'deny';
+  /** What one attempt costs, in USD, charged to the tenant's budget. @default 0 */
+  readonly costUsd: number;
+  /** Tokens one call takes from the tenant's tokens-per-minute bucket. @default 0 */
+  readonly tokens: number;
   /** Checks the arguments before the call is admitted anywhere; throws a `schema` error. */
   readonly validate: (args: ToolArguments) => void;
   readonly retry: RetryPolicy;

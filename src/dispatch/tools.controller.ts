@@ -36,6 +36,7 @@ export class ToolsController {
       callId: state.callId!,
       ...callerOf(state),
       abort: state.abort,
+      headers: reply,
       ...options,
     });
   }

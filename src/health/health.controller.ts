@@ -3,6 +3,7 @@ import { HealthCheck, HealthCheckService, type HealthCheckResult } from '@nestjs
 import { ResilienceError } from '../common';
 import { WithoutTenant } from '../common/nest';
 import { LifecycleIndicator } from './readiness.indicator';
+import { RedisIndicator } from './redis.indicator';
 
 @Controller('health')
 @WithoutTenant()
@@ -10,6 +11,7 @@ export class HealthController {
   constructor(
     private readonly health: HealthCheckService,
     private readonly lifecycle: LifecycleIndicator,
+    private readonly redis: RedisIndicator,
   ) {}
 
   /** The process answers: depends on nothing else, so a store outage never restarts pods. */
@@ -19,12 +21,14 @@ export class HealthController {
     return this.health.check([]);
   }
 
-  /** Ready for traffic: 503 from the moment shutdown starts. */
+  /** Ready for traffic: 503 from the moment shutdown starts, and while a configured Redis is unreachable. */
   @Get('ready')
   @HealthCheck()
   async ready(): Promise<HealthCheckResult> {
     try {
-      return await this.health.check([() => this.lifecycle.check()]);
+      const checks = [() => this.lifecycle.check()];
+      if (this.redis.configured) checks.push(() => this.redis.check());
+      return await this.health.check(checks);
     } catch (error) {
       if (!(error instanceof ServiceUnavailableException)) throw error;
       throw new ResilienceError(

@@ -16,6 +16,9 @@ export const METRIC = {
   containmentRoutes: 'bulkhead_containment_routes_total',
   httpPoolActive: 'bulkhead_http_pool_active',
   httpPoolPeak: 'bulkhead_http_pool_peak',
+  rateLimited: 'bulkhead_rate_limited_total',
+  rateLimitFailedOpen: 'bulkhead_rate_limit_failed_open_total',
+  budgetSpent: 'bulkhead_budget_spent_usd_total',
 } as const;
 
 /** Seconds; the first bucket catches the calls that did not wait at all. */

@@ -2,6 +2,7 @@ import { Module } from '@nestjs/common';
 import { CallMetricsCollector } from './call-metrics.collector';
 import { CircuitMetricsCollector } from './circuit-metrics.collector';
 import { ContainmentMetricsCollector } from './containment-metrics.collector';
+import { SharedStateMetricsCollector } from './shared-state-metrics.collector';
 import { LaneMetricsCollector } from './lane-metrics.collector';
 import { metricsRegistryProvider, MetricsRegistry } from './metrics-registry.provider';
 import { MetricsController } from './metrics.controller';
@@ -15,6 +16,7 @@ import { MetricsController } from './metrics.controller';
     CallMetricsCollector,
     CircuitMetricsCollector,
     ContainmentMetricsCollector,
+    SharedStateMetricsCollector,
   ],
   exports: [MetricsRegistry],
 })

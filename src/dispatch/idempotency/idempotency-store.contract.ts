@@ -37,7 +37,20 @@ const succeeded = (result: unknown): StoredOutcome => ({ ok: true, result, attem
  * with time moved only through the {@link FakeClock} handed to `makeStore`, so the same suite
  * runs against the memory store and against Redis.
  */
-export function describeIdempotencyStore(name: string, makeStore: MakeIdempotencyStore): void {
+/** What a store's bound is: a count of keys (memory), or TTLs alone (Redis). */
+export interface IdempotencyContractOptions {
+  /** The store evicts its oldest finished keys beyond `maxEntries`. @default true */
+  evictsByCount?: boolean;
+}
+
+export function describeIdempotencyStore(
+  name: string,
+  makeStore: MakeIdempotencyStore,
+  options: IdempotencyContractOptions = {},
+): void {
+  const byCount = options.evictsByCount ?? true;
+  // Only a store bounded by a count of keys can evict by one; TTLs bound the others.
+  const itEvicting = byCount ? it : it.skip;
   describe(`IdempotencyStore contract: ${name}`, () => {
     let clock: FakeClock;
 
@@ -346,7 +359,7 @@ export function describeIdempotencyStore(name: string, makeStore: MakeIdempotenc
     });
 
     describe('bound', () => {
-      it('evicts the oldest completed keys once more than maxEntries are completed', async () => {
+      itEvicting('evicts the oldest completed keys once more than maxEntries are completed', async () => {
         const maxEntries = 3;
         const subject = await store(maxEntries);
         const keys = ['key-1', 'key-2', 'key-3', 'key-4', 'key-5'];
@@ -362,7 +375,7 @@ export function describeIdempotencyStore(name: string, makeStore: MakeIdempotenc
         await expect(subject.claim('key-1', FP, LEASE_MS)).resolves.toMatchObject({ status: 'claimed' });
       });
 
-      it('evicts the second-oldest completed key too once two more than maxEntries are completed', async () => {
+      itEvicting('evicts the second-oldest completed key too once two more than maxEntries are completed', async () => {
         const subject = await store(3);
         for (const key of ['key-1', 'key-2', 'key-3', 'key-4', 'key-5']) await completed(subject, key);
 
@@ -378,7 +391,7 @@ export function describeIdempotencyStore(name: string, makeStore: MakeIdempotenc
         }
       });
 
-      it('evicts in completion order, not claim order', async () => {
+      itEvicting('evicts in completion order, not claim order', async () => {
         const subject = await store(2);
         const early = await claimed(subject, 'claimed-first');
         const late = await claimed(subject, 'claimed-second');

@@ -2,3 +2,4 @@ export * from './fingerprint';
 export * from './idempotency.service';
 export * from './idempotency.store';
 export * from './memory-idempotency.store';
+export * from './redis-idempotency.store';

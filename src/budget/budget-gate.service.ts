@@ -1,0 +1,117 @@
+import { randomUUID } from 'node:crypto';
+import { Inject, Injectable } from '@nestjs/common';
+import { CLOCK, type Clock, ResilienceError } from '../common';
+import { BULKHEAD_CONFIG, type BulkheadConfig } from '../config';
+import { budgetPeriod } from './budget-period';
+import { BudgetStore } from './budget.store';
+import { microsToUsd, usdToMicros } from './money';
+
+/** A held part of a tenant's budget, to settle when its call ends. */
+export interface BudgetReservation {
+  tenant: string;
+  period: string;
+  id: string;
+  amountMicros: number;
+}
+
+/** A tenant's budget as `GET /v1/admin/budgets/{tenant}` shows it. */
+export interface BudgetView {
+  capUsd: number | null;
+  spentUsd: number;
+  reservedUsd: number;
+  period: string;
+  resetsAt: string;
+}
+
+/**
+ * Step 5 and its settlement (step 10): before a call, reserve its cost within the tenant's
+ * cap for the current period (UTC day or month), atomically, so a burst can never overspend;
+ * after it, charge what was spent and free the rest. Budgets fail closed: with the store down,
+ * calls that cost money are refused `unavailable`.
+ */
+@Injectable()
+export class BudgetGate {
+  /** Micro-dollars charged so far, by tenant, for metrics (money is never summed as floats). */
+  readonly spentMicros = new Map<string, number>();
+
+  constructor(
+    @Inject(BudgetStore) private readonly store: BudgetStore,
+    @Inject(BULKHEAD_CONFIG) private readonly config: BulkheadConfig,
+    @Inject(CLOCK) private readonly clock: Clock,
+  ) {}
+
+  /** The tenant's cap in USD, or undefined when it has none. */
+  capUsd(tenant: string): number | undefined {
+    const { tenants, defaultUsd } = this.config.budgets;
+    return Object.hasOwn(tenants, tenant) ? tenants[tenant] : defaultUsd;
+  }
+
+  /** Reserves `costUsd` for a call of `tenant`; undefined when nothing needs reserving. */
+  async reserve(tenant: string, costUsd: number, ttlMs: number): Promise<BudgetReservation | undefined> {
+    const capUsd = this.capUsd(tenant);
+    if (capUsd === undefined || costUsd <= 0) return undefined;
+    const period = budgetPeriod(this.config.budgets.period, this.clock.wallNow());
+    const reservation = { tenant, period: period.key, id: randomUUID(), amountMicros: usdToMicros(costUsd) };
+    let result;
+    try {
+      result = await this.store.reserve(
+        tenant,
+        period.key,
+        usdToMicros(capUsd),
+        reservation.id,
+        reservation.amountMicros,
+        ttlMs,
+      );
+    } catch (error) {
+      throw storeFailure(error);
+    }
+    if (!result.ok) {
+      throw new ResilienceError(
+        'budget_exceeded',
+        `the ${this.config.budgets.period}ly budget of this tenant is spent`,
+        {
+          retryAfterMs: Math.max(1, period.resetsAt - this.clock.wallNow()),
+        },
+      );
+    }
+    return reservation;
+  }
+
+  /** Charges `actualUsd` of a reservation and frees the rest; never throws (the call is over). */
+  async settle(reservation: BudgetReservation | undefined, actualUsd: number): Promise<void> {
+    if (!reservation) return;
+    try {
+      const actualMicros = usdToMicros(Math.max(0, actualUsd));
+      const charged = await this.store.settle(reservation.tenant, reservation.period, reservation.id, actualMicros);
+      if (charged && actualMicros > 0) {
+        const { tenant } = reservation;
+        this.spentMicros.set(tenant, (this.spentMicros.get(tenant) ?? 0) + actualMicros);
+      }
+    } catch {
+      // The reservation lapses after its TTL; nothing more can be done for this call.
+    }
+  }
+
+  async view(tenant: string): Promise<BudgetView> {
+    const period = budgetPeriod(this.config.budgets.period, this.clock.wallNow());
+    let usage;
+    try {
+      usage = await this.store.read(tenant, period.key);
+    } catch (error) {
+      throw storeFailure(error);
+    }
+    return {
+      capUsd: this.capUsd(tenant) ?? null,
+      spentUsd: microsToUsd(usage.spentMicros),
+      reservedUsd: microsToUsd(usage.reservedMicros),
+      period: period.key,
+      resetsAt: new Date(period.resetsAt).toISOString(),
+    };
+  }
+}
+
+/** A store that is down is `unavailable` (budgets fail closed); a RangeError is our bug, `internal`. */
+function storeFailure(error: unknown): ResilienceError {
+  if (error instanceof RangeError) return new ResilienceError('internal', 'internal error', { cause: error });
+  return new ResilienceError('unavailable', 'the budget store is unavailable', { cause: error });
+}

@@ -1,0 +1,145 @@
+import type { Clock } from '../common';
+import type { BudgetStore, BudgetUsage, ReserveResult } from './budget.store';
+import { assertMicros } from './money';
+
+interface Reservation {
+  amountMicros: number;
+  /** Clock `now()` from which it no longer holds anything. */
+  expiresAt: number;
+}
+
+/** One tenant's money in one period. */
+interface PeriodEntry {
+  spentMicros: number;
+  /** Sum of the amounts in `reservations`, kept beside them so a decision need not add them up. */
+  reservedMicros: number;
+  reservations: Map<string, Reservation>;
+  /** No reservation lapses before this (a lower bound: settling one does not raise it). */
+  nextLapseAt: number;
+}
+
+/**
+ * The embedded budget store: one process, each decision one synchronous block. Reservations
+ * lapse on the injected clock's `now()`; lapsed ones are dropped whenever their entry is
+ * touched (reserve, settle, read).
+ *
+ * Memory stays bounded: a tenant keeps at most two periods, the one it reserved in last and the
+ * one before it (so a call reserved just before midnight still settles in its own period); a
+ * reserve that opens a third period drops the oldest. An entry with nothing spent and nothing
+ * reserved is dropped at once, so reading an unknown tenant or period never creates one.
+ */
+export class MemoryBudgetStore implements BudgetStore {
+  /** Tenant → period → entry; periods in the order they were opened. */
+  private readonly tenants = new Map<string, Map<string, PeriodEntry>>();
+
+  constructor(private readonly clock: Clock) {}
+
+  async reserve(
+    tenant: string,
+    period: string,
+    capMicros: number,
+    reservationId: string,
+    amountMicros: number,
+    ttlMs: number,
+  ): Promise<ReserveResult> {
+    assertMicros(capMicros, 'capMicros');
+    assertMicros(amountMicros, 'amountMicros');
+    const wholeTtlMs = reservationTtlMs(reservationId, ttlMs);
+    const now = this.clock.now();
+    const entry = this.entry(tenant, period, now) ?? this.open(tenant, period);
+    // Reserving an id that still holds replaces it, so a retried reserve never holds twice.
+    const replaced = entry.reservations.get(reservationId)?.amountMicros ?? 0;
+    if (entry.spentMicros + entry.reservedMicros - replaced + amountMicros > capMicros) {
+      const usage = usageOf(entry);
+      this.dropIfEmpty(tenant, period, entry);
+      return { ok: false, ...usage };
+    }
+    const expiresAt = now + wholeTtlMs;
+    entry.reservations.set(reservationId, { amountMicros, expiresAt });
+    entry.reservedMicros += amountMicros - replaced;
+    entry.nextLapseAt = Math.min(entry.nextLapseAt, expiresAt);
+    const usage = usageOf(entry);
+    this.dropIfEmpty(tenant, period, entry);
+    return { ok: true, ...usage };
+  }
+
+  async settle(tenant: string, period: string, reservationId: string, actualMicros: number): Promise<boolean> {
+    assertMicros(actualMicros, 'actualMicros');
+    const entry = this.entry(tenant, period, this.clock.now());
+    const reservation = entry?.reservations.get(reservationId);
+    if (!entry || !reservation) return false;
+    entry.reservations.delete(reservationId);
+    entry.reservedMicros -= reservation.amountMicros;
+    entry.spentMicros += actualMicros;
+    this.dropIfEmpty(tenant, period, entry);
+    return true;
+  }
+
+  async read(tenant: string, period: string): Promise<BudgetUsage> {
+    const entry = this.entry(tenant, period, this.clock.now());
+    return entry ? usageOf(entry) : { spentMicros: 0, reservedMicros: 0 };
+  }
+
+  /** Periods held, over all tenants (for tests of the memory bound). */
+  get periodCount(): number {
+    let count = 0;
+    for (const periods of this.tenants.values()) count += periods.size;
+    return count;
+  }
+
+  /** The entry of a tenant's period with its lapsed reservations dropped, if it holds anything. */
+  private entry(tenant: string, period: string, now: number): PeriodEntry | undefined {
+    const entry = this.tenants.get(tenant)?.get(period);
+    if (!entry || entry.nextLapseAt > now) return entry;
+    let nextLapseAt = Infinity;
+    for (const [id, reservation] of entry.reservations) {
+      if (reservation.expiresAt <= now) {
+        entry.reservations.delete(id);
+        entry.reservedMicros -= reservation.amountMicros;
+      } else {
+        nextLapseAt = Math.min(nextLapseAt, reservation.expiresAt);
+      }
+    }
+    entry.nextLapseAt = nextLapseAt;
+    return this.dropIfEmpty(tenant, period, entry) ? undefined : entry;
+  }
+
+  private open(tenant: string, period: string): PeriodEntry {
+    let periods = this.tenants.get(tenant);
+    if (!periods) {
+      periods = new Map();
+      this.tenants.set(tenant, periods);
+    }
+    // Keep the period opened last before this one; anything older is over.
+    for (const old of periods.keys()) {
+      if (periods.size < 2) break;
+      periods.delete(old);
+    }
+    const entry: PeriodEntry = { spentMicros: 0, reservedMicros: 0, reservations: new Map(), nextLapseAt: Infinity };
+    periods.set(period, entry);
+    return entry;
+  }
+
+  private dropIfEmpty(tenant: string, period: string, entry: PeriodEntry): boolean {
+    if (entry.spentMicros > 0 || entry.reservations.size > 0) return false;
+    const periods = this.tenants.get(tenant);
+    periods?.delete(period);
+    if (periods?.size === 0) this.tenants.delete(tenant);
+    return true;
+  }
+}
+
+function usageOf(entry: PeriodEntry): BudgetUsage {
+  return { spentMicros: entry.spentMicros, reservedMicros: entry.reservedMicros };
+}
+
+/** Checks the reservation's id and answers its TTL in whole milliseconds, rounded up. */
+function reservationTtlMs(reservationId: string, ttlMs: number): number {
+  if (typeof reservationId !== 'string' || reservationId.length === 0) {
+    throw new RangeError('reservationId must be a non-empty string');
+  }
+  if (!Number.isFinite(ttlMs) || ttlMs <= 0 || Math.ceil(ttlMs) > Number.MAX_SAFE_INTEGER) {
+    throw new RangeError(`ttlMs must be a finite number of milliseconds above 0, got ${String(ttlMs)}`);
+  }
+  return Math.ceil(ttlMs);
+}

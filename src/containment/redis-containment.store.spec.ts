@@ -1,0 +1,157 @@
+import { once } from 'node:events';
+import { randomUUID } from 'node:crypto';
+import type Redis from 'ioredis';
+import { createRedisConnection } from '../store/redis-connection';
+import { RedisKeys } from '../store/redis-keys';
+import type { ContainmentChange } from './containment-snapshot';
+import { describeContainmentStore } from './containment-store.contract';
+import { RedisContainmentStore } from './redis-containment.store';
+
+const REDIS_URL = 'redis://127.0.0.1:6379';
+const T0 = Date.UTC(2026, 0, 1, 12, 0, 0);
+const ACTIVE_HARD: ContainmentChange = { state: 'active', posture: 'hard', reason: 'incident' };
+const NOT_CONTAINED: ContainmentChange = { state: 'not_contained', posture: 'degraded', reason: 'configured tenant' };
+
+async function connect(): Promise<Redis> {
+  const redis = createRedisConnection({ url: REDIS_URL, commandTimeoutMs: 2_000 });
+  if (redis.status !== 'ready') await once(redis, 'ready');
+  return redis;
+}
+
+async function deleteKeys(redis: Redis, prefix: string): Promise<void> {
+  let cursor = '0';
+  do {
+    const [next, found] = await redis.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 1000);
+    if (found.length > 0) await redis.del(...found);
+    cursor = next;
+  } while (cursor !== '0');
+}
+
+describe('RedisContainmentStore', () => {
+  let redis: Redis;
+  let prefixes: string[] = [];
+  let extraConnections: Redis[] = [];
+
+  beforeAll(async () => {
+    redis = await connect();
+  });
+
+  afterEach(async () => {
+    for (const prefix of prefixes) await deleteKeys(redis, prefix);
+    prefixes = [];
+    await Promise.all(extraConnections.map((connection) => connection.quit()));
+    extraConnections = [];
+  });
+
+  afterAll(async () => {
+    await redis.quit();
+  });
+
+  function keysFor(): RedisKeys {
+    const prefix = `bh-test:${randomUUID()}:`;
+    prefixes.push(prefix);
+    return new RedisKeys(prefix);
+  }
+
+  describeContainmentStore('RedisContainmentStore', () => new RedisContainmentStore(redis, keysFor()));
+
+  describe('keys', () => {
+    it('keeps one hash per tenant under the prefix, with the tenant as its hash tag', async () => {
+      const keys = keysFor();
+      const store = new RedisContainmentStore(redis, keys);
+
+      await store.write('acme', ACTIVE_HARD, T0);
+      await store.seed('globex', NOT_CONTAINED, T0);
+
+      const [, found] = await redis.scan('0', 'MATCH', `${keys.prefix}*`, 'COUNT', 1000);
+      expect(found.sort()).toEqual([`${keys.prefix}{acme}:containment`, `${keys.prefix}{globex}:containment`]);
+      for (const key of found) await expect(redis.type(key)).resolves.toBe('hash');
+    });
+
+    it('sets no TTL on a snapshot: it must not expire into the isolated pool', async () => {
+      const keys = keysFor();
+      const store = new RedisContainmentStore(redis, keys);
+
+      await store.seed('acme', NOT_CONTAINED, T0);
+      await expect(redis.pttl(keys.key('acme', 'containment'))).resolves.toBe(-1);
+      await store.write('acme', ACTIVE_HARD, T0 + 1);
+      await expect(redis.pttl(keys.key('acme', 'containment'))).resolves.toBe(-1);
+    });
+
+    it.each<[string, Record<string, string>]>([
+      ['an unknown state', { state: 'free' }],
+      ['an unknown posture', { posture: 'soft' }],
+      ['a version that is not a number', { version: 'two' }],
+    ])('rejects a read of a snapshot with %s instead of routing on it', async (_label, damage) => {
+      const keys = keysFor();
+      const store = new RedisContainmentStore(redis, keys);
+      await store.write('acme', ACTIVE_HARD, T0);
+
+      await redis.hset(keys.key('acme', 'containment'), damage);
+
+      await expect(store.read('acme')).rejects.toThrow('malformed containment snapshot');
+    });
+
+    it('rejects a read of a snapshot that lost a field', async () => {
+      const keys = keysFor();
+      const store = new RedisContainmentStore(redis, keys);
+      await store.write('acme', ACTIVE_HARD, T0);
+
+      await redis.hdel(keys.key('acme', 'containment'), 'state');
+
+      await expect(store.read('acme')).rejects.toThrow('malformed containment snapshot');
+    });
+  });
+
+  describe('two replicas sharing one Redis', () => {
+    async function replicas(): Promise<[RedisContainmentStore, RedisContainmentStore]> {
+      const keys = keysFor();
+      const [first, second] = await Promise.all([connect(), connect()]);
+      extraConnections.push(first, second);
+      return [new RedisContainmentStore(first, keys), new RedisContainmentStore(second, keys)];
+    }
+
+    it("reads the other replica's write at once", async () => {
+      const [one, other] = await replicas();
+      await one.seed('acme', NOT_CONTAINED, T0);
+      await expect(other.read('acme')).resolves.toMatchObject({ state: 'not_contained', version: 1 });
+
+      const written = await one.write('acme', ACTIVE_HARD, T0 + 1);
+
+      await expect(other.read('acme')).resolves.toEqual(written);
+    });
+
+    it("continues the other replica's versions", async () => {
+      const [one, other] = await replicas();
+
+      await one.write('acme', ACTIVE_HARD, T0);
+      const second = await other.write('acme', NOT_CONTAINED, T0 + 1);
+
+      expect(second.version).toBe(2);
+      await expect(one.read('acme')).resolves.toEqual(second);
+    });
+
+    it("answers the other replica's write to a seed, without overwriting it", async () => {
+      const [one, other] = await replicas();
+      const written = await one.write('acme', ACTIVE_HARD, T0);
+
+      await expect(other.seed('acme', NOT_CONTAINED, T0 + 1)).resolves.toEqual(written);
+      await expect(one.read('acme')).resolves.toEqual(written);
+    });
+
+    it('gives 20 concurrent writes over two replicas the versions 1 to 20, each once', async () => {
+      const [one, other] = await replicas();
+
+      const written = await Promise.all(
+        Array.from({ length: 20 }, (_, index) =>
+          (index % 2 === 0 ? one : other).write('acme', { ...ACTIVE_HARD, reason: `write ${index}` }, T0 + index),
+        ),
+      );
+
+      expect(written.map((snapshot) => snapshot.version).sort((a, b) => a - b)).toEqual(
+        Array.from({ length: 20 }, (_, index) => index + 1),
+      );
+      await expect(other.read('acme')).resolves.toEqual(written.find((snapshot) => snapshot.version === 20));
+    });
+  });
+});

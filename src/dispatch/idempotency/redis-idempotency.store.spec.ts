@@ -1,0 +1,213 @@
+import { once } from 'node:events';
+import { randomUUID } from 'node:crypto';
+import type Redis from 'ioredis';
+import { FakeClock } from '../../common/fake-clock';
+import { createRedisConnection } from '../../store/redis-connection';
+import { RedisKeys, RedisTime } from '../../store/redis-keys';
+import { describeIdempotencyStore } from './idempotency-store.contract';
+import type { StoredOutcome } from './idempotency.store';
+import { REDIS_IDEMPOTENCY_TTL_MARGIN_MS, RedisIdempotencyStore } from './redis-idempotency.store';
+
+const REDIS_URL = 'redis://127.0.0.1:6379';
+const LEASE_MS = 5_000;
+const RETENTION_MS = 60_000;
+const FP = 'fp';
+const OUTCOME: StoredOutcome = { ok: true, result: { id: 'ord_1' }, attempts: 1, pool: 'normal' };
+
+async function connect(): Promise<Redis> {
+  const redis = createRedisConnection({ url: REDIS_URL, commandTimeoutMs: 2_000 });
+  if (redis.status !== 'ready') await once(redis, 'ready');
+  return redis;
+}
+
+async function deleteKeys(redis: Redis, prefix: string): Promise<void> {
+  let cursor = '0';
+  do {
+    const [next, found] = await redis.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 1000);
+    if (found.length > 0) await redis.del(...found);
+    cursor = next;
+  } while (cursor !== '0');
+}
+
+const newPrefix = () => `bh-test:${randomUUID()}:`;
+
+/**
+ * Contract tests about evicting completed keys by count. Redis bounds its records with TTLs
+ * instead (see {@link RedisIdempotencyStore}), so these cannot hold there; the contract's
+ * other `bound` tests (nothing in flight is ever evicted) run as written.
+ */
+
+describe('RedisIdempotencyStore', () => {
+  let redis: Redis;
+  let prefixes: string[] = [];
+  let extraConnections: Redis[] = [];
+
+  beforeAll(async () => {
+    redis = await connect();
+  });
+
+  afterEach(async () => {
+    for (const prefix of prefixes) await deleteKeys(redis, prefix);
+    prefixes = [];
+    await Promise.all(extraConnections.map((connection) => connection.quit()));
+    extraConnections = [];
+  });
+
+  afterAll(async () => {
+    await redis.quit();
+  });
+
+  function keysFor(): RedisKeys {
+    const prefix = newPrefix();
+    prefixes.push(prefix);
+    return new RedisKeys(prefix);
+  }
+
+  describeIdempotencyStore(
+    'RedisIdempotencyStore',
+    // maxEntries is the memory store's bound; Redis bounds records by TTL.
+    (clock) => new RedisIdempotencyStore(redis, keysFor(), new RedisTime(clock)),
+    { evictsByCount: false },
+  );
+
+  describe('keys and TTLs', () => {
+    let keys: RedisKeys;
+    let clock: FakeClock;
+    let store: RedisIdempotencyStore;
+
+    beforeEach(() => {
+      keys = keysFor();
+      clock = new FakeClock();
+      store = new RedisIdempotencyStore(redis, keys, new RedisTime(clock));
+    });
+
+    it('keeps one hash per key under the prefix, with the key as its hash tag', async () => {
+      await store.claim('scoped-key', FP, LEASE_MS);
+
+      const [, found] = await redis.scan('0', 'MATCH', `${keys.prefix}*`, 'COUNT', 1000);
+      expect(found).toEqual([`${keys.prefix}{scoped-key}:idem`]);
+      await expect(redis.type(found[0])).resolves.toBe('hash');
+    });
+
+    it('sets a TTL of the lease plus the margin on a claim', async () => {
+      await store.claim('key-a', FP, LEASE_MS);
+
+      const ttl = await redis.pttl(keys.key('key-a', 'idem'));
+      expect(ttl).toBeGreaterThan(LEASE_MS);
+      expect(ttl).toBeLessThanOrEqual(LEASE_MS + REDIS_IDEMPOTENCY_TTL_MARGIN_MS);
+    });
+
+    it('sets a TTL of the retention plus the margin on a completion', async () => {
+      const claim = await store.claim('key-a', FP, LEASE_MS);
+      if (claim.status !== 'claimed') throw new Error('expected a claim');
+
+      await store.complete('key-a', claim.token, OUTCOME, RETENTION_MS);
+
+      const ttl = await redis.pttl(keys.key('key-a', 'idem'));
+      expect(ttl).toBeGreaterThan(RETENTION_MS);
+      expect(ttl).toBeLessThanOrEqual(RETENTION_MS + REDIS_IDEMPOTENCY_TTL_MARGIN_MS);
+    });
+
+    it('sets a fresh lease TTL when a lapsed claim is taken over', async () => {
+      const first = await store.claim('key-a', FP, LEASE_MS);
+      if (first.status !== 'claimed') throw new Error('expected a claim');
+      await store.complete('key-a', first.token, OUTCOME, 1_000);
+      clock.advance(1_000);
+
+      await expect(store.claim('key-a', FP, 2_000)).resolves.toMatchObject({ status: 'claimed' });
+
+      const ttl = await redis.pttl(keys.key('key-a', 'idem'));
+      expect(ttl).toBeGreaterThan(2_000);
+      expect(ttl).toBeLessThanOrEqual(2_000 + REDIS_IDEMPOTENCY_TTL_MARGIN_MS);
+      await expect(redis.hget(keys.key('key-a', 'idem'), 'outcome')).resolves.toBeNull();
+    });
+
+    it('deletes the key on release', async () => {
+      const claim = await store.claim('key-a', FP, LEASE_MS);
+      if (claim.status !== 'claimed') throw new Error('expected a claim');
+
+      await store.release('key-a', claim.token);
+
+      await expect(redis.exists(keys.key('key-a', 'idem'))).resolves.toBe(0);
+    });
+
+    it('hands out random tokens', async () => {
+      const first = await store.claim('key-a', FP, LEASE_MS);
+      const second = await store.claim('key-b', FP, LEASE_MS);
+
+      expect(first).toEqual({ status: 'claimed', token: expect.stringMatching(/^[0-9a-f-]{36}$/) });
+      expect(second).toMatchObject({ status: 'claimed' });
+      expect(second).not.toEqual(first);
+    });
+  });
+
+  describe('with Redis TIME', () => {
+    it('measures the lease from Redis TIME when no test clock is given', async () => {
+      const keys = keysFor();
+      const store = new RedisIdempotencyStore(redis, keys, new RedisTime());
+      const [seconds, micros] = await redis.time();
+      const before = Number(seconds) * 1000 + Math.floor(Number(micros) / 1000);
+
+      await store.claim('key-a', FP, LEASE_MS);
+
+      const leaseUntil = Number(await redis.hget(keys.key('key-a', 'idem'), 'leaseUntil'));
+      expect(leaseUntil).toBeGreaterThanOrEqual(before + LEASE_MS);
+      expect(leaseUntil).toBeLessThan(before + LEASE_MS + 5_000);
+      await expect(store.claim('key-a', FP, LEASE_MS)).resolves.toEqual({ status: 'in_flight' });
+    });
+  });
+
+  describe('two replicas sharing one Redis', () => {
+    async function replicas(): Promise<[RedisIdempotencyStore, RedisIdempotencyStore, FakeClock]> {
+      const keys = keysFor();
+      const clock = new FakeClock();
+      const [first, second] = await Promise.all([connect(), connect()]);
+      extraConnections.push(first, second);
+      return [
+        new RedisIdempotencyStore(first, keys, new RedisTime(clock)),
+        new RedisIdempotencyStore(second, keys, new RedisTime(clock)),
+        clock,
+      ];
+    }
+
+    it('answers in_flight on the other replica while one runs, then the outcome after it completes', async () => {
+      const [one, other] = await replicas();
+      const claim = await one.claim('key-a', FP, LEASE_MS);
+      if (claim.status !== 'claimed') throw new Error('expected a claim');
+
+      await expect(other.claim('key-a', FP, LEASE_MS)).resolves.toEqual({ status: 'in_flight' });
+      await expect(other.claim('key-a', 'other-fp', LEASE_MS)).resolves.toEqual({ status: 'conflict' });
+
+      await one.complete('key-a', claim.token, OUTCOME, RETENTION_MS);
+
+      await expect(other.claim('key-a', FP, LEASE_MS)).resolves.toStrictEqual({
+        status: 'completed',
+        outcome: OUTCOME,
+      });
+    });
+
+    it('lets the other replica take over once the lease passed, and ignores the first token after', async () => {
+      const [one, other, clock] = await replicas();
+      const first = await one.claim('key-a', FP, LEASE_MS);
+      if (first.status !== 'claimed') throw new Error('expected a claim');
+      clock.advance(LEASE_MS);
+
+      const takeover = await other.claim('key-a', FP, LEASE_MS);
+      expect(takeover).toMatchObject({ status: 'claimed' });
+      await one.complete('key-a', first.token, { ok: false, kind: 'timeout', message: 'late', attempts: 1 }, 1_000);
+
+      await expect(one.claim('key-a', FP, LEASE_MS)).resolves.toEqual({ status: 'in_flight' });
+    });
+
+    it('gives exactly one of 20 concurrent claims over two replicas the key', async () => {
+      const [one, other] = await replicas();
+
+      const claims = await Promise.all(
+        Array.from({ length: 20 }, (_, index) => (index % 2 === 0 ? one : other).claim('key-a', FP, LEASE_MS)),
+      );
+
+      expect(claims.filter((claim) => claim.status === 'claimed')).toHaveLength(1);
+      expect(claims.filter((claim) => claim.status === 'in_flight')).toHaveLength(19);
+    });
+  });
+});

@@ -1,0 +1,115 @@
+import { randomUUID } from 'node:crypto';
+import type Redis from 'ioredis';
+import { luaNow, type RedisKeys, type RedisTime } from '../../store/redis-keys';
+import { RedisScript } from '../../store/redis-script';
+import type { IdempotencyClaim, IdempotencyStore, StoredOutcome } from './idempotency.store';
+
+/**
+ * How long a record outlives its lease or its retention in Redis, in milliseconds. The scripts
+ * decide by comparing `leaseUntil` / `expiresAt` with their own `now`; the TTL only reclaims
+ * the memory afterwards, so it must never end a record before the script would.
+ */
+export const REDIS_IDEMPOTENCY_TTL_MARGIN_MS = 5_000;
+
+// One hash per key: fingerprint, state ('in_flight' | 'completed'), and either token +
+// leaseUntil (in flight) or outcome (JSON) + expiresAt (completed). Times are epoch ms.
+
+/** ARGV: now, fingerprint, leaseMs, token, margin. Answers {status[, token | outcome]}. */
+const CLAIM = `${luaNow(1)}
+local record = redis.call('HMGET', KEYS[1], 'state', 'fingerprint', 'leaseUntil', 'expiresAt', 'outcome')
+local state, fingerprint = record[1], record[2]
+local live = (state == 'in_flight' and (tonumber(record[3]) or 0) > now)
+  or (state == 'completed' and (tonumber(record[4]) or 0) > now)
+if live then
+  if fingerprint ~= ARGV[2] then return {'conflict'} end
+  if state == 'in_flight' then return {'in_flight'} end
+  return {'completed', record[5]}
+end
+local leaseMs = tonumber(ARGV[3])
+redis.call('DEL', KEYS[1])
+redis.call('HSET', KEYS[1], 'state', 'in_flight', 'fingerprint', ARGV[2], 'token', ARGV[4], 'leaseUntil', now + leaseMs)
+redis.call('PEXPIRE', KEYS[1], math.max(1, math.ceil(leaseMs + tonumber(ARGV[5]))))
+return {'claimed', ARGV[4]}`;
+
+/** ARGV: now, token, outcome JSON, retentionMs, margin. Answers 1 when it stored the outcome. */
+const COMPLETE = `${luaNow(1)}
+local record = redis.call('HMGET', KEYS[1], 'state', 'token')
+if record[1] ~= 'in_flight' or record[2] ~= ARGV[2] then return 0 end
+local retentionMs = tonumber(ARGV[4])
+redis.call('HDEL', KEYS[1], 'token', 'leaseUntil')
+redis.call('HSET', KEYS[1], 'state', 'completed', 'outcome', ARGV[3], 'expiresAt', now + retentionMs)
+redis.call('PEXPIRE', KEYS[1], math.max(1, math.ceil(retentionMs + tonumber(ARGV[5]))))
+return 1`;
+
+/** ARGV: token. Answers 1 when it forgot the claim. */
+const RELEASE = `local record = redis.call('HMGET', KEYS[1], 'state', 'token')
+if record[1] ~= 'in_flight' or record[2] ~= ARGV[1] then return 0 end
+redis.call('DEL', KEYS[1])
+return 1`;
+
+/**
+ * Idempotency records in Redis, shared by every replica: one hash per scoped key
+ * (`<prefix>{<key>}:idem`) and one script per decision, with the semantics of
+ * {@link MemoryIdempotencyStore}. A claim holds for its lease by the script's clock (Redis
+ * `TIME`, or the test clock through {@link RedisTime}); a lapsed lease or a record past its
+ * retention is taken over with a fresh random token.
+ *
+ * There is no `maxEntries` here: that bound is the memory store's, which has nothing else to
+ * bound it. In Redis every write sets a TTL (the lease or the retention, plus
+ * {@link REDIS_IDEMPOTENCY_TTL_MARGIN_MS}), so a record never outlives its purpose by more
+ * than the margin, and Redis's own `maxmemory` bounds the rest.
+ */
+export class RedisIdempotencyStore implements IdempotencyStore {
+  private readonly claimScript: RedisScript;
+  private readonly completeScript: RedisScript;
+  private readonly releaseScript: RedisScript;
+
+  constructor(
+    redis: Redis,
+    private readonly keys: RedisKeys,
+    private readonly time: RedisTime,
+  ) {
+    this.claimScript = new RedisScript(redis, CLAIM);
+    this.completeScript = new RedisScript(redis, COMPLETE);
+    this.releaseScript = new RedisScript(redis, RELEASE);
+  }
+
+  async claim(key: string, fingerprint: string, leaseMs: number): Promise<IdempotencyClaim> {
+    const answer = await this.claimScript.run(
+      [this.recordKey(key)],
+      [this.time.arg(), fingerprint, leaseMs, randomUUID(), REDIS_IDEMPOTENCY_TTL_MARGIN_MS],
+    );
+    return parseClaim(answer);
+  }
+
+  async complete(key: string, token: string, outcome: StoredOutcome, retentionMs: number): Promise<void> {
+    await this.completeScript.run(
+      [this.recordKey(key)],
+      [this.time.arg(), token, JSON.stringify(outcome), retentionMs, REDIS_IDEMPOTENCY_TTL_MARGIN_MS],
+    );
+  }
+
+  async release(key: string, token: string): Promise<void> {
+    await this.releaseScript.run([this.recordKey(key)], [token]);
+  }
+
+  private recordKey(key: string): string {
+    return this.keys.key(key, 'idem');
+  }
+}
+
+function parseClaim(answer: unknown): IdempotencyClaim {
+  const [status, value] = Array.isArray(answer) ? (answer as unknown[]) : [];
+  switch (status) {
+    case 'claimed':
+      if (typeof value === 'string') return { status, token: value };
+      break;
+    case 'completed':
+      if (typeof value === 'string') return { status, outcome: JSON.parse(value) as StoredOutcome };
+      break;
+    case 'in_flight':
+    case 'conflict':
+      return { status };
+  }
+  throw new Error('the idempotency claim script answered something unexpected');
+}

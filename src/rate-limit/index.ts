@@ -1,0 +1,6 @@
+export * from './memory-rate-limit.store';
+export * from './rate-limit.store';
+export * from './redis-rate-limit.store';
+export * from './token-bucket';
+export * from './rate-limit.module';
+export * from './rate-limiter.service';

@@ -1,0 +1,110 @@
+import { Inject, Injectable, Logger } from '@nestjs/common';
+import { ResilienceError } from '../common';
+import { BULKHEAD_CONFIG, type BulkheadConfig } from '../config';
+import { type BucketRule, type RateLimitDecision, RateLimitStore } from './rate-limit.store';
+
+/** Where a response's headers go: the HTTP reply of the call. */
+export interface HeaderSink {
+  header(name: string, value: string): unknown;
+}
+
+/** What the rate limiter has counted, for metrics. */
+export interface RateLimitCounts {
+  /** Calls refused (or, in shadow mode, that would have been), by tenant. */
+  limited: Map<string, number>;
+  /** Calls let through because the store was down and `failMode` is open. */
+  failedOpen: number;
+}
+
+const WINDOW_SECONDS = 60;
+
+/**
+ * Step 4 of the pipeline: per-tenant token buckets for requests and tokens per minute
+ * (`rateLimits.default`, overridden per tenant). A refused call takes nothing from any bucket
+ * and is answered 429 `rate_limited` with Retry-After and the IETF draft `RateLimit-Policy` /
+ * `RateLimit` headers, which every limited call carries. With the store down, `failMode`
+ * decides: open lets the call through (and counts it), closed answers 503 `unavailable`.
+ * `enforce: false` limits nothing and only counts what would have been limited.
+ */
+@Injectable()
+export class RateLimiter {
+  private readonly logger = new Logger('Bulkhead');
+  private readonly rulesByTenant = new Map<string, { rules: BucketRule[]; policy: string }>();
+  readonly counts: RateLimitCounts = { limited: new Map(), failedOpen: 0 };
+
+  constructor(
+    @Inject(RateLimitStore) private readonly store: RateLimitStore,
+    @Inject(BULKHEAD_CONFIG) private readonly config: BulkheadConfig,
+  ) {}
+
+  /**
+   * Takes one request and `tokens` from the tenant's buckets, or refuses the call. Sets the
+   * RateLimit headers on `headers` either way. Resolves at once for a tenant without limits.
+   */
+  async admit(tenant: string, tokens: number, headers?: HeaderSink): Promise<void> {
+    const limits = this.limitsOf(tenant);
+    if (!limits) return;
+    const amounts = limits.rules.map((rule) => (rule.name === 'rpm' ? 1 : tokens));
+    let decision: RateLimitDecision;
+    try {
+      decision = await this.store.take(tenant, limits.rules, amounts);
+    } catch (error) {
+      // A RangeError is a bad amount, our bug: never "the store is down".
+      if (error instanceof RangeError) throw error;
+      return this.storeFailed(error);
+    }
+    headers?.header('ratelimit-policy', limits.policy);
+    headers?.header('ratelimit', rateLimitHeader(decision));
+    if (decision.allowed) return;
+    this.counts.limited.set(tenant, (this.counts.limited.get(tenant) ?? 0) + 1);
+    if (!this.config.rateLimits.enforce) return;
+    const tpm = limits.rules.find((rule) => rule.name === 'tpm');
+    if (tpm && tokens > tpm.perMinute) {
+      // Waiting would never help: say so instead of sending the caller back in vain.
+      throw new ResilienceError(
+        'schema',
+        `this call needs ${tokens} tokens, more than the ${tpm.perMinute} per minute allowed`,
+      );
+    }
+    throw new ResilienceError('rate_limited', 'this tenant is over its rate limit', {
+      retryAfterMs: Math.max(1, decision.retryAfterMs),
+    });
+  }
+
+  private storeFailed(error: unknown): void {
+    if (this.config.rateLimits.failMode === 'closed') {
+      throw new ResilienceError('unavailable', 'the rate limit store is unavailable', { cause: error });
+    }
+    this.counts.failedOpen++;
+    if (this.counts.failedOpen === 1 || this.counts.failedOpen % 1000 === 0) {
+      this.logger.warn(
+        `rate limit store unavailable; letting calls through (failMode open): ${(error as Error)?.name}`,
+      );
+    }
+  }
+
+  private limitsOf(tenant: string): { rules: BucketRule[]; policy: string } | undefined {
+    let limits = this.rulesByTenant.get(tenant);
+    if (!limits) {
+      const { default: base, tenants } = this.config.rateLimits;
+      const own = Object.hasOwn(tenants, tenant) ? tenants[tenant] : undefined;
+      const rpm = own?.rpm ?? base?.rpm;
+      const tpm = own?.tpm ?? base?.tpm;
+      const rules: BucketRule[] = [];
+      if (rpm !== undefined) rules.push({ name: 'rpm', perMinute: rpm });
+      if (tpm !== undefined) rules.push({ name: 'tpm', perMinute: tpm });
+      const policy = rules.map((rule) => `"${rule.name}";q=${rule.perMinute};w=${WINDOW_SECONDS}`).join(', ');
+      limits = { rules, policy };
+      // Tenants are configured names or `anonymous`: the map stays as small as the config.
+      this.rulesByTenant.set(tenant, limits);
+    }
+    return limits.rules.length > 0 ? limits : undefined;
+  }
+}
+
+/** `RateLimit: "rpm";r=<remaining>;t=<seconds until full>, ...` (draft-ietf-httpapi-ratelimit-headers). */
+function rateLimitHeader(decision: RateLimitDecision): string {
+  return decision.buckets
+    .map((bucket) => `"${bucket.name}";r=${bucket.remaining};t=${Math.ceil(bucket.resetMs / 1000)}`)
+    .join(', ');
+}

@@ -1,0 +1,179 @@
+import type Redis from 'ioredis';
+import { luaNow, RedisKeys, RedisTime } from '../store/redis-keys';
+import { RedisScript } from '../store/redis-script';
+import type { BucketRule, RateLimitDecision, RateLimitStore } from './rate-limit.store';
+import { assertAdjust, assertTake, UNITS_PER_TOKEN } from './token-bucket';
+
+/** The kind of the one hash that holds a key's buckets: `<prefix>{<key>}:rl`. */
+export const RATE_LIMIT_KEY_KIND = 'rl';
+
+/** Kept past the moment the last bucket is full, so a hash never expires while it still counts. */
+const TTL_MARGIN_MS = 1_000;
+
+/*
+ * The arithmetic of token-bucket.ts in Lua (numbers are doubles there too). One hash per key;
+ * per bucket the fields `<name>:u` (level in 1/60 000 tokens at `<name>:at`), `<name>:at`
+ * (ms of the script's clock) and `<name>:full` (when that bucket is full again). ARGV[1] is the
+ * time ('' = Redis TIME), then three arguments per bucket: name, perMinute, amount.
+ */
+const PRELUDE = `${luaNow(1)}
+local key = KEYS[1]
+local U = ${UNITS_PER_TOKEN}
+local count = (#ARGV - 1) / 3
+
+local function bucket(i)
+  local base = 3 * i - 1
+  return ARGV[base], tonumber(ARGV[base + 1]), tonumber(ARGV[base + 2])
+end
+
+local function level(name, perMinute)
+  local cap = perMinute * U
+  local stored = redis.call('HMGET', key, name .. ':u', name .. ':at')
+  if not stored[1] then return cap, now end
+  local units, at = tonumber(stored[1]), tonumber(stored[2])
+  local elapsed = now - at
+  if elapsed < 0 then elapsed = 0 end
+  units = units + elapsed * perMinute
+  if units > cap then units = cap end
+  if at < now then at = now end
+  return units, at
+end
+
+local function untilFull(units, perMinute)
+  local missing = perMinute * U - units
+  if missing < 0 then missing = 0 end
+  return missing / perMinute
+end
+
+local function write(name, perMinute, units, at)
+  redis.call('HSET', key, name .. ':u', units, name .. ':at', at, name .. ':full', at + untilFull(units, perMinute))
+end
+
+-- Expire the hash when its last bucket (of any name, asked now or not) is full, plus a margin;
+-- delete it at once when all are full, since a missing bucket is a full one.
+local function expire()
+  local fields = redis.call('HGETALL', key)
+  local latest = now
+  for i = 1, #fields, 2 do
+    if string.sub(fields[i], -5) == ':full' then
+      local t = tonumber(fields[i + 1])
+      if t > latest then latest = t end
+    end
+  end
+  if latest > now then
+    redis.call('PEXPIRE', key, math.ceil(latest - now) + ${TTL_MARGIN_MS})
+  else
+    redis.call('DEL', key)
+  end
+end
+`;
+
+/** Returns {allowed (1|0), retryAfterMs, remaining per bucket..., resetMs per bucket...}, all integers. */
+const TAKE = `${PRELUDE}
+local levels, ats = {}, {}
+local retry = 0
+for i = 1, count do
+  local name, perMinute, amount = bucket(i)
+  levels[i], ats[i] = level(name, perMinute)
+  if amount > 0 then
+    local needed = amount * U
+    local wait = 0
+    if amount > perMinute then
+      wait = math.ceil(needed / perMinute)
+    elseif levels[i] < needed then
+      wait = math.ceil((needed - levels[i]) / perMinute)
+    end
+    if wait > retry then retry = wait end
+  end
+end
+local allowed = 0
+if retry == 0 then
+  allowed = 1
+  for i = 1, count do
+    local name, perMinute, amount = bucket(i)
+    if amount > 0 then levels[i] = levels[i] - amount * U end
+    write(name, perMinute, levels[i], ats[i])
+  end
+  expire()
+end
+local reply = { allowed, retry }
+for i = 1, count do
+  local units = levels[i]
+  if units < 0 then units = 0 end
+  reply[2 + i] = math.floor(units / U)
+end
+for i = 1, count do
+  local _, perMinute = bucket(i)
+  reply[2 + count + i] = math.ceil(untilFull(levels[i], perMinute))
+end
+return reply
+`;
+
+const ADJUST = `${PRELUDE}
+for i = 1, count do
+  local name, perMinute, amount = bucket(i)
+  local units, at = level(name, perMinute)
+  units = units + amount * U
+  if units > perMinute * U then units = perMinute * U end
+  write(name, perMinute, units, at)
+end
+expire()
+return 1
+`;
+
+/**
+ * The rate-limit store shared by replicas: one Redis hash per key, one Lua script per decision
+ * (atomic, so concurrent takes on any replica never over-admit), time from Redis `TIME` (or a
+ * test clock through {@link RedisTime}). The hash expires 1 s after its last bucket is full;
+ * correctness never depends on that expiry, since a missing bucket is a full one.
+ */
+export class RedisRateLimitStore implements RateLimitStore {
+  private readonly takeScript: RedisScript;
+  private readonly adjustScript: RedisScript;
+
+  constructor(
+    redis: Redis,
+    private readonly keys: RedisKeys,
+    private readonly time: RedisTime,
+  ) {
+    this.takeScript = new RedisScript(redis, TAKE);
+    this.adjustScript = new RedisScript(redis, ADJUST);
+  }
+
+  async take(key: string, rules: readonly BucketRule[], amounts: readonly number[]): Promise<RateLimitDecision> {
+    assertTake(rules, amounts);
+    const reply = await this.takeScript.run([this.hashKey(key)], this.args(rules, amounts));
+    if (!isIntegers(reply, 2 + 2 * rules.length)) {
+      throw new Error('unexpected reply from the rate-limit take script');
+    }
+    return {
+      allowed: reply[0] === 1,
+      retryAfterMs: reply[1],
+      buckets: rules.map((rule, index) => ({
+        name: rule.name,
+        remaining: reply[2 + index],
+        resetMs: reply[2 + rules.length + index],
+      })),
+    };
+  }
+
+  async adjust(key: string, rules: readonly BucketRule[], amounts: readonly number[]): Promise<void> {
+    assertAdjust(rules, amounts);
+    await this.adjustScript.run([this.hashKey(key)], this.args(rules, amounts));
+  }
+
+  /** The hash that holds the buckets of `key`. */
+  hashKey(key: string): string {
+    return this.keys.key(key, RATE_LIMIT_KEY_KIND);
+  }
+
+  private args(rules: readonly BucketRule[], amounts: readonly number[]): string[] {
+    const args = [this.time.arg()];
+    rules.forEach((rule, index) => args.push(rule.name, String(rule.perMinute), String(amounts[index])));
+    return args;
+  }
+}
+
+function isIntegers(reply: unknown, length: number): reply is number[] {
+  return Array.isArray(reply) && reply.length === length && reply.every(Number.isSafeInteger);
+}

@@ -1,0 +1,4 @@
+export * from './redis-connection';
+export * from './redis-keys';
+export * from './redis-script';
+export * from './store.module';
