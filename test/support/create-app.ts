@@ -5,6 +5,7 @@ import { AppModule } from '../../src/app.module';
 import { appOptions, configureApp, createAdapter } from '../../src/bootstrap';
 import { CLOCK, type Clock, RANDOM, type Random } from '../../src/common';
 import { type BulkheadConfig, parseConfig } from '../../src/config';
+import { REDIS_TIME, RedisTime } from '../../src/store';
 
 export interface TestApp {
   app: NestFastifyApplication;
@@ -17,6 +18,11 @@ export interface TestApp {
 export interface TestAppOptions {
   /** A FakeClock for virtual time; the system clock otherwise. */
   clock?: Clock;
+  /**
+   * With `store: { kind: redis }`: the Redis scripts take their time from `clock` instead of
+   * Redis `TIME`, so refills, lapses and retention run in virtual time there too.
+   */
+  redisOnClock?: boolean;
   /** A seeded random source (`seededRandom`) for repeatable jitter; Math.random otherwise. */
   random?: Random;
   /** A company's own modules (controllers with @Bulkhead, providers with @Tool). */
@@ -36,6 +42,9 @@ export async function createTestApp(document: Record<string, unknown>, options: 
   let builder = Test.createTestingModule({ imports: [AppModule.forRoot(config), ...(options.imports ?? [])] });
   if (options.clock) builder = builder.overrideProvider(CLOCK).useValue(options.clock);
   if (options.random) builder = builder.overrideProvider(RANDOM).useValue(options.random);
+  if (options.redisOnClock && options.clock) {
+    builder = builder.overrideProvider(REDIS_TIME).useValue(new RedisTime(options.clock));
+  }
   const moduleRef = await builder.compile();
   const app = moduleRef.createNestApplication<NestFastifyApplication>(
     createAdapter(config),

@@ -55,7 +55,13 @@ export class IdempotencyService {
   ): Promise<IdempotencyDecision> {
     const fingerprint = argumentsFingerprint(args);
     for (;;) {
-      const claim = await this.store.claim(key, fingerprint, leaseMs);
+      let claim;
+      try {
+        claim = await this.store.claim(key, fingerprint, leaseMs);
+      } catch (error) {
+        // Without the store a key can neither be honoured nor ignored safely: refuse the call.
+        throw new ResilienceError('unavailable', 'the idempotency store is unavailable', { cause: error });
+      }
       switch (claim.status) {
         case 'claimed':
           return this.lead(key, claim.token);
