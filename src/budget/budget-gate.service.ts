@@ -46,10 +46,22 @@ export class BudgetGate {
     return Object.hasOwn(tenants, tenant) ? tenants[tenant] : defaultUsd;
   }
 
-  /** Reserves `costUsd` for a call of `tenant`; undefined when nothing needs reserving. */
-  async reserve(tenant: string, costUsd: number, ttlMs: number): Promise<BudgetReservation | undefined> {
+  /**
+   * Reserves `costUsd` for a call of `tenant`; undefined (not even a promise) when nothing
+   * needs reserving: no cap, or a call that costs nothing.
+   */
+  reserve(tenant: string, costUsd: number, ttlMs: number): Promise<BudgetReservation> | undefined {
     const capUsd = this.capUsd(tenant);
-    if (capUsd === undefined || costUsd <= 0) return undefined;
+    if (capUsd === undefined || !(costUsd > 0)) return undefined;
+    return this.reserveWithin(tenant, capUsd, costUsd, ttlMs);
+  }
+
+  private async reserveWithin(
+    tenant: string,
+    capUsd: number,
+    costUsd: number,
+    ttlMs: number,
+  ): Promise<BudgetReservation> {
     const period = budgetPeriod(this.config.budgets.period, this.clock.wallNow());
     const reservation = { tenant, period: period.key, id: randomUUID(), amountMicros: usdToMicros(costUsd) };
     let result;
@@ -78,8 +90,7 @@ export class BudgetGate {
   }
 
   /** Charges `actualUsd` of a reservation and frees the rest; never throws (the call is over). */
-  async settle(reservation: BudgetReservation | undefined, actualUsd: number): Promise<void> {
-    if (!reservation) return;
+  async settle(reservation: BudgetReservation, actualUsd: number): Promise<void> {
     try {
       const actualMicros = usdToMicros(Math.max(0, actualUsd));
       const charged = await this.store.settle(reservation.tenant, reservation.period, reservation.id, actualMicros);

@@ -84,13 +84,11 @@ export class CallPipeline {
         throw new ResilienceError('contained', `tool '${tool.id}' is not available to a contained tenant`);
       }
       // 4. rate limit: a refused call takes nothing and reserves nothing.
-      await this.rateLimiter.admit(call.tenant, tool.tokens, call.headers);
+      const limiting = this.rateLimiter.admit(call.tenant, tool.tokens, call.headers);
+      if (limiting) await limiting;
       // 5. budget: hold the cost of every attempt the call may make; settled in `finally`.
-      reservation = await this.budget.reserve(
-        call.tenant,
-        tool.costUsd * tool.retry.maxAttempts,
-        this.worstCaseMs(call),
-      );
+      const reserving = this.budget.reserve(call.tenant, tool.costUsd * tool.retry.maxAttempts, this.worstCaseMs(call));
+      if (reserving) reservation = await reserving;
       const result =
         call.idempotencyKey === undefined
           ? await this.admitAndRun(call, call.abort, progress)
@@ -114,8 +112,10 @@ export class CallPipeline {
     } finally {
       // 10. settle: charge each attempt that reached the tool; a call refused, replayed or
       // denied egress before any connection costs nothing.
-      const charged = progress.replayed || failure?.kind === 'egress_denied' ? 0 : progress.attempts;
-      await this.budget.settle(reservation, tool.costUsd * charged);
+      if (reservation) {
+        const charged = progress.replayed || failure?.kind === 'egress_denied' ? 0 : progress.attempts;
+        await this.budget.settle(reservation, tool.costUsd * charged);
+      }
     }
   }
 

@@ -39,11 +39,20 @@ export class RateLimiter {
 
   /**
    * Takes one request and `tokens` from the tenant's buckets, or refuses the call. Sets the
-   * RateLimit headers on `headers` either way. Resolves at once for a tenant without limits.
+   * RateLimit headers on `headers` either way. Undefined (nothing to wait for, not even a
+   * promise) for a tenant without limits.
    */
-  async admit(tenant: string, tokens: number, headers?: HeaderSink): Promise<void> {
+  admit(tenant: string, tokens: number, headers?: HeaderSink): Promise<void> | undefined {
     const limits = this.limitsOf(tenant);
-    if (!limits) return;
+    return limits ? this.take(tenant, limits, tokens, headers) : undefined;
+  }
+
+  private async take(
+    tenant: string,
+    limits: { rules: BucketRule[]; policy: string },
+    tokens: number,
+    headers: HeaderSink | undefined,
+  ): Promise<void> {
     const amounts = limits.rules.map((rule) => (rule.name === 'rpm' ? 1 : tokens));
     let decision: RateLimitDecision;
     try {
