@@ -1,4 +1,3 @@
-import { once } from 'node:events';
 import { randomUUID } from 'node:crypto';
 import type Redis from 'ioredis';
 import { FakeClock } from '../common/fake-clock';
@@ -6,37 +5,11 @@ import { createRedisConnection } from '../store/redis-connection';
 import { RedisKeys, RedisTime } from '../store/redis-keys';
 import { describeBudgetStore } from './budget-store.contract';
 import { BUDGET_KEY_RETENTION_MS, RedisBudgetStore } from './redis-budget.store';
+import { connectRedis, hashTag, keysUnder, redisNow } from '../../test/support/redis';
 
-const REDIS_URL = 'redis://127.0.0.1:6379';
 const DAY = 'day:2026-01-01';
 const TTL_MS = 60_000;
 const DAY_MS = 24 * 60 * 60 * 1000;
-
-async function connect(): Promise<Redis> {
-  const redis = createRedisConnection({ url: REDIS_URL, commandTimeoutMs: 2_000 });
-  if (redis.status !== 'ready') await once(redis, 'ready');
-  return redis;
-}
-
-async function keysUnder(redis: Redis, prefix: string): Promise<string[]> {
-  const keys: string[] = [];
-  let cursor = '0';
-  do {
-    const [next, found] = await redis.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 1000);
-    keys.push(...found);
-    cursor = next;
-  } while (cursor !== '0');
-  return keys;
-}
-
-/** Redis `TIME` in epoch milliseconds. */
-async function redisNow(redis: Redis): Promise<number> {
-  const [seconds, micros] = await redis.time();
-  return Number(seconds) * 1000 + Math.floor(Number(micros) / 1000);
-}
-
-/** The hash tag of a key: what Redis Cluster hashes to pick its slot. */
-const hashTag = (key: string) => key.slice(key.indexOf('{') + 1, key.indexOf('}'));
 
 describe('RedisBudgetStore', () => {
   let redis: Redis;
@@ -44,7 +17,7 @@ describe('RedisBudgetStore', () => {
   let extraConnections: Redis[] = [];
 
   beforeAll(async () => {
-    redis = await connect();
+    redis = await connectRedis();
   });
 
   afterEach(async () => {
@@ -61,7 +34,7 @@ describe('RedisBudgetStore', () => {
     await redis.quit();
   });
 
-  function newPrefix(): string {
+  function uniquePrefix(): string {
     const prefix = `bh-test:${randomUUID()}:`;
     prefixes.push(prefix);
     return prefix;
@@ -69,12 +42,12 @@ describe('RedisBudgetStore', () => {
 
   describeBudgetStore(
     'RedisBudgetStore',
-    (clock) => new RedisBudgetStore(redis, new RedisKeys(newPrefix()), new RedisTime(clock)),
+    (clock) => new RedisBudgetStore(redis, new RedisKeys(uniquePrefix()), new RedisTime(clock)),
   );
 
   describe('keys', () => {
     it('puts both keys of a period under the prefix with one hash tag, and every key has a TTL', async () => {
-      const prefix = newPrefix();
+      const prefix = uniquePrefix();
       const store = new RedisBudgetStore(redis, new RedisKeys(prefix), new RedisTime(new FakeClock()));
       await store.reserve('acme', DAY, 10_000, 'r1', 1_000, TTL_MS);
       await store.reserve('acme', DAY, 10_000, 'r2', 1_000, TTL_MS);
@@ -92,7 +65,7 @@ describe('RedisBudgetStore', () => {
     });
 
     it('keeps the keys at least as long as the longest reservation holds', async () => {
-      const prefix = newPrefix();
+      const prefix = uniquePrefix();
       const store = new RedisBudgetStore(redis, new RedisKeys(prefix), new RedisTime(new FakeClock()));
       await store.reserve('acme', DAY, 10_000, 'short', 1_000, TTL_MS);
       await store.reserve('acme', DAY, 10_000, 'long', 1_000, 40 * DAY_MS);
@@ -105,7 +78,7 @@ describe('RedisBudgetStore', () => {
 
     it('sets the TTLs again on every write: a settle, and a read that drops lapsed reservations', async () => {
       const clock = new FakeClock();
-      const store = new RedisBudgetStore(redis, new RedisKeys(newPrefix()), new RedisTime(clock));
+      const store = new RedisBudgetStore(redis, new RedisKeys(uniquePrefix()), new RedisTime(clock));
       const [spent, reservations] = store.keysOf('acme', DAY);
       await store.reserve('acme', DAY, 10_000, 'r1', 1_000, TTL_MS);
       await store.reserve('acme', DAY, 10_000, 'r2', 1_000, TTL_MS);
@@ -123,7 +96,7 @@ describe('RedisBudgetStore', () => {
     });
 
     it('writes nothing for a read of a tenant never used, nor for a refused reserve', async () => {
-      const prefix = newPrefix();
+      const prefix = uniquePrefix();
       const store = new RedisBudgetStore(redis, new RedisKeys(prefix), new RedisTime(new FakeClock()));
 
       await store.read('acme', DAY);
@@ -136,7 +109,7 @@ describe('RedisBudgetStore', () => {
 
   describe('time', () => {
     it('stamps reservations with Redis TIME when given no clock', async () => {
-      const store = new RedisBudgetStore(redis, new RedisKeys(newPrefix()), new RedisTime());
+      const store = new RedisBudgetStore(redis, new RedisKeys(uniquePrefix()), new RedisTime());
       const before = await redisNow(redis);
 
       await store.reserve('acme', DAY, 10_000, 'r1', 1_000, TTL_MS);
@@ -149,7 +122,7 @@ describe('RedisBudgetStore', () => {
     });
 
     it('lapses reservations by Redis TIME when given no clock', async () => {
-      const store = new RedisBudgetStore(redis, new RedisKeys(newPrefix()), new RedisTime());
+      const store = new RedisBudgetStore(redis, new RedisKeys(uniquePrefix()), new RedisTime());
       const reservations = store.keysOf('acme', DAY)[1];
       const now = await redisNow(redis);
       // Written as a replica would have: one lapsed a second ago by Redis time, one holding for a minute.
@@ -167,9 +140,9 @@ describe('RedisBudgetStore', () => {
 
   describe('replicas', () => {
     it('admits exactly 3 of 10 concurrent reserves spread over two connections', async () => {
-      const other = await connect();
+      const other = await connectRedis();
       extraConnections.push(other);
-      const keys = new RedisKeys(newPrefix());
+      const keys = new RedisKeys(uniquePrefix());
       const replicas = [redis, other].map((connection) => new RedisBudgetStore(connection, keys, new RedisTime()));
 
       const results = await Promise.all(
@@ -183,9 +156,9 @@ describe('RedisBudgetStore', () => {
     });
 
     it('settles on one replica a reservation made on another, once', async () => {
-      const other = await connect();
+      const other = await connectRedis();
       extraConnections.push(other);
-      const keys = new RedisKeys(newPrefix());
+      const keys = new RedisKeys(uniquePrefix());
       const [first, second] = [redis, other].map(
         (connection) => new RedisBudgetStore(connection, keys, new RedisTime()),
       );
@@ -199,7 +172,7 @@ describe('RedisBudgetStore', () => {
   });
 
   it('keeps amounts up to 2^53 - 1 micro-dollars exact', async () => {
-    const store = new RedisBudgetStore(redis, new RedisKeys(newPrefix()), new RedisTime(new FakeClock()));
+    const store = new RedisBudgetStore(redis, new RedisKeys(uniquePrefix()), new RedisTime(new FakeClock()));
     const max = Number.MAX_SAFE_INTEGER;
 
     await expect(store.reserve('acme', DAY, max, 'r1', max - 1, TTL_MS)).resolves.toEqual({
@@ -216,7 +189,7 @@ describe('RedisBudgetStore', () => {
   it('rejects at once, without waiting for Redis, while Redis is unreachable', async () => {
     const down = createRedisConnection({ url: 'redis://127.0.0.1:1', commandTimeoutMs: 200 });
     down.on('error', () => undefined);
-    const store = new RedisBudgetStore(down, new RedisKeys(newPrefix()), new RedisTime(new FakeClock()));
+    const store = new RedisBudgetStore(down, new RedisKeys(uniquePrefix()), new RedisTime(new FakeClock()));
     try {
       await expect(store.reserve('acme', DAY, 3_000, 'r1', 1_000, TTL_MS)).rejects.toThrow();
       await expect(store.settle('acme', DAY, 'r1', 1_000)).rejects.toThrow();

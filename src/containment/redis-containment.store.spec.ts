@@ -1,31 +1,14 @@
-import { once } from 'node:events';
 import { randomUUID } from 'node:crypto';
 import type Redis from 'ioredis';
-import { createRedisConnection } from '../store/redis-connection';
 import { RedisKeys } from '../store/redis-keys';
 import type { ContainmentChange } from './containment-snapshot';
 import { describeContainmentStore } from './containment-store.contract';
 import { RedisContainmentStore } from './redis-containment.store';
+import { connectRedis, deleteKeysUnder } from '../../test/support/redis';
 
-const REDIS_URL = 'redis://127.0.0.1:6379';
 const T0 = Date.UTC(2026, 0, 1, 12, 0, 0);
 const ACTIVE_HARD: ContainmentChange = { state: 'active', posture: 'hard', reason: 'incident' };
 const NOT_CONTAINED: ContainmentChange = { state: 'not_contained', posture: 'degraded', reason: 'configured tenant' };
-
-async function connect(): Promise<Redis> {
-  const redis = createRedisConnection({ url: REDIS_URL, commandTimeoutMs: 2_000 });
-  if (redis.status !== 'ready') await once(redis, 'ready');
-  return redis;
-}
-
-async function deleteKeys(redis: Redis, prefix: string): Promise<void> {
-  let cursor = '0';
-  do {
-    const [next, found] = await redis.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 1000);
-    if (found.length > 0) await redis.del(...found);
-    cursor = next;
-  } while (cursor !== '0');
-}
 
 describe('RedisContainmentStore', () => {
   let redis: Redis;
@@ -33,11 +16,11 @@ describe('RedisContainmentStore', () => {
   let extraConnections: Redis[] = [];
 
   beforeAll(async () => {
-    redis = await connect();
+    redis = await connectRedis();
   });
 
   afterEach(async () => {
-    for (const prefix of prefixes) await deleteKeys(redis, prefix);
+    for (const prefix of prefixes) await deleteKeysUnder(redis, prefix);
     prefixes = [];
     await Promise.all(extraConnections.map((connection) => connection.quit()));
     extraConnections = [];
@@ -106,7 +89,7 @@ describe('RedisContainmentStore', () => {
   describe('two replicas sharing one Redis', () => {
     async function replicas(): Promise<[RedisContainmentStore, RedisContainmentStore]> {
       const keys = keysFor();
-      const [first, second] = await Promise.all([connect(), connect()]);
+      const [first, second] = await Promise.all([connectRedis(), connectRedis()]);
       extraConnections.push(first, second);
       return [new RedisContainmentStore(first, keys), new RedisContainmentStore(second, keys)];
     }

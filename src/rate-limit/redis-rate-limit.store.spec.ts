@@ -1,16 +1,14 @@
-import { once } from 'node:events';
 import { randomUUID } from 'node:crypto';
 import fc from 'fast-check';
 import type Redis from 'ioredis';
 import { FakeClock } from '../common/fake-clock';
-import { createRedisConnection } from '../store/redis-connection';
 import { RedisKeys, RedisTime } from '../store/redis-keys';
 import { MemoryRateLimitStore } from './memory-rate-limit.store';
 import type { BucketRule } from './rate-limit.store';
 import { describeRateLimitStore } from './rate-limit-store.contract';
 import { RedisRateLimitStore } from './redis-rate-limit.store';
+import { connectRedis, keysUnder, redisNow } from '../../test/support/redis';
 
-const REDIS_URL = 'redis://127.0.0.1:6379';
 /** Every key this file writes is under this prefix, one sub-prefix per store. */
 const RUN_PREFIX = `bh-test:${randomUUID()}:`;
 const SECOND = 1_000;
@@ -18,34 +16,11 @@ const SECOND = 1_000;
 const RPM_60: BucketRule = { name: 'rpm', perMinute: 60 };
 const TPM_1000: BucketRule = { name: 'tpm', perMinute: 1000 };
 
-async function connect(): Promise<Redis> {
-  const redis = createRedisConnection({ url: REDIS_URL, commandTimeoutMs: 2_000 });
-  if (redis.status !== 'ready') await once(redis, 'ready');
-  return redis;
-}
-
-async function keysUnder(redis: Redis, prefix: string): Promise<string[]> {
-  const keys: string[] = [];
-  let cursor = '0';
-  do {
-    const [next, found] = await redis.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 1000);
-    keys.push(...found);
-    cursor = next;
-  } while (cursor !== '0');
-  return keys;
-}
-
-/** Redis `TIME` in epoch milliseconds. */
-async function redisNow(redis: Redis): Promise<number> {
-  const [seconds, micros] = await redis.time();
-  return Number(seconds) * 1000 + Math.floor(Number(micros) / 1000);
-}
-
 let redis: Redis;
 let stores = 0;
 
 beforeAll(async () => {
-  redis = await connect();
+  redis = await connectRedis();
 });
 
 afterAll(async () => {
@@ -166,7 +141,7 @@ describe('RedisRateLimitStore', () => {
   });
 
   it('admits exactly 10 of 100 concurrent takes spread over two replicas', async () => {
-    const other = await connect();
+    const other = await connectRedis();
     try {
       const { keys, store: first } = redisStore(clock);
       const second = new RedisRateLimitStore(other, keys, new RedisTime(clock));

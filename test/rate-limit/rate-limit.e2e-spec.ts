@@ -7,6 +7,7 @@ import { expectEnvelope } from '../support/envelope';
 import { invoke, type Response, send } from '../support/http-client';
 import { parsePromText, sampleValue } from '../support/prom-text';
 import { ADMIN_TOKEN, AS_ADMIN, testTenant } from '../support/tenants';
+import { keysUnder } from '../support/redis';
 
 const REDIS_URL = 'redis://127.0.0.1:6379';
 /** A port nothing listens on: every connection to it is refused at once. */
@@ -41,17 +42,6 @@ function countStatuses(responses: Response[]): Record<number, number> {
   const counts: Record<number, number> = {};
   for (const { status } of responses) counts[status] = (counts[status] ?? 0) + 1;
   return counts;
-}
-
-async function keysUnder(redis: Redis, prefix: string): Promise<string[]> {
-  const keys: string[] = [];
-  let cursor = '0';
-  do {
-    const [next, found] = await redis.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 1000);
-    keys.push(...found);
-    cursor = next;
-  } while (cursor !== '0');
-  return keys;
 }
 
 describe('rate limits over HTTP', () => {

@@ -1,35 +1,15 @@
-import { once } from 'node:events';
-import { randomUUID } from 'node:crypto';
 import type Redis from 'ioredis';
 import { FakeClock } from '../../common/fake-clock';
-import { createRedisConnection } from '../../store/redis-connection';
 import { RedisKeys, RedisTime } from '../../store/redis-keys';
 import { describeIdempotencyStore } from './idempotency-store.contract';
 import type { StoredOutcome } from './idempotency.store';
 import { REDIS_IDEMPOTENCY_TTL_MARGIN_MS, RedisIdempotencyStore } from './redis-idempotency.store';
+import { connectRedis, deleteKeysUnder, uniquePrefix } from '../../../test/support/redis';
 
-const REDIS_URL = 'redis://127.0.0.1:6379';
 const LEASE_MS = 5_000;
 const RETENTION_MS = 60_000;
 const FP = 'fp';
 const OUTCOME: StoredOutcome = { ok: true, result: { id: 'ord_1' }, attempts: 1, pool: 'normal' };
-
-async function connect(): Promise<Redis> {
-  const redis = createRedisConnection({ url: REDIS_URL, commandTimeoutMs: 2_000 });
-  if (redis.status !== 'ready') await once(redis, 'ready');
-  return redis;
-}
-
-async function deleteKeys(redis: Redis, prefix: string): Promise<void> {
-  let cursor = '0';
-  do {
-    const [next, found] = await redis.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 1000);
-    if (found.length > 0) await redis.del(...found);
-    cursor = next;
-  } while (cursor !== '0');
-}
-
-const newPrefix = () => `bh-test:${randomUUID()}:`;
 
 /**
  * Contract tests about evicting completed keys by count. Redis bounds its records with TTLs
@@ -43,11 +23,11 @@ describe('RedisIdempotencyStore', () => {
   let extraConnections: Redis[] = [];
 
   beforeAll(async () => {
-    redis = await connect();
+    redis = await connectRedis();
   });
 
   afterEach(async () => {
-    for (const prefix of prefixes) await deleteKeys(redis, prefix);
+    for (const prefix of prefixes) await deleteKeysUnder(redis, prefix);
     prefixes = [];
     await Promise.all(extraConnections.map((connection) => connection.quit()));
     extraConnections = [];
@@ -58,7 +38,7 @@ describe('RedisIdempotencyStore', () => {
   });
 
   function keysFor(): RedisKeys {
-    const prefix = newPrefix();
+    const prefix = uniquePrefix();
     prefixes.push(prefix);
     return new RedisKeys(prefix);
   }
@@ -161,7 +141,7 @@ describe('RedisIdempotencyStore', () => {
     async function replicas(): Promise<[RedisIdempotencyStore, RedisIdempotencyStore, FakeClock]> {
       const keys = keysFor();
       const clock = new FakeClock();
-      const [first, second] = await Promise.all([connect(), connect()]);
+      const [first, second] = await Promise.all([connectRedis(), connectRedis()]);
       extraConnections.push(first, second);
       return [
         new RedisIdempotencyStore(first, keys, new RedisTime(clock)),
