@@ -1,64 +1,38 @@
-import { randomUUID } from 'node:crypto';
-import type Redis from 'ioredis';
-import { RedisKeys } from '../store/redis-keys';
 import type { ContainmentChange } from './containment-snapshot';
 import { describeContainmentStore } from './containment-store.contract';
 import { RedisContainmentStore } from './redis-containment.store';
-import { connectRedis, deleteKeysUnder } from '../../test/support/redis';
+import { RedisTestRun } from '../../test/support/redis';
 
 const T0 = Date.UTC(2026, 0, 1, 12, 0, 0);
 const ACTIVE_HARD: ContainmentChange = { state: 'active', posture: 'hard', reason: 'incident' };
 const NOT_CONTAINED: ContainmentChange = { state: 'not_contained', posture: 'degraded', reason: 'configured tenant' };
 
 describe('RedisContainmentStore', () => {
-  let redis: Redis;
-  let prefixes: string[] = [];
-  let extraConnections: Redis[] = [];
+  const run = RedisTestRun.setUp();
 
-  beforeAll(async () => {
-    redis = await connectRedis();
-  });
-
-  afterEach(async () => {
-    for (const prefix of prefixes) await deleteKeysUnder(redis, prefix);
-    prefixes = [];
-    await Promise.all(extraConnections.map((connection) => connection.quit()));
-    extraConnections = [];
-  });
-
-  afterAll(async () => {
-    await redis.quit();
-  });
-
-  function keysFor(): RedisKeys {
-    const prefix = `bh-test:${randomUUID()}:`;
-    prefixes.push(prefix);
-    return new RedisKeys(prefix);
-  }
-
-  describeContainmentStore('RedisContainmentStore', () => new RedisContainmentStore(redis, keysFor()));
+  describeContainmentStore('RedisContainmentStore', () => new RedisContainmentStore(run.redis, run.keys()));
 
   describe('keys', () => {
     it('keeps one hash per tenant under the prefix, with the tenant as its hash tag', async () => {
-      const keys = keysFor();
-      const store = new RedisContainmentStore(redis, keys);
+      const keys = run.keys();
+      const store = new RedisContainmentStore(run.redis, keys);
 
       await store.write('acme', ACTIVE_HARD, T0);
       await store.seed('globex', NOT_CONTAINED, T0);
 
-      const [, found] = await redis.scan('0', 'MATCH', `${keys.prefix}*`, 'COUNT', 1000);
+      const [, found] = await run.redis.scan('0', 'MATCH', `${keys.prefix}*`, 'COUNT', 1000);
       expect(found.sort()).toEqual([`${keys.prefix}{acme}:containment`, `${keys.prefix}{globex}:containment`]);
-      for (const key of found) await expect(redis.type(key)).resolves.toBe('hash');
+      for (const key of found) await expect(run.redis.type(key)).resolves.toBe('hash');
     });
 
     it('sets no TTL on a snapshot: it must not expire into the isolated pool', async () => {
-      const keys = keysFor();
-      const store = new RedisContainmentStore(redis, keys);
+      const keys = run.keys();
+      const store = new RedisContainmentStore(run.redis, keys);
 
       await store.seed('acme', NOT_CONTAINED, T0);
-      await expect(redis.pttl(keys.key('acme', 'containment'))).resolves.toBe(-1);
+      await expect(run.redis.pttl(keys.key('acme', 'containment'))).resolves.toBe(-1);
       await store.write('acme', ACTIVE_HARD, T0 + 1);
-      await expect(redis.pttl(keys.key('acme', 'containment'))).resolves.toBe(-1);
+      await expect(run.redis.pttl(keys.key('acme', 'containment'))).resolves.toBe(-1);
     });
 
     it.each<[string, Record<string, string>]>([
@@ -66,21 +40,21 @@ describe('RedisContainmentStore', () => {
       ['an unknown posture', { posture: 'soft' }],
       ['a version that is not a number', { version: 'two' }],
     ])('rejects a read of a snapshot with %s instead of routing on it', async (_label, damage) => {
-      const keys = keysFor();
-      const store = new RedisContainmentStore(redis, keys);
+      const keys = run.keys();
+      const store = new RedisContainmentStore(run.redis, keys);
       await store.write('acme', ACTIVE_HARD, T0);
 
-      await redis.hset(keys.key('acme', 'containment'), damage);
+      await run.redis.hset(keys.key('acme', 'containment'), damage);
 
       await expect(store.read('acme')).rejects.toThrow('malformed containment snapshot');
     });
 
     it('rejects a read of a snapshot that lost a field', async () => {
-      const keys = keysFor();
-      const store = new RedisContainmentStore(redis, keys);
+      const keys = run.keys();
+      const store = new RedisContainmentStore(run.redis, keys);
       await store.write('acme', ACTIVE_HARD, T0);
 
-      await redis.hdel(keys.key('acme', 'containment'), 'state');
+      await run.redis.hdel(keys.key('acme', 'containment'), 'state');
 
       await expect(store.read('acme')).rejects.toThrow('malformed containment snapshot');
     });
@@ -88,9 +62,8 @@ describe('RedisContainmentStore', () => {
 
   describe('two replicas sharing one Redis', () => {
     async function replicas(): Promise<[RedisContainmentStore, RedisContainmentStore]> {
-      const keys = keysFor();
-      const [first, second] = await Promise.all([connectRedis(), connectRedis()]);
-      extraConnections.push(first, second);
+      const keys = run.keys();
+      const [first, second] = await Promise.all([run.connection(), run.connection()]);
       return [new RedisContainmentStore(first, keys), new RedisContainmentStore(second, keys)];
     }
 

@@ -1,10 +1,9 @@
-import type Redis from 'ioredis';
 import { FakeClock } from '../../common/fake-clock';
 import { RedisKeys, RedisTime } from '../../store/redis-keys';
 import { describeIdempotencyStore } from './idempotency-store.contract';
 import type { StoredOutcome } from './idempotency.store';
 import { REDIS_IDEMPOTENCY_TTL_MARGIN_MS, RedisIdempotencyStore } from './redis-idempotency.store';
-import { connectRedis, deleteKeysUnder, uniquePrefix } from '../../../test/support/redis';
+import { RedisTestRun } from '../../../test/support/redis';
 
 const LEASE_MS = 5_000;
 const RETENTION_MS = 60_000;
@@ -18,35 +17,12 @@ const OUTCOME: StoredOutcome = { ok: true, result: { id: 'ord_1' }, attempts: 1,
  */
 
 describe('RedisIdempotencyStore', () => {
-  let redis: Redis;
-  let prefixes: string[] = [];
-  let extraConnections: Redis[] = [];
-
-  beforeAll(async () => {
-    redis = await connectRedis();
-  });
-
-  afterEach(async () => {
-    for (const prefix of prefixes) await deleteKeysUnder(redis, prefix);
-    prefixes = [];
-    await Promise.all(extraConnections.map((connection) => connection.quit()));
-    extraConnections = [];
-  });
-
-  afterAll(async () => {
-    await redis.quit();
-  });
-
-  function keysFor(): RedisKeys {
-    const prefix = uniquePrefix();
-    prefixes.push(prefix);
-    return new RedisKeys(prefix);
-  }
+  const run = RedisTestRun.setUp();
 
   describeIdempotencyStore(
     'RedisIdempotencyStore',
     // maxEntries is the memory store's bound; Redis bounds records by TTL.
-    (clock) => new RedisIdempotencyStore(redis, keysFor(), new RedisTime(clock)),
+    (clock) => new RedisIdempotencyStore(run.redis, run.keys(), new RedisTime(clock)),
     { evictsByCount: false },
   );
 
@@ -56,23 +32,23 @@ describe('RedisIdempotencyStore', () => {
     let store: RedisIdempotencyStore;
 
     beforeEach(() => {
-      keys = keysFor();
+      keys = run.keys();
       clock = new FakeClock();
-      store = new RedisIdempotencyStore(redis, keys, new RedisTime(clock));
+      store = new RedisIdempotencyStore(run.redis, keys, new RedisTime(clock));
     });
 
     it('keeps one hash per key under the prefix, with the key as its hash tag', async () => {
       await store.claim('scoped-key', FP, LEASE_MS);
 
-      const [, found] = await redis.scan('0', 'MATCH', `${keys.prefix}*`, 'COUNT', 1000);
+      const [, found] = await run.redis.scan('0', 'MATCH', `${keys.prefix}*`, 'COUNT', 1000);
       expect(found).toEqual([`${keys.prefix}{scoped-key}:idem`]);
-      await expect(redis.type(found[0])).resolves.toBe('hash');
+      await expect(run.redis.type(found[0])).resolves.toBe('hash');
     });
 
     it('sets a TTL of the lease plus the margin on a claim', async () => {
       await store.claim('key-a', FP, LEASE_MS);
 
-      const ttl = await redis.pttl(keys.key('key-a', 'idem'));
+      const ttl = await run.redis.pttl(keys.key('key-a', 'idem'));
       expect(ttl).toBeGreaterThan(LEASE_MS);
       expect(ttl).toBeLessThanOrEqual(LEASE_MS + REDIS_IDEMPOTENCY_TTL_MARGIN_MS);
     });
@@ -83,7 +59,7 @@ describe('RedisIdempotencyStore', () => {
 
       await store.complete('key-a', claim.token, OUTCOME, RETENTION_MS);
 
-      const ttl = await redis.pttl(keys.key('key-a', 'idem'));
+      const ttl = await run.redis.pttl(keys.key('key-a', 'idem'));
       expect(ttl).toBeGreaterThan(RETENTION_MS);
       expect(ttl).toBeLessThanOrEqual(RETENTION_MS + REDIS_IDEMPOTENCY_TTL_MARGIN_MS);
     });
@@ -96,10 +72,10 @@ describe('RedisIdempotencyStore', () => {
 
       await expect(store.claim('key-a', FP, 2_000)).resolves.toMatchObject({ status: 'claimed' });
 
-      const ttl = await redis.pttl(keys.key('key-a', 'idem'));
+      const ttl = await run.redis.pttl(keys.key('key-a', 'idem'));
       expect(ttl).toBeGreaterThan(2_000);
       expect(ttl).toBeLessThanOrEqual(2_000 + REDIS_IDEMPOTENCY_TTL_MARGIN_MS);
-      await expect(redis.hget(keys.key('key-a', 'idem'), 'outcome')).resolves.toBeNull();
+      await expect(run.redis.hget(keys.key('key-a', 'idem'), 'outcome')).resolves.toBeNull();
     });
 
     it('deletes the key on release', async () => {
@@ -108,7 +84,7 @@ describe('RedisIdempotencyStore', () => {
 
       await store.release('key-a', claim.token);
 
-      await expect(redis.exists(keys.key('key-a', 'idem'))).resolves.toBe(0);
+      await expect(run.redis.exists(keys.key('key-a', 'idem'))).resolves.toBe(0);
     });
 
     it('hands out random tokens', async () => {
@@ -123,14 +99,14 @@ describe('RedisIdempotencyStore', () => {
 
   describe('with Redis TIME', () => {
     it('measures the lease from Redis TIME when no test clock is given', async () => {
-      const keys = keysFor();
-      const store = new RedisIdempotencyStore(redis, keys, new RedisTime());
-      const [seconds, micros] = await redis.time();
+      const keys = run.keys();
+      const store = new RedisIdempotencyStore(run.redis, keys, new RedisTime());
+      const [seconds, micros] = await run.redis.time();
       const before = Number(seconds) * 1000 + Math.floor(Number(micros) / 1000);
 
       await store.claim('key-a', FP, LEASE_MS);
 
-      const leaseUntil = Number(await redis.hget(keys.key('key-a', 'idem'), 'leaseUntil'));
+      const leaseUntil = Number(await run.redis.hget(keys.key('key-a', 'idem'), 'leaseUntil'));
       expect(leaseUntil).toBeGreaterThanOrEqual(before + LEASE_MS);
       expect(leaseUntil).toBeLessThan(before + LEASE_MS + 5_000);
       await expect(store.claim('key-a', FP, LEASE_MS)).resolves.toEqual({ status: 'in_flight' });
@@ -139,10 +115,9 @@ describe('RedisIdempotencyStore', () => {
 
   describe('two replicas sharing one Redis', () => {
     async function replicas(): Promise<[RedisIdempotencyStore, RedisIdempotencyStore, FakeClock]> {
-      const keys = keysFor();
+      const keys = run.keys();
       const clock = new FakeClock();
-      const [first, second] = await Promise.all([connectRedis(), connectRedis()]);
-      extraConnections.push(first, second);
+      const [first, second] = await Promise.all([run.connection(), run.connection()]);
       return [
         new RedisIdempotencyStore(first, keys, new RedisTime(clock)),
         new RedisIdempotencyStore(second, keys, new RedisTime(clock)),
