@@ -1,0 +1,525 @@
+/**
+ * Proxy benchmark (issue 6, item 3): what does forwarding a call through the service's `http`
+ * tool cost, against calling the upstream directly, and against the Portkey AI gateway doing
+ * the same forwarding?
+ *
+ *   npm run bench -- proxy [options]
+ *
+ * Options:
+ *   --pairs N        rounds, each running every target once in turn (default 4, at least 4)
+ *   --duration S     seconds per measured run (default 3)
+ *   --connections N  autocannon connections (default 32)
+ *   --no-portkey     leave Portkey out even if it is installed
+ *   --quick          1 round of 1 s: does it still run? (no results written)
+ *
+ * Processes, all on loopback: the upstream (bench/support/upstream-server.ts; `/fast` answers
+ * `{"ok":true}` at once), the service (`node dist/main.js`: one API-key tenant, routed to the
+ * normal pool, an http tool `fast` forwarding to the upstream's `/fast` in a lane too big to
+ * limit, egress 127.0.0.1/32 only), Portkey's gateway if `@portkey-ai/gateway` is installed
+ * (a devDependency, `build/start-server.js --port=N --headless`), and this one, autocannon.
+ *
+ * Targets, each POSTing `{}`-sized JSON the way the service's tool does:
+ *   direct   the upstream's `/fast` itself (the baseline);
+ *   service  `POST /v1/tools/fast/invoke` with the API key: auth, containment routing, lane,
+ *            breaker, egress policy, then undici to the upstream;
+ *   portkey  `POST /v1/proxy/fast` with `x-portkey-provider: openai` and
+ *            `x-portkey-custom-host: http://127.0.0.1:<upstream port>`: Portkey forwards it to
+ *            `<custom host>/fast` (its proxy route, which skips the header validation of `/v1/*`).
+ * Each round runs direct, service, portkey once, in that order (A B C A B C ...); a ratio "per
+ * round" is X/Y within a round, summarised as median (min-max).
+ *
+ * Portkey 1.15.2 does not run as installed here: its `^1.3.3` range for `@hono/node-server`
+ * resolves to a version above 1.14.2, whose Response keeps fetch's immutable Headers, and
+ * Portkey then fails every proxied call with `TypeError: immutable` while adding its own
+ * response headers (Portkey-AI/gateway#1389). With such a version the bench preloads a
+ * three-line shim into Portkey's process (`--import data:...`) that re-wraps each `fetch`
+ * answer in a Response with ordinary headers: one extra Response object per call, nothing else
+ * of Portkey's changes. Portkey listens on every interface (it has no host option).
+ *
+ * Figures: p50, p99 (of 2xx answers, each response's own time), 2xx/s, and the CPU each
+ * process used per 2xx call (from /proc). Targets: service/direct throughput >= 0.6 (and p99 no
+ * worse than 1/0.6 of direct's); service/portkey throughput >= 10 with p99 <= 0.2 of Portkey's.
+ * Prints tables and writes bench/results/proxy.json. Exits 1 if a check fails (a direct or
+ * service call failed, the service's calls did not go through the normal pool, or a target's
+ * calls did not all reach the upstream). About 50 s; bounded at 90 s.
+ */
+import { execFileSync } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { cpus, loadavg } from 'node:os';
+import { dirname, resolve } from 'node:path';
+import { type LoadResult, runLoad } from './support/load';
+import { type Child, ROOT, runMain, startChild, stopChild, waitForLine } from './support/processes';
+import { printTable, writeResults } from './support/report';
+import { apiKey, call, startService, waitUntil } from './support/service';
+import { median, pairedRatio, spread } from './support/stats';
+import { startUpstream } from './support/upstream-server';
+
+const BUDGET_MS = 90_000;
+const TARGET_DIRECT_RATIO = 0.6;
+const TARGET_PORTKEY_THROUGHPUT = 10;
+const TARGET_PORTKEY_P99 = 0.2;
+/** The last @hono/node-server that Portkey 1.15.2 works with unaided (Portkey-AI/gateway#1389). */
+const LAST_GOOD_HONO_NODE_SERVER = [1, 14, 2];
+
+/** Re-wraps every `fetch` answer so its headers can be added to, as Portkey expects. */
+const FETCH_SHIM = [
+  'const nativeFetch = globalThis.fetch;',
+  'const NativeResponse = globalThis.Response;',
+  'globalThis.fetch = async (...args) => {',
+  '  const r = await nativeFetch(...args);',
+  '  return new NativeResponse(r.body, { status: r.status, statusText: r.statusText, headers: r.headers });',
+  '};',
+].join('\n');
+
+type Target = 'direct' | 'service' | 'portkey';
+
+interface Settings {
+  pairs: number;
+  durationS: number;
+  connections: number;
+  portkey: boolean;
+  quick: boolean;
+}
+
+interface Cpu {
+  service: number;
+  portkey: number;
+  upstream: number;
+  /** This process: autocannon. */
+  loadGenerator: number;
+}
+
+interface Run extends LoadResult {
+  round: number;
+  target: Target;
+  /** Requests the upstream's `/fast` received during the run. */
+  upstreamRequests: number;
+  /** CPU each process used during the run, in cores. */
+  cpuCores: Cpu;
+}
+
+interface Endpoint {
+  url: string;
+  headers: Record<string, string>;
+  body: string;
+}
+
+interface PortkeyInfo {
+  available: boolean;
+  /** Why it was left out, if it was. */
+  reason?: string;
+  version?: string;
+  honoNodeServer?: string;
+  fetchShim?: boolean;
+}
+
+function option(name: string, fallback: number, min: number): number {
+  const index = process.argv.indexOf(`--${name}`);
+  if (index === -1) return fallback;
+  const value = Number(process.argv[index + 1]);
+  if (!Number.isInteger(value) || value < min) throw new Error(`--${name} must be an integer of at least ${min}`);
+  return value;
+}
+
+function settings(): Settings {
+  const quick = process.argv.includes('--quick');
+  return {
+    quick,
+    pairs: quick ? 1 : option('pairs', 4, 4),
+    durationS: quick ? 1 : option('duration', 3, 1),
+    connections: option('connections', 32, 1),
+    portkey: !process.argv.includes('--no-portkey'),
+  };
+}
+
+const fixed = (value: number, digits = 2) => (Number.isFinite(value) ? value.toFixed(digits) : 'n/a');
+
+// ---------------------------------------------------------------------------------------------
+// CPU of other processes, from /proc (Linux); NaN elsewhere.
+
+let ticksPerSecond: number | undefined;
+
+function cpuSecondsOf(pid: number | undefined): number {
+  if (pid === undefined) return Number.NaN;
+  try {
+    ticksPerSecond ??= Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // Fields after the command name in parentheses: state is field 3, utime 14, stime 15.
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / ticksPerSecond;
+  } catch {
+    return Number.NaN;
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Portkey
+
+function portkeyPackage(): { entry: string; version: string; dir: string } | undefined {
+  const manifest = resolve(ROOT, 'node_modules/@portkey-ai/gateway/package.json');
+  if (!existsSync(manifest)) return undefined;
+  const { version, bin } = JSON.parse(readFileSync(manifest, 'utf8')) as { version: string; bin: string };
+  const dir = dirname(manifest);
+  return { entry: resolve(dir, bin), version, dir };
+}
+
+/** The @hono/node-server Portkey's own imports resolve to. */
+function honoNodeServerVersion(portkeyDir: string): string | undefined {
+  for (const base of [resolve(portkeyDir, 'node_modules'), resolve(ROOT, 'node_modules')]) {
+    const manifest = resolve(base, '@hono/node-server/package.json');
+    if (existsSync(manifest)) return (JSON.parse(readFileSync(manifest, 'utf8')) as { version: string }).version;
+  }
+  return undefined;
+}
+
+function newerThan(version: string, than: number[]): boolean {
+  const parts = version.split(/[.-]/).map(Number);
+  for (let i = 0; i < than.length; i++) {
+    if ((parts[i] ?? 0) !== than[i]) return (parts[i] ?? 0) > than[i]!;
+  }
+  return false;
+}
+
+function freePort(): Promise<number> {
+  return new Promise((done, fail) => {
+    const server = createServer();
+    server.once('error', fail);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => done(port));
+    });
+  });
+}
+
+async function startPortkey(): Promise<{ info: PortkeyInfo; child?: Child; base?: string }> {
+  const found = portkeyPackage();
+  if (!found) return { info: { available: false, reason: '@portkey-ai/gateway is not installed' } };
+  const honoNodeServer = honoNodeServerVersion(found.dir);
+  const fetchShim = honoNodeServer === undefined || newerThan(honoNodeServer, LAST_GOOD_HONO_NODE_SERVER);
+  const info: PortkeyInfo = { available: true, version: found.version, honoNodeServer, fetchShim };
+  const port = await freePort();
+  const args = [
+    ...(fetchShim ? ['--import', `data:text/javascript,${encodeURIComponent(FETCH_SHIM)}`] : []),
+    found.entry,
+    `--port=${port}`,
+    '--headless',
+  ];
+  const child = startChild('portkey', args);
+  try {
+    await waitForLine(child, /Ready for connections/, 20_000);
+  } catch (error) {
+    await stopChild(child);
+    return { info: { ...info, available: false, reason: `did not start: ${(error as Error).message.slice(0, 500)}` } };
+  }
+  return { info, child, base: `http://127.0.0.1:${port}` };
+}
+
+// ---------------------------------------------------------------------------------------------
+
+async function main(s: Settings): Promise<void> {
+  const key = apiKey('agent');
+  const upstream = await startUpstream();
+  const [service, portkey] = await Promise.all([
+    startService({
+      auth: { allowAnonymous: false, apiKeys: [key.entry] },
+      lanes: { proxy: { concurrency: 256, queueCapacity: 1024 } },
+      tools: {
+        fast: { lane: 'proxy', kind: 'http', url: upstream.url('/fast'), timeoutMs: 10_000, retry: { maxAttempts: 1 } },
+      },
+      containment: {
+        // Above the connections: neither the lane nor the pool limits anything here.
+        pools: { normalMaxConcurrency: 2 * s.connections },
+        egress: { allowHosts: ['127.0.0.1'], allowPrivateCidrs: ['127.0.0.1/32'] },
+      },
+    }),
+    s.portkey
+      ? startPortkey()
+      : Promise.resolve({ info: { available: false, reason: '--no-portkey' } as PortkeyInfo, child: undefined }),
+  ]);
+
+  const body = JSON.stringify({ arguments: {} });
+  const endpoints: Partial<Record<Target, Endpoint>> = {
+    // What the tool sends upstream: its arguments as JSON.
+    direct: { url: upstream.url('/fast'), headers: { 'content-type': 'application/json' }, body: '{}' },
+    service: { url: service.url('/v1/tools/fast/invoke'), headers: key.headers, body },
+  };
+
+  // The service's calls go through the normal pool and reach the upstream.
+  const probe = await service.call('/v1/tools/fast/invoke', { method: 'POST', headers: key.headers, body });
+  if (probe.status !== 200) throw new Error(`probe of the service answered ${probe.status}: ${probe.text}`);
+  const pool = (JSON.parse(probe.text) as { pool?: string }).pool;
+  if (pool !== 'normal') throw new Error(`the service's call went through pool '${pool}', not 'normal': ${probe.text}`);
+
+  const portkeyInfo = portkey.info;
+  if (portkey.child && 'base' in portkey && portkey.base) {
+    const endpoint: Endpoint = {
+      url: `${portkey.base}/v1/proxy/fast`,
+      headers: {
+        'content-type': 'application/json',
+        authorization: 'Bearer not-used',
+        'x-portkey-provider': 'openai',
+        'x-portkey-custom-host': upstream.base,
+      },
+      body: '{}',
+    };
+    const before = (await upstream.stats()).fast.requests;
+    const answer = await call(endpoint.url, { method: 'POST', headers: endpoint.headers, body: endpoint.body });
+    const reached = (await upstream.stats()).fast.requests - before;
+    if (answer.status === 200 && answer.text === '{"ok":true}' && reached === 1) endpoints.portkey = endpoint;
+    else {
+      portkeyInfo.available = false;
+      portkeyInfo.reason =
+        `its probe answered ${answer.status} ${answer.text.slice(0, 200)} (upstream reached ${reached} times); ` +
+        `its output: ${portkey.child.output().slice(-800)}`;
+      await stopChild(portkey.child);
+    }
+  }
+  const targets = (['direct', 'service', 'portkey'] as const).filter((target) => endpoints[target]);
+
+  process.stdout.write(
+    `proxy: ${s.pairs} rounds of ${targets.join(', ')}, ${s.durationS} s each, ${s.connections} connections\n` +
+      `portkey: ${
+        portkeyInfo.available
+          ? `${portkeyInfo.version} (@hono/node-server ${portkeyInfo.honoNodeServer ?? '?'}${portkeyInfo.fetchShim ? ', with the fetch shim' : ''})`
+          : `left out: ${portkeyInfo.reason}`
+      }\n` +
+      `node ${process.version}, ${cpus().length} CPUs, load average ${loadavg()
+        .map((load) => load.toFixed(2))
+        .join(' ')}\n`,
+  );
+
+  const pids = {
+    service: service.child.process.pid,
+    portkey: portkey.child?.process.pid,
+    upstream: upstream.child.process.pid,
+  };
+  const cpuNow = (): Cpu => {
+    const { user, system } = process.cpuUsage();
+    return {
+      service: cpuSecondsOf(pids.service),
+      portkey: portkeyInfo.available ? cpuSecondsOf(pids.portkey) : Number.NaN,
+      upstream: cpuSecondsOf(pids.upstream),
+      loadGenerator: (user + system) / 1e6,
+    };
+  };
+  const load = (target: Target, durationS: number) =>
+    runLoad({ ...endpoints[target]!, connections: s.connections, durationS });
+
+  /** Until the upstream holds no call: a client leaving does not end a proxy's call upstream. */
+  const settle = async () => {
+    let last = -1;
+    await waitUntil(
+      'the upstream is idle',
+      async () => {
+        const { inFlight, requests } = (await upstream.stats()).fast;
+        const idle = inFlight === 0 && requests === last;
+        last = requests;
+        return idle;
+      },
+      5_000,
+      50,
+    );
+    return last;
+  };
+
+  const measure = async (target: Target, round: number): Promise<Run> => {
+    const requestsBefore = await settle();
+    const cpuBefore = cpuNow();
+    const result = await load(target, s.durationS);
+    const cpuAfter = cpuNow();
+    const upstreamRequests = (await upstream.stats()).fast.requests - requestsBefore;
+    const used = (name: keyof Cpu) => (cpuAfter[name] - cpuBefore[name]) / result.durationS;
+    const run: Run = {
+      round,
+      target,
+      ...result,
+      upstreamRequests,
+      cpuCores: {
+        service: used('service'),
+        portkey: used('portkey'),
+        upstream: used('upstream'),
+        loadGenerator: used('loadGenerator'),
+      },
+    };
+    process.stdout.write(
+      `  round ${round} ${target.padEnd(7)}: p50 ${fixed(run.p50Ms)} ms, p99 ${fixed(run.p99Ms)} ms, ` +
+        `${fixed(run.reqPerS, 0)} req/s${run.non2xx + run.errors ? `, ${run.non2xx} non-2xx, ${run.errors} errors` : ''}; ` +
+        `CPU cores: service ${fixed(run.cpuCores.service)}, portkey ${fixed(run.cpuCores.portkey)}, ` +
+        `upstream ${fixed(run.cpuCores.upstream)}, load generator ${fixed(run.cpuCores.loadGenerator)}\n`,
+    );
+    return run;
+  };
+
+  // Warm-up, not measured: every path once (JIT, connection pools).
+  for (const target of targets) await load(target, s.quick ? 0.5 : 1);
+
+  const runs: Run[] = [];
+  for (let round = 1; round <= s.pairs; round++) {
+    for (const target of targets) runs.push(await measure(target, round));
+  }
+
+  if (portkey.child) {
+    await stopChild(portkey.child);
+    const { code, signal } = await portkey.child.exited;
+    process.stdout.write(`portkey stopped (${signal ?? `exit ${code}`})\n`);
+  }
+
+  const of = (target: Target) => runs.filter((run) => run.target === target);
+  const summaries = Object.fromEntries(targets.map((target) => [target, summarise(of(target))])) as Partial<
+    Record<Target, ReturnType<typeof summarise>>
+  >;
+  const comparisons = (
+    [
+      ['service', 'direct'],
+      ['portkey', 'direct'],
+      ['service', 'portkey'],
+    ] as const
+  )
+    .filter(([x, y]) => summaries[x] && summaries[y])
+    .map(([x, y]) => compare(x, of(x), y, of(y)));
+
+  const serviceVsDirect = comparisons.find((c) => c.name === 'service / direct')!;
+  const serviceVsPortkey = comparisons.find((c) => c.name === 'service / portkey');
+  const targetsMet = {
+    directThroughput: serviceVsDirect.perRound.reqPerS.median >= TARGET_DIRECT_RATIO,
+    directP99: serviceVsDirect.perRound.p99Ms.median <= 1 / TARGET_DIRECT_RATIO,
+    portkeyThroughput: serviceVsPortkey ? serviceVsPortkey.perRound.reqPerS.median >= TARGET_PORTKEY_THROUGHPUT : null,
+    portkeyP99: serviceVsPortkey ? serviceVsPortkey.perRound.p99Ms.median <= TARGET_PORTKEY_P99 : null,
+  };
+  const checks = check(runs, s.connections);
+
+  printTable(
+    'per target, median (min-max) over the rounds',
+    targets.map((target) => {
+      const summary = summaries[target]!;
+      return {
+        target,
+        'p50 ms': range(summary.p50Ms),
+        'p99 ms': range(summary.p99Ms),
+        'req/s': range(summary.reqPerS, 0),
+        'service µs/call': fixed(summary.cpuUsPerCall.service, 0),
+        'portkey µs/call': fixed(summary.cpuUsPerCall.portkey, 0),
+        'upstream µs/call': fixed(summary.cpuUsPerCall.upstream, 0),
+        'load gen µs/call': fixed(summary.cpuUsPerCall.loadGenerator, 0),
+        failed: String(summary.failed),
+      };
+    }),
+  );
+  printTable(
+    'ratios: per round, median (min-max); then of the medians',
+    comparisons.flatMap((c) => [
+      {
+        ratio: `${c.name} per round`,
+        'p50 ms': range(c.perRound.p50Ms, 3),
+        'p99 ms': range(c.perRound.p99Ms, 3),
+        'req/s': range(c.perRound.reqPerS, 3),
+      },
+      {
+        ratio: `${c.name} of medians`,
+        'p50 ms': fixed(c.ofMedians.p50Ms, 3),
+        'p99 ms': fixed(c.ofMedians.p99Ms, 3),
+        'req/s': fixed(c.ofMedians.reqPerS, 3),
+      },
+    ]),
+  );
+  const verdict = (met: boolean | null) => (met === null ? 'not measured' : met ? 'met' : 'NOT met');
+  process.stdout.write(
+    `\nservice / direct throughput ${fixed(serviceVsDirect.perRound.reqPerS.median, 3)} (target >= ${TARGET_DIRECT_RATIO}): ` +
+      `${verdict(targetsMet.directThroughput)}; p99 ${fixed(serviceVsDirect.perRound.p99Ms.median, 3)} ` +
+      `(target <= ${fixed(1 / TARGET_DIRECT_RATIO, 3)}): ${verdict(targetsMet.directP99)}\n` +
+      (serviceVsPortkey
+        ? `service / portkey throughput ${fixed(serviceVsPortkey.perRound.reqPerS.median, 2)} (target >= ${TARGET_PORTKEY_THROUGHPUT}): ` +
+          `${verdict(targetsMet.portkeyThroughput)}; p99 ${fixed(serviceVsPortkey.perRound.p99Ms.median, 3)} ` +
+          `(target <= ${TARGET_PORTKEY_P99}): ${verdict(targetsMet.portkeyP99)}\n`
+        : `portkey: not measured (${portkeyInfo.reason})\n`) +
+      `checks: ${checks.problems.length === 0 ? 'all passed' : checks.problems.join('; ')}\n` +
+      (checks.warnings.length > 0 ? `warnings: ${checks.warnings.join('; ')}\n` : ''),
+  );
+
+  if (s.quick) process.stdout.write('quick mode: results not written\n');
+  else {
+    const file = writeResults('proxy', {
+      settings: { ...s, loadAverageAtStart: loadavg() },
+      portkey: portkeyInfo,
+      summary: summaries,
+      comparisons,
+      targets: {
+        serviceVsDirect: { reqPerSAtLeast: TARGET_DIRECT_RATIO, p99AtMost: 1 / TARGET_DIRECT_RATIO },
+        serviceVsPortkey: { reqPerSAtLeast: TARGET_PORTKEY_THROUGHPUT, p99AtMost: TARGET_PORTKEY_P99 },
+        met: targetsMet,
+      },
+      checks,
+      runs,
+    });
+    process.stdout.write(`wrote ${file}\n`);
+  }
+  if (checks.problems.length > 0) process.exitCode = 1;
+}
+
+type Stat = { median: number; min: number; max: number };
+
+function summarise(series: Run[]) {
+  const stat = (pick: (run: Run) => number): Stat => {
+    const values = series.map(pick);
+    return { median: median(values), ...spread(values) };
+  };
+  const perCall = (name: keyof Cpu) => median(series.map((run) => (run.cpuCores[name] * 1e6) / run.reqPerS));
+  return {
+    p50Ms: stat((run) => run.p50Ms),
+    p99Ms: stat((run) => run.p99Ms),
+    reqPerS: stat((run) => run.reqPerS),
+    /** CPU time each process spent per 2xx call, in µs (median over the runs). */
+    cpuUsPerCall: {
+      service: perCall('service'),
+      portkey: perCall('portkey'),
+      upstream: perCall('upstream'),
+      loadGenerator: perCall('loadGenerator'),
+    },
+    failed: series.reduce((sum, run) => sum + run.non2xx + run.errors, 0),
+  };
+}
+
+/** x / y per round (runs of the same round) and of the medians. */
+function compare(x: Target, xs: Run[], y: Target, ys: Run[]) {
+  const paired = (pick: (run: Run) => number) => pairedRatio(ys.map(pick), xs.map(pick));
+  const ofMedians = (pick: (run: Run) => number) => median(xs.map(pick)) / median(ys.map(pick));
+  return {
+    name: `${x} / ${y}`,
+    perRound: { p50Ms: paired((r) => r.p50Ms), p99Ms: paired((r) => r.p99Ms), reqPerS: paired((r) => r.reqPerS) },
+    ofMedians: {
+      p50Ms: ofMedians((r) => r.p50Ms),
+      p99Ms: ofMedians((r) => r.p99Ms),
+      reqPerS: ofMedians((r) => r.reqPerS),
+    },
+  };
+}
+
+function check(runs: Run[], connections: number) {
+  const problems: string[] = [];
+  const warnings: string[] = [];
+  for (const run of runs) {
+    const at = `round ${run.round} ${run.target}`;
+    const failed = run.non2xx + run.errors;
+    if (run.ok === 0) problems.push(`${at}: no call succeeded`);
+    if (failed > 0) {
+      const text = `${at}: ${run.non2xx} non-2xx (${JSON.stringify(run.statuses)}) and ${run.errors} errors`;
+      // Portkey is the comparison, not the subject: its failures are reported, not fatal.
+      (run.target === 'portkey' ? warnings : problems).push(text);
+    }
+    // Every answered call reached the upstream once; the calls cut at the end of the run (at
+    // most one per connection) may have too.
+    if (run.upstreamRequests < run.ok || run.upstreamRequests > run.ok + failed + connections) {
+      problems.push(`${at}: ${run.ok} calls answered but ${run.upstreamRequests} reached the upstream`);
+    }
+  }
+  return { problems, warnings };
+}
+
+const range = (s: Stat, digits = 2) => `${fixed(s.median, digits)} (${fixed(s.min, digits)}-${fixed(s.max, digits)})`;
+
+const chosen = settings();
+// Start-up (service and Portkey side by side), warm-up, then the rounds; half as much again
+// for a slow machine.
+const estimateMs = 12_000 + 3 * 1_000 + chosen.pairs * 3 * (chosen.durationS * 1_000 + 300);
+runMain('proxy', () => main(chosen), { budgetMs: Math.max(BUDGET_MS, 1.5 * estimateMs) });
