@@ -49,6 +49,7 @@ import { type Clock, SystemClock } from '../src/common';
 import { FakeClock } from '../src/common/fake-clock';
 import { median, pairedRatio, spread } from './support/stats';
 import { printTable, writeResults } from './support/report';
+import { option } from './support/options';
 
 const LIMIT = 8;
 const BURST = 100;
@@ -411,14 +412,6 @@ function runRejectionChild(refusals: number): Promise<RejectionFigures> {
 
 // ---------------------------------------------------------------------------------------------
 // The run.
-
-function option(name: string, fallback: number, min: number): number {
-  const index = process.argv.indexOf(`--${name}`);
-  if (index === -1) return fallback;
-  const value = Number(process.argv[index + 1]);
-  if (!Number.isInteger(value) || value < min) throw new Error(`--${name} must be an integer of at least ${min}`);
-  return value;
-}
 
 const range = (s: Spread, digits = 2) => `${s.min.toFixed(digits)}-${s.max.toFixed(digits)}`;
 const millions = (ops: number) => `${(ops / 1e6).toFixed(2)} M`;

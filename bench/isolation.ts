@@ -56,6 +56,7 @@ import { printTable, writeResults } from './support/report';
 import { apiKey, type Service, startService, waitUntil } from './support/service';
 import { median, pairedRatio, spread } from './support/stats';
 import { startUpstream, type UpstreamServer } from './support/upstream-server';
+import { option } from './support/options';
 
 /** The whole run with the default settings, start-up to clean-up; more pairs or longer runs get more. */
 const BUDGET_MS = 110_000;
@@ -149,14 +150,6 @@ function cores(before: Cpu, after: Cpu, seconds: number): Cpu {
 
 const cpuText = (cpu: Cpu) =>
   `${PROCESSES.map((name) => `${name} ${fixed(cpu[name])}`).join(', ')}, total ${fixed(PROCESSES.reduce((sum, name) => sum + cpu[name], 0))}`;
-
-function option(name: string, fallback: number, min: number): number {
-  const index = process.argv.indexOf(`--${name}`);
-  if (index === -1) return fallback;
-  const value = Number(process.argv[index + 1]);
-  if (!Number.isInteger(value) || value < min) throw new Error(`--${name} must be an integer of at least ${min}`);
-  return value;
-}
 
 function settings(): Settings {
   const quick = process.argv.includes('--quick');

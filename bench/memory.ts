@@ -66,6 +66,7 @@ import { WebSocket } from 'undici';
 import { Lane } from '../src/bulkhead/lane';
 import { type Clock, SystemClock } from '../src/common';
 import { printTable, writeResults } from './support/report';
+import { option } from './support/options';
 
 const ROOT = resolve(__dirname, '..');
 const QUICK = process.argv.includes('--quick');
@@ -548,14 +549,6 @@ async function rssAcrossRejections(calls: number, leakCheckCalls: number) {
 
 // ---------------------------------------------------------------------------------------------
 // The run.
-
-function option(name: string, fallback: number, min: number): number {
-  const index = process.argv.indexOf(`--${name}`);
-  if (index === -1) return fallback;
-  const value = Number(process.argv[index + 1]);
-  if (!Number.isInteger(value) || value < min) throw new Error(`--${name} must be an integer of at least ${min}`);
-  return value;
-}
 
 async function main(): Promise<void> {
   const calls = option('calls', QUICK ? 20_000 : 200_000, CHUNKS);

@@ -61,6 +61,7 @@ import { onCleanup, ROOT, runMain } from './support/processes';
 import { printTable, writeResults } from './support/report';
 import { type ApiKey, apiKey, type Answer, call, type Service, startService } from './support/service';
 import { median, pairedRatio, spread } from './support/stats';
+import { option } from './support/options';
 
 const BUDGET_MS = 110_000;
 const TOOL_LANE = 'tools';
@@ -117,14 +118,6 @@ interface Target {
   side: Side;
   url: string;
   cpuUs(): Promise<number>;
-}
-
-function option(name: string, fallback: number, min: number): number {
-  const index = process.argv.indexOf(`--${name}`);
-  if (index === -1) return fallback;
-  const value = Number(process.argv[index + 1]);
-  if (!Number.isInteger(value) || value < min) throw new Error(`--${name} must be an integer of at least ${min}`);
-  return value;
 }
 
 function settings(): Settings {

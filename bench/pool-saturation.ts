@@ -46,6 +46,7 @@ import { printTable, writeResults } from './support/report';
 import { apiKey, startService, waitUntil } from './support/service';
 import { median, pairedRatio, spread } from './support/stats';
 import { startUpstream } from './support/upstream-server';
+import { option } from './support/options';
 
 /** The whole run, start-up to clean-up, after the build. */
 const BUDGET_MS = 75_000;
@@ -64,14 +65,6 @@ interface Run extends LoadResult {
   isolatedActive?: [number, number];
   /** Phase B: calls of the contained tenant refused so far in this phase. */
   containedRefused?: number;
-}
-
-function option(name: string, fallback: number, min: number): number {
-  const index = process.argv.indexOf(`--${name}`);
-  if (index === -1) return fallback;
-  const value = Number(process.argv[index + 1]);
-  if (!Number.isInteger(value) || value < min) throw new Error(`--${name} must be an integer of at least ${min}`);
-  return value;
 }
 
 const fixed = (value: number, digits = 2) => (Number.isFinite(value) ? value.toFixed(digits) : 'n/a');

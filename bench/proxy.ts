@@ -54,6 +54,7 @@ import { printTable, writeResults } from './support/report';
 import { apiKey, call, startService, waitUntil } from './support/service';
 import { median, pairedRatio, spread } from './support/stats';
 import { startUpstream } from './support/upstream-server';
+import { option } from './support/options';
 
 const BUDGET_MS = 90_000;
 const TARGET_DIRECT_RATIO = 0.6;
@@ -112,14 +113,6 @@ interface PortkeyInfo {
   version?: string;
   honoNodeServer?: string;
   fetchShim?: boolean;
-}
-
-function option(name: string, fallback: number, min: number): number {
-  const index = process.argv.indexOf(`--${name}`);
-  if (index === -1) return fallback;
-  const value = Number(process.argv[index + 1]);
-  if (!Number.isInteger(value) || value < min) throw new Error(`--${name} must be an integer of at least ${min}`);
-  return value;
 }
 
 function settings(): Settings {
