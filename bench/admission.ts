@@ -50,6 +50,7 @@ import { FakeClock } from '../src/common/fake-clock';
 import { median, pairedRatio, spread } from './support/stats';
 import { printTable, writeResults } from './support/report';
 import { option } from './support/options';
+import { Semaphore } from './support/semaphore';
 
 const LIMIT = 8;
 const BURST = 100;
@@ -70,30 +71,6 @@ const immediate: Task = () => DONE;
 
 // ---------------------------------------------------------------------------------------------
 // The candidates.
-
-/**
- * The baseline: the semaphore people write by hand, a count and an array of waiting resolvers
- * around async/await (the one PITFALLS.md 14 measured at 9.5 M/s uncontended).
- */
-class Semaphore {
-  private active = 0;
-  private readonly waiting: Array<() => void> = [];
-
-  constructor(private readonly limit: number) {}
-
-  async run<T>(task: () => T | PromiseLike<T>): Promise<T> {
-    if (this.active < this.limit) this.active++;
-    else await new Promise<void>((resolve) => this.waiting.push(resolve));
-    try {
-      return await task();
-    } finally {
-      // The slot passes straight to the next waiter, so nobody can overtake it.
-      const next = this.waiting.shift();
-      if (next) next();
-      else this.active--;
-    }
-  }
-}
 
 /**
  * A tighter hand-written semaphore, without async functions: an admitted call gets the task's

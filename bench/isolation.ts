@@ -54,9 +54,9 @@ import {
 import { runMain } from './support/processes';
 import { printTable, writeResults } from './support/report';
 import { apiKey, type Service, startService, waitUntil } from './support/service';
-import { median, pairedRatio, spread } from './support/stats';
+import { median, pairedRatio, summary } from './support/stats';
 import { startUpstream, type UpstreamServer } from './support/upstream-server';
-import { option } from './support/options';
+import { option, runOptions } from './support/options';
 
 /** The whole run with the default settings, start-up to clean-up; more pairs or longer runs get more. */
 const BUDGET_MS = 110_000;
@@ -152,12 +152,8 @@ const cpuText = (cpu: Cpu) =>
   `${PROCESSES.map((name) => `${name} ${fixed(cpu[name])}`).join(', ')}, total ${fixed(PROCESSES.reduce((sum, name) => sum + cpu[name], 0))}`;
 
 function settings(): Settings {
-  const quick = process.argv.includes('--quick');
   return {
-    quick,
-    pairs: quick ? 1 : option('pairs', 4, 4),
-    durationS: quick ? 1 : option('duration', 3, 1),
-    connections: option('connections', 16, 1),
+    ...runOptions(16),
     slowMs: option('slow-ms', 2_000, 500),
     retryMs: option('retry-ms', 100, 0),
   };
@@ -455,10 +451,7 @@ async function main(s: Settings): Promise<void> {
 }
 
 function summarise(configuration: Configuration['name'], a: Run[], b: Run[]) {
-  const stat = (series: Run[], pick: (run: Run) => number) => {
-    const values = series.map(pick);
-    return { median: median(values), ...spread(values) };
-  };
+  const stat = (series: Run[], pick: (run: Run) => number) => summary(series.map(pick));
   const phase = (series: Run[]) => ({
     p50Ms: stat(series, (run) => run.p50Ms),
     p99Ms: stat(series, (run) => run.p99Ms),

@@ -67,6 +67,7 @@ import { Lane } from '../src/bulkhead/lane';
 import { type Clock, SystemClock } from '../src/common';
 import { printTable, writeResults } from './support/report';
 import { option } from './support/options';
+import { Semaphore } from './support/semaphore';
 
 const ROOT = resolve(__dirname, '..');
 const QUICK = process.argv.includes('--quick');
@@ -103,26 +104,6 @@ class NoTimerClock implements Clock {
   wallNow = () => this.system.wallNow();
   setTimer = () => undefined;
   clearTimer = noop;
-}
-
-/** The hand-written semaphore of bench/admission.ts, for comparison. */
-class Semaphore {
-  private active = 0;
-  private readonly waiting: Array<() => void> = [];
-
-  constructor(private readonly limit: number) {}
-
-  async run<T>(task: () => T | PromiseLike<T>): Promise<T> {
-    if (this.active < this.limit) this.active++;
-    else await new Promise<void>((resolve) => this.waiting.push(resolve));
-    try {
-      return await task();
-    } finally {
-      const next = this.waiting.shift();
-      if (next) next();
-      else this.active--;
-    }
-  }
 }
 
 /** A call that runs until `release()`: what keeps the limiter full while the others wait. */

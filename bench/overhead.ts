@@ -60,8 +60,8 @@ import { type LoadResult, runLoad } from './support/load';
 import { onCleanup, ROOT, runMain } from './support/processes';
 import { printTable, writeResults } from './support/report';
 import { type ApiKey, apiKey, type Answer, call, type Service, startService } from './support/service';
-import { median, pairedRatio, spread } from './support/stats';
-import { option } from './support/options';
+import { median, pairedRatio, summary } from './support/stats';
+import { runOptions } from './support/options';
 
 const BUDGET_MS = 110_000;
 const TOOL_LANE = 'tools';
@@ -121,12 +121,8 @@ interface Target {
 }
 
 function settings(): Settings {
-  const quick = process.argv.includes('--quick');
   return {
-    quick,
-    pairs: quick ? 1 : option('pairs', 4, 4),
-    durationS: quick ? 1 : option('duration', 3, 1),
-    connections: option('connections', 32, 1),
+    ...runOptions(32),
     profile: process.argv.includes('--profile'),
   };
 }
@@ -443,10 +439,7 @@ async function main(s: Settings): Promise<void> {
 }
 
 function summarise(comparison: Comparison, a: Run[], b: Run[]) {
-  const stat = (series: Run[], pick: (run: Run) => number) => {
-    const values = series.map(pick);
-    return { median: median(values), ...spread(values) };
-  };
+  const stat = (series: Run[], pick: (run: Run) => number) => summary(series.map(pick));
   const side = (series: Run[]) => ({
     reqPerS: stat(series, (run) => run.reqPerS),
     p50Ms: stat(series, (run) => run.p50Ms),

@@ -44,7 +44,7 @@ import { alternate, type CallersStats, type LoadResult, runLoad, startCallersPro
 import { runMain } from './support/processes';
 import { printTable, writeResults } from './support/report';
 import { apiKey, startService, waitUntil } from './support/service';
-import { median, pairedRatio, spread } from './support/stats';
+import { pairedRatio, summary as seriesSummary } from './support/stats';
 import { startUpstream } from './support/upstream-server';
 import { option } from './support/options';
 
@@ -214,7 +214,7 @@ async function main(): Promise<void> {
   };
 
   const of = (phase: 'A' | 'B', pick: (run: Run) => number) => (phase === 'A' ? a : b).map(pick);
-  const stat = (values: number[]) => ({ median: median(values), ...spread(values) });
+  const stat = seriesSummary;
   const phaseSummary = (phase: 'A' | 'B') => ({
     p50Ms: stat(of(phase, (r) => r.p50Ms)),
     p99Ms: stat(of(phase, (r) => r.p99Ms)),

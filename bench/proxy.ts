@@ -54,7 +54,7 @@ import { printTable, writeResults } from './support/report';
 import { apiKey, call, startService, waitUntil } from './support/service';
 import { median, pairedRatio, spread } from './support/stats';
 import { startUpstream } from './support/upstream-server';
-import { option } from './support/options';
+import { runOptions } from './support/options';
 
 const BUDGET_MS = 90_000;
 const TARGET_DIRECT_RATIO = 0.6;
@@ -116,12 +116,8 @@ interface PortkeyInfo {
 }
 
 function settings(): Settings {
-  const quick = process.argv.includes('--quick');
   return {
-    quick,
-    pairs: quick ? 1 : option('pairs', 4, 4),
-    durationS: quick ? 1 : option('duration', 3, 1),
-    connections: option('connections', 32, 1),
+    ...runOptions(32),
     portkey: !process.argv.includes('--no-portkey'),
   };
 }

@@ -18,6 +18,11 @@ export function spread(values: readonly number[]): { min: number; max: number } 
   return { min: Math.min(...values), max: Math.max(...values) };
 }
 
+/** Median and spread of a series: what a table row shows. */
+export function summary(values: readonly number[]): { median: number; min: number; max: number } {
+  return { median: median(values), ...spread(values) };
+}
+
 /** Per-pair ratios b[i] / a[i] of alternated runs, summarised: median and spread. */
 export function pairedRatio(a: readonly number[], b: readonly number[]): { median: number; min: number; max: number } {
   const ratios = a.map((value, i) => b[i]! / value);
