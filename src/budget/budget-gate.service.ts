@@ -1,8 +1,7 @@
-import { randomUUID } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
-import { CLOCK, type Clock, ResilienceError } from '../common';
+import { CLOCK, type Clock, ResilienceError, uniqueIds } from '../common';
 import { BULKHEAD_CONFIG, type BulkheadConfig } from '../config';
-import { budgetPeriod } from './budget-period';
+import { type BudgetPeriod, budgetPeriod } from './budget-period';
 import { BudgetStore } from './budget.store';
 import { microsToUsd, usdToMicros } from './money';
 
@@ -36,6 +35,8 @@ export class BudgetGate {
   /** Micro-dollars charged so far, by tenant, for metrics (money is never summed as floats). */
   readonly spentMicros = new Map<string, number>();
   private readonly microsOf = new Map<number, number>();
+  /** The period of the latest call: the same for every call until midnight UTC. */
+  private period: BudgetPeriod | undefined;
 
   constructor(
     @Inject(BudgetStore) private readonly store: BudgetStore,
@@ -54,6 +55,15 @@ export class BudgetGate {
       if (this.microsOf.size < MICROS_CACHE_SIZE) this.microsOf.set(usd, micros);
     }
     return micros;
+  }
+
+  /** The period the wall clock is in now; worked out again only when the clock leaves the last one. */
+  private currentPeriod(): BudgetPeriod {
+    const now = this.clock.wallNow();
+    const last = this.period;
+    if (last && now >= last.startsAt && now < last.resetsAt) return last;
+    this.period = budgetPeriod(this.config.budgets.period, now);
+    return this.period;
   }
 
   /** The tenant's cap in USD, or undefined when it has none. */
@@ -78,8 +88,8 @@ export class BudgetGate {
     costUsd: number,
     ttlMs: number,
   ): Promise<BudgetReservation> {
-    const period = budgetPeriod(this.config.budgets.period, this.clock.wallNow());
-    const reservation = { tenant, period: period.key, id: randomUUID(), amountMicros: this.micros(costUsd) };
+    const period = this.currentPeriod();
+    const reservation = { tenant, period: period.key, id: uniqueIds.next(), amountMicros: this.micros(costUsd) };
     let result;
     try {
       result = await this.store.reserve(
@@ -120,7 +130,7 @@ export class BudgetGate {
   }
 
   async view(tenant: string): Promise<BudgetView> {
-    const period = budgetPeriod(this.config.budgets.period, this.clock.wallNow());
+    const period = this.currentPeriod();
     let usage;
     try {
       usage = await this.store.read(tenant, period.key);

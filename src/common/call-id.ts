@@ -1,5 +1,5 @@
-import { randomUUID } from 'node:crypto';
 import { ResilienceError } from './errors/resilience-error';
+import { uniqueIds } from './unique-id';
 
 const CALL_ID = /^[A-Za-z0-9_-]{1,48}$/;
 
@@ -8,7 +8,7 @@ const CALL_ID = /^[A-Za-z0-9_-]{1,48}$/;
  * refused and never echoed: it is caller input that would otherwise reach logs and the ledger.
  */
 export function resolveCallId(header: string | string[] | undefined): string {
-  if (header === undefined) return randomUUID();
+  if (header === undefined) return uniqueIds.next();
   if (typeof header === 'string' && CALL_ID.test(header)) return header;
   throw new ResilienceError('invalid_request', 'X-Call-Id must be 1-48 letters, digits, "_" or "-"');
 }

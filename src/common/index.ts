@@ -8,3 +8,4 @@ export * from './errors/resilience-error';
 export * from './lazy-abort-controller';
 export * from './random';
 export * from './tenant';
+export * from './unique-id';

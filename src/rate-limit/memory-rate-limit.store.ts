@@ -8,6 +8,7 @@ interface StoredBucket extends TokenBucketState {
 }
 
 interface Entry {
+  readonly key: string;
   readonly buckets: Map<string, StoredBucket>;
   /** When every bucket of the key is full again: from then on the entry says nothing. */
   fullAt: number;
@@ -17,17 +18,20 @@ interface Entry {
  * Entries looked at per decision: more than the one a decision can add, so the sweep goes
  * round the whole map faster than it grows.
  */
-const SWEEP_STEPS = 2;
+const SWEEP_STEPS = 3;
 
 /**
  * The embedded rate-limit store: each decision is one synchronous block on a Map, on the
  * injected clock's monotonic time. A key is held only while one of its buckets is below full
- * (a missing key is a full one); each decision looks at the {@link SWEEP_STEPS} oldest entries
- * and drops the full ones (or moves the others to the back), so memory stays bounded by the
- * keys recently limited, with no timer and O(1) amortised work.
+ * (a missing key is a full one). A sweep goes round the map, {@link SWEEP_STEPS} entries per
+ * decision, and drops the full ones, so memory stays bounded by the keys recently limited, with
+ * no timer and O(1) work per decision. Entries are updated in place: a busy key costs no
+ * re-insertion (a Map that keeps deleting and re-adding keys keeps rebuilding its table).
  */
 export class MemoryRateLimitStore implements RateLimitStore {
   private readonly entries = new Map<string, Entry>();
+  /** Where the sweep is: a Map iterator stays valid while entries come and go. */
+  private cursor: MapIterator<Entry> | undefined;
 
   constructor(private readonly clock: Clock) {}
 
@@ -35,12 +39,7 @@ export class MemoryRateLimitStore implements RateLimitStore {
     assertTake(rules, amounts);
     const now = this.clock.now();
     const entry = this.entries.get(key);
-    const outcome = takeTokens(
-      rules.map((rule) => entry?.buckets.get(rule.name)),
-      rules,
-      amounts,
-      now,
-    );
+    const outcome = takeTokens(bucketsOf(entry, rules), rules, amounts, now);
     if (outcome.next) this.write(key, entry, rules, outcome.next, now);
     this.sweep(now);
     return outcome.decision;
@@ -50,13 +49,7 @@ export class MemoryRateLimitStore implements RateLimitStore {
     assertAdjust(rules, amounts);
     const now = this.clock.now();
     const entry = this.entries.get(key);
-    const next = adjustTokens(
-      rules.map((rule) => entry?.buckets.get(rule.name)),
-      rules,
-      amounts,
-      now,
-    );
-    this.write(key, entry, rules, next, now);
+    this.write(key, entry, rules, adjustTokens(bucketsOf(entry, rules), rules, amounts, now), now);
     this.sweep(now);
   }
 
@@ -73,22 +66,43 @@ export class MemoryRateLimitStore implements RateLimitStore {
     now: number,
   ): void {
     const buckets = entry?.buckets ?? new Map<string, StoredBucket>();
-    rules.forEach((rule, index) => {
-      buckets.set(rule.name, { ...next[index], fullAt: fullAt(next[index], rule.perMinute) });
-    });
+    for (let index = 0; index < rules.length; index++) {
+      const { name, perMinute } = rules[index];
+      const { units, updatedAt } = next[index];
+      const full = fullAt(next[index], perMinute);
+      const bucket = buckets.get(name);
+      if (bucket) {
+        bucket.units = units;
+        bucket.updatedAt = updatedAt;
+        bucket.fullAt = full;
+      } else {
+        buckets.set(name, { units, updatedAt, fullAt: full });
+      }
+    }
     let latest = Number.NEGATIVE_INFINITY;
     for (const bucket of buckets.values()) latest = Math.max(latest, bucket.fullAt);
-    // Re-inserting moves the key to the back, behind the entries the sweep looks at first.
-    this.entries.delete(key);
-    if (latest > now) this.entries.set(key, { buckets, fullAt: latest });
+    if (latest <= now) this.entries.delete(key);
+    else if (entry) entry.fullAt = latest;
+    else this.entries.set(key, { key, buckets, fullAt: latest });
   }
 
   private sweep(now: number): void {
     const steps = Math.min(SWEEP_STEPS, this.entries.size);
     for (let step = 0; step < steps; step++) {
-      const [key, entry] = this.entries.entries().next().value!;
-      this.entries.delete(key);
-      if (entry.fullAt > now) this.entries.set(key, entry);
+      let next = this.cursor?.next();
+      if (!next || next.done) {
+        this.cursor = this.entries.values();
+        next = this.cursor.next();
+      }
+      const entry = next.value as Entry;
+      if (entry.fullAt <= now) this.entries.delete(entry.key);
     }
   }
+}
+
+/** The stored state of each rule's bucket of an entry, in rule order (undefined: full). */
+function bucketsOf(entry: Entry | undefined, rules: readonly BucketRule[]): Array<StoredBucket | undefined> {
+  const states: Array<StoredBucket | undefined> = [];
+  for (const rule of rules) states.push(entry?.buckets.get(rule.name));
+  return states;
 }

@@ -17,6 +17,14 @@ export interface RateLimitCounts {
 }
 
 const WINDOW_SECONDS = 60;
+const AMOUNTS_CACHE_SIZE = 64;
+
+/** A tenant's buckets, worked out once: the rules, their RateLimit-Policy, amounts per call by tokens. */
+interface TenantLimits {
+  rules: readonly BucketRule[];
+  policy: string;
+  amountsByTokens: Map<number, readonly number[]>;
+}
 
 /**
  * Step 4 of the pipeline: per-tenant token buckets for requests and tokens per minute
@@ -29,7 +37,7 @@ const WINDOW_SECONDS = 60;
 @Injectable()
 export class RateLimiter {
   private readonly logger = new Logger('Bulkhead');
-  private readonly rulesByTenant = new Map<string, { rules: BucketRule[]; policy: string }>();
+  private readonly rulesByTenant = new Map<string, TenantLimits>();
   readonly counts: RateLimitCounts = { limited: new Map(), failedOpen: 0 };
 
   constructor(
@@ -49,11 +57,16 @@ export class RateLimiter {
 
   private async take(
     tenant: string,
-    limits: { rules: BucketRule[]; policy: string },
+    limits: TenantLimits,
     tokens: number,
     headers: HeaderSink | undefined,
   ): Promise<void> {
-    const amounts = limits.rules.map((rule) => (rule.name === 'rpm' ? 1 : tokens));
+    let amounts = limits.amountsByTokens.get(tokens);
+    if (!amounts) {
+      amounts = Object.freeze(limits.rules.map((rule) => (rule.name === 'rpm' ? 1 : tokens)));
+      // Tokens per call come from the tools' config: a few distinct values.
+      if (limits.amountsByTokens.size < AMOUNTS_CACHE_SIZE) limits.amountsByTokens.set(tokens, amounts);
+    }
     let decision: RateLimitDecision;
     try {
       decision = await this.store.take(tenant, limits.rules, amounts);
@@ -92,7 +105,7 @@ export class RateLimiter {
     }
   }
 
-  private limitsOf(tenant: string): { rules: BucketRule[]; policy: string } | undefined {
+  private limitsOf(tenant: string): TenantLimits | undefined {
     let limits = this.rulesByTenant.get(tenant);
     if (!limits) {
       const { default: base, tenants } = this.config.rateLimits;
@@ -103,7 +116,7 @@ export class RateLimiter {
       if (rpm !== undefined) rules.push({ name: 'rpm', perMinute: rpm });
       if (tpm !== undefined) rules.push({ name: 'tpm', perMinute: tpm });
       const policy = rules.map((rule) => `"${rule.name}";q=${rule.perMinute};w=${WINDOW_SECONDS}`).join(', ');
-      limits = { rules, policy };
+      limits = { rules: Object.freeze(rules), policy, amountsByTokens: new Map() };
       // Tenants are configured names or `anonymous`: the map stays as small as the config.
       this.rulesByTenant.set(tenant, limits);
     }
@@ -113,7 +126,10 @@ export class RateLimiter {
 
 /** `RateLimit: "rpm";r=<remaining>;t=<seconds until full>, ...` (draft-ietf-httpapi-ratelimit-headers). */
 function rateLimitHeader(decision: RateLimitDecision): string {
-  return decision.buckets
-    .map((bucket) => `"${bucket.name}";r=${bucket.remaining};t=${Math.ceil(bucket.resetMs / 1000)}`)
-    .join(', ');
+  let header = '';
+  for (const bucket of decision.buckets) {
+    if (header !== '') header += ', ';
+    header += `"${bucket.name}";r=${bucket.remaining};t=${Math.ceil(bucket.resetMs / 1000)}`;
+  }
+  return header;
 }

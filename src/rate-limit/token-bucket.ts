@@ -85,20 +85,28 @@ export function takeTokens(
   amounts: readonly number[],
   now: number,
 ): TakeOutcome {
-  const levels = rules.map((rule, index) => unitsAt(states[index], rule.perMinute, now));
-  const retryAfterMs = rules.reduce(
-    (longest, rule, index) => Math.max(longest, msToHold(levels[index], amounts[index], rule.perMinute)),
-    0,
-  );
+  // Plain loops and no closures: this runs on every rate-limited call.
+  const count = rules.length;
+  const levels: number[] = [];
+  let retryAfterMs = 0;
+  for (let index = 0; index < count; index++) {
+    const { perMinute } = rules[index];
+    levels.push(unitsAt(states[index], perMinute, now));
+    retryAfterMs = Math.max(retryAfterMs, msToHold(levels[index], amounts[index], perMinute));
+  }
+  const buckets: BucketState[] = [];
   if (retryAfterMs > 0) {
-    const buckets = rules.map((rule, index) => bucketState(rule.name, levels[index], rule.perMinute));
+    for (let index = 0; index < count; index++) {
+      buckets.push(bucketState(rules[index].name, levels[index], rules[index].perMinute));
+    }
     return { decision: { allowed: false, retryAfterMs, buckets }, next: undefined };
   }
-  const next = rules.map((_, index) => ({
-    units: levels[index] - Math.max(0, amounts[index]) * UNITS_PER_TOKEN,
-    updatedAt: laterOf(states[index], now),
-  }));
-  const buckets = rules.map((rule, index) => bucketState(rule.name, next[index].units, rule.perMinute));
+  const next: TokenBucketState[] = [];
+  for (let index = 0; index < count; index++) {
+    const units = levels[index] - Math.max(0, amounts[index]) * UNITS_PER_TOKEN;
+    next.push({ units, updatedAt: laterOf(states[index], now) });
+    buckets.push(bucketState(rules[index].name, units, rules[index].perMinute));
+  }
   return { decision: { allowed: true, retryAfterMs: 0, buckets }, next };
 }
 
@@ -127,7 +135,7 @@ export function adjustTokens(
  */
 export function assertTake(rules: readonly BucketRule[], amounts: readonly number[]): void {
   assertRules(rules, amounts);
-  if (amounts.some((amount) => amount < 0)) throw new RangeError('a take amount must be at least 0');
+  for (const amount of amounts) if (amount < 0) throw new RangeError('a take amount must be at least 0');
 }
 
 /**
@@ -147,16 +155,18 @@ export function assertRules(rules: readonly BucketRule[], amounts: readonly numb
   if (rules.length !== amounts.length) {
     throw new RangeError(`${rules.length} bucket rules but ${amounts.length} amounts`);
   }
-  const names = new Set<string>();
-  for (const rule of rules) {
+  // Checked on every decision, so without allocating: a call names one or two buckets.
+  for (let index = 0; index < rules.length; index++) {
+    const rule = rules[index];
     if (!BUCKET_NAME.test(rule.name)) throw new RangeError(`invalid bucket name '${rule.name}'`);
-    if (names.has(rule.name)) throw new RangeError(`bucket '${rule.name}' appears twice`);
-    names.add(rule.name);
+    for (let earlier = 0; earlier < index; earlier++) {
+      if (rules[earlier].name === rule.name) throw new RangeError(`bucket '${rule.name}' appears twice`);
+    }
     if (!(Number.isFinite(rule.perMinute) && rule.perMinute > 0)) {
       throw new RangeError(`bucket '${rule.name}': perMinute must be finite and above 0`);
     }
+    if (!Number.isFinite(amounts[index])) throw new RangeError('every amount must be a finite number');
   }
-  if (!amounts.every(Number.isFinite)) throw new RangeError('every amount must be a finite number');
 }
 
 /** A write never moves a bucket's time back, so a clock that stepped back cannot mint tokens later. */
