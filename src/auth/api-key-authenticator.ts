@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import { ANONYMOUS_TENANT, ResilienceError } from '../common';
 
 /** Who is calling, from the API key alone. */
@@ -16,6 +16,8 @@ export interface ApiKeySettings {
 }
 
 const ANONYMOUS: Caller = Object.freeze({ tenant: ANONYMOUS_TENANT, known: false });
+const BEARER = /^Bearer [\x21-\x7e]{1,512}$/i;
+const BEARER_PREFIX_LENGTH = 'Bearer '.length;
 
 /**
  * Identity (API.md section 1): `Authorization: Bearer <key>`, the key's SHA-256 looked up in
@@ -39,7 +41,9 @@ export class ApiKeyAuthenticator {
       throw new ResilienceError('unauthorized', 'an API key is required: Authorization: Bearer <key>');
     }
     const key =
-      typeof authorization === 'string' ? /^Bearer ([\x21-\x7e]{1,512})$/i.exec(authorization)?.[1] : undefined;
+      typeof authorization === 'string' && BEARER.test(authorization)
+        ? authorization.slice(BEARER_PREFIX_LENGTH)
+        : undefined;
     const caller = key === undefined ? undefined : this.callers.get(sha256Hex(key));
     if (!caller) throw new ResilienceError('unauthorized', 'the API key is not valid');
     return caller;
@@ -51,6 +55,7 @@ export class ApiKeyAuthenticator {
   }
 }
 
+/** One-shot `crypto.hash`: a third of the cost of a Hash object for a key this short. */
 function sha256Hex(text: string): string {
-  return createHash('sha256').update(text, 'utf8').digest('hex');
+  return hash('sha256', text, 'hex');
 }

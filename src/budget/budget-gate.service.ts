@@ -1,8 +1,8 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { CLOCK, type Clock, ResilienceError, uniqueIds } from '../common';
+import { type Awaitable, CLOCK, type Clock, isPromiseLike, ResilienceError, uniqueIds } from '../common';
 import { BULKHEAD_CONFIG, type BulkheadConfig } from '../config';
 import { type BudgetPeriod, budgetPeriod } from './budget-period';
-import { BudgetStore } from './budget.store';
+import { BudgetStore, type ReserveResult } from './budget.store';
 import { microsToUsd, usdToMicros } from './money';
 
 const MICROS_CACHE_SIZE = 1_000;
@@ -73,26 +73,18 @@ export class BudgetGate {
   }
 
   /**
-   * Reserves `costUsd` for a call of `tenant`; undefined (not even a promise) when nothing
-   * needs reserving: no cap, or a call that costs nothing.
+   * Reserves `costUsd` for a call of `tenant`, or refuses it (throws, or rejects when the store
+   * answers later). Undefined (not even a promise) when nothing needs reserving: no cap, or a
+   * call that costs nothing.
    */
-  reserve(tenant: string, costUsd: number, ttlMs: number): Promise<BudgetReservation> | undefined {
+  reserve(tenant: string, costUsd: number, ttlMs: number): Awaitable<BudgetReservation> | undefined {
     const capUsd = this.capUsd(tenant);
     if (capUsd === undefined || !(costUsd > 0)) return undefined;
-    return this.reserveWithin(tenant, capUsd, costUsd, ttlMs);
-  }
-
-  private async reserveWithin(
-    tenant: string,
-    capUsd: number,
-    costUsd: number,
-    ttlMs: number,
-  ): Promise<BudgetReservation> {
     const period = this.currentPeriod();
     const reservation = { tenant, period: period.key, id: uniqueIds.next(), amountMicros: this.micros(costUsd) };
-    let result;
+    let reserved: Awaitable<ReserveResult>;
     try {
-      result = await this.store.reserve(
+      reserved = this.store.reserve(
         tenant,
         period.key,
         this.micros(capUsd),
@@ -103,30 +95,53 @@ export class BudgetGate {
     } catch (error) {
       throw storeFailure(error);
     }
-    if (!result.ok) {
-      throw new ResilienceError(
-        'budget_exceeded',
-        `the ${this.config.budgets.period}ly budget of this tenant is spent`,
-        {
-          retryAfterMs: Math.max(1, period.resetsAt - this.clock.wallNow()),
+    if (isPromiseLike(reserved)) {
+      return Promise.resolve(reserved).then(
+        (result) => this.held(reservation, period, result),
+        (error: unknown) => {
+          throw storeFailure(error);
         },
       );
     }
-    return reservation;
+    return this.held(reservation, period, reserved);
   }
 
-  /** Charges `actualUsd` of a reservation and frees the rest; never throws (the call is over). */
-  async settle(reservation: BudgetReservation, actualUsd: number): Promise<void> {
+  /** The reservation, if the store held it; a spent budget refuses the call until the period ends. */
+  private held(reservation: BudgetReservation, period: BudgetPeriod, result: ReserveResult): BudgetReservation {
+    if (result.ok) return reservation;
+    throw new ResilienceError('budget_exceeded', `the ${this.config.budgets.period}ly budget of this tenant is spent`, {
+      retryAfterMs: Math.max(1, period.resetsAt - this.clock.wallNow()),
+    });
+  }
+
+  /**
+   * Charges `actualUsd` of a reservation and frees the rest; never throws or rejects (the call
+   * is over). Undefined once settled at once (the memory store).
+   */
+  settle(reservation: BudgetReservation, actualUsd: number): Promise<void> | undefined {
+    let actualMicros: number;
+    let settled: Awaitable<boolean>;
     try {
-      const actualMicros = this.micros(Math.max(0, actualUsd));
-      const charged = await this.store.settle(reservation.tenant, reservation.period, reservation.id, actualMicros);
-      if (charged && actualMicros > 0) {
-        const { tenant } = reservation;
-        this.spentMicros.set(tenant, (this.spentMicros.get(tenant) ?? 0) + actualMicros);
-      }
+      actualMicros = this.micros(Math.max(0, actualUsd));
+      settled = this.store.settle(reservation.tenant, reservation.period, reservation.id, actualMicros);
     } catch {
-      // The reservation lapses after its TTL; nothing more can be done for this call.
+      return undefined;
     }
+    if (isPromiseLike(settled)) {
+      return Promise.resolve(settled).then(
+        (charged) => this.charged(reservation, actualMicros, charged),
+        // The reservation lapses after its TTL; nothing more can be done for this call.
+        () => undefined,
+      );
+    }
+    this.charged(reservation, actualMicros, settled);
+    return undefined;
+  }
+
+  private charged(reservation: BudgetReservation, actualMicros: number, charged: boolean): void {
+    if (!charged || actualMicros === 0) return;
+    const { tenant } = reservation;
+    this.spentMicros.set(tenant, (this.spentMicros.get(tenant) ?? 0) + actualMicros);
   }
 
   async view(tenant: string): Promise<BudgetView> {

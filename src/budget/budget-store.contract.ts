@@ -1,3 +1,4 @@
+import { promised } from '../../test/support/promised';
 import { FakeClock } from '../common/fake-clock';
 import type { BudgetStore } from './budget.store';
 
@@ -23,7 +24,7 @@ export function describeBudgetStore(name: string, makeStore: MakeBudgetStore): v
       clock = new FakeClock();
     });
 
-    const store = () => Promise.resolve(makeStore(clock));
+    const store = async () => promised(await makeStore(clock));
 
     describe('reserve', () => {
       it('reserves within the cap and answers the usage with the reservation in it', async () => {

@@ -1,3 +1,5 @@
+import type { Awaitable } from '../common';
+
 /** A tenant's money in one budget period, in integer micro-dollars (1 USD = 1,000,000). */
 export interface BudgetUsage {
   spentMicros: number;
@@ -10,7 +12,8 @@ export type ReserveResult = ({ ok: true } | { ok: false }) & BudgetUsage;
 /**
  * USD budgets as whole decisions (one Redis script each). `period` names the budget period
  * (`day:2026-11-29`, `month:2026-11`, UTC); every reservation has an id and lapses after its
- * TTL, so the reservations of a replica that died are reclaimed.
+ * TTL, so the reservations of a replica that died are reclaimed. The memory store answers at
+ * once, the Redis store with a promise.
  */
 export interface BudgetStore {
   /**
@@ -24,15 +27,15 @@ export interface BudgetStore {
     reservationId: string,
     amountMicros: number,
     ttlMs: number,
-  ): Promise<ReserveResult>;
+  ): Awaitable<ReserveResult>;
   /**
    * Ends a reservation: charges `actualMicros` (0 releases it all; more than reserved is
    * charged as it is) and frees the rest. Settling a reservation that is gone (settled
    * already, or lapsed) charges nothing and answers false, so a retried settle never charges
    * twice; reservation TTLs must outlast the calls they cover.
    */
-  settle(tenant: string, period: string, reservationId: string, actualMicros: number): Promise<boolean>;
-  read(tenant: string, period: string): Promise<BudgetUsage>;
+  settle(tenant: string, period: string, reservationId: string, actualMicros: number): Awaitable<boolean>;
+  read(tenant: string, period: string): Awaitable<BudgetUsage>;
 }
 
 /** Injection token of the {@link BudgetStore}. */

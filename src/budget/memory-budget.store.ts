@@ -19,7 +19,8 @@ interface PeriodEntry {
 }
 
 /**
- * The embedded budget store: one process, each decision one synchronous block. Reservations
+ * The embedded budget store: one process, each decision one synchronous block, answered at
+ * once. Reservations
  * lapse on the injected clock's `now()`; lapsed ones are dropped whenever their entry is
  * touched (reserve, settle, read).
  *
@@ -34,14 +35,14 @@ export class MemoryBudgetStore implements BudgetStore {
 
   constructor(private readonly clock: Clock) {}
 
-  async reserve(
+  reserve(
     tenant: string,
     period: string,
     capMicros: number,
     reservationId: string,
     amountMicros: number,
     ttlMs: number,
-  ): Promise<ReserveResult> {
+  ): ReserveResult {
     assertMicros(capMicros, 'capMicros');
     assertMicros(amountMicros, 'amountMicros');
     const wholeTtlMs = reservationTtlMs(reservationId, ttlMs);
@@ -63,7 +64,7 @@ export class MemoryBudgetStore implements BudgetStore {
     return { ok: true, ...usage };
   }
 
-  async settle(tenant: string, period: string, reservationId: string, actualMicros: number): Promise<boolean> {
+  settle(tenant: string, period: string, reservationId: string, actualMicros: number): boolean {
     assertMicros(actualMicros, 'actualMicros');
     const entry = this.entry(tenant, period, this.clock.now());
     const reservation = entry?.reservations.get(reservationId);
@@ -75,7 +76,7 @@ export class MemoryBudgetStore implements BudgetStore {
     return true;
   }
 
-  async read(tenant: string, period: string): Promise<BudgetUsage> {
+  read(tenant: string, period: string): BudgetUsage {
     const entry = this.entry(tenant, period, this.clock.now());
     return entry ? usageOf(entry) : { spentMicros: 0, reservedMicros: 0 };
   }

@@ -1,4 +1,5 @@
 // Framework-free: mechanisms import from here. Nest and Fastify adapters are in ./nest.
+export * from './awaitable';
 export * from './call-id';
 export * from './clock';
 export * from './deferred';

@@ -1,6 +1,6 @@
 import { Inject, Injectable, Logger, type OnModuleInit } from '@nestjs/common';
 import type { Caller } from '../auth';
-import { CLOCK, type Clock } from '../common';
+import { type Awaitable, CLOCK, type Clock, isPromiseLike } from '../common';
 import { BULKHEAD_CONFIG, type BulkheadConfig } from '../config';
 import { type ContainmentDecision, decide } from './containment-decision';
 import type { ContainmentSnapshot } from './containment-snapshot';
@@ -27,29 +27,53 @@ export class ContainmentRouter implements OnModuleInit {
   /** Seeds every configured tenant; one the store cannot take now is seeded on its first call. */
   async onModuleInit(): Promise<void> {
     for (const tenant of new Set(this.config.auth.apiKeys.map((key) => key.tenant))) {
-      await this.seed(tenant).catch(() => undefined);
+      try {
+        await this.seed(tenant);
+      } catch {
+        // Seeded on the tenant's first call instead.
+      }
     }
   }
 
-  route(caller: Caller): Promise<ContainmentDecision> {
-    if (!caller.known) return Promise.resolve(this.count(decide(caller.tenant, false, null)));
-    return this.store
-      .read(caller.tenant)
-      .then((snapshot) => snapshot ?? this.seed(caller.tenant))
-      .then(
-        (snapshot) => this.count(decide(caller.tenant, true, snapshot)),
-        (error: unknown) => {
-          this.logger.warn(`containment store failed; routing to the isolated pool (${(error as Error)?.name})`);
-          return this.count(decide(caller.tenant, true, undefined));
-        },
+  /** The caller's decision; at once when the store answers at once (the memory store). */
+  route(caller: Caller): Awaitable<ContainmentDecision> {
+    if (!caller.known) return this.count(decide(caller.tenant, false, null));
+    let read: Awaitable<ContainmentSnapshot | null>;
+    try {
+      read = this.store.read(caller.tenant);
+    } catch (error) {
+      return this.storeFailed(caller, error);
+    }
+    if (isPromiseLike(read)) {
+      return Promise.resolve(read).then(
+        (snapshot) => this.routeWith(caller, snapshot),
+        (error: unknown) => this.storeFailed(caller, error),
       );
+    }
+    return this.routeWith(caller, read);
+  }
+
+  private routeWith(caller: Caller, snapshot: ContainmentSnapshot | null): Awaitable<ContainmentDecision> {
+    if (snapshot) return this.count(decide(caller.tenant, true, snapshot));
+    // A configured tenant without a snapshot (a wiped store): seeded now, then routed by it.
+    return Promise.resolve()
+      .then(() => this.seed(caller.tenant))
+      .then(
+        (seeded) => this.count(decide(caller.tenant, true, seeded)),
+        (error: unknown) => this.storeFailed(caller, error),
+      );
+  }
+
+  private storeFailed(caller: Caller, error: unknown): ContainmentDecision {
+    this.logger.warn(`containment store failed; routing to the isolated pool (${(error as Error)?.name})`);
+    return this.count(decide(caller.tenant, true, undefined));
   }
 
   /**
    * A configured tenant's first snapshot, `not_contained`, unless one exists (an operator's
    * write always wins). Known tenants only reach here: anything else fails closed.
    */
-  private seed(tenant: string): Promise<ContainmentSnapshot> {
+  private seed(tenant: string): Awaitable<ContainmentSnapshot> {
     const change = {
       state: 'not_contained' as const,
       posture: this.config.containment.defaultPosture,
@@ -64,7 +88,7 @@ export class ContainmentRouter implements OnModuleInit {
   }
 
   /** The snapshot as the store has it (admin reads). */
-  read(tenant: string): Promise<ContainmentSnapshot | null> {
+  read(tenant: string): Awaitable<ContainmentSnapshot | null> {
     return this.store.read(tenant);
   }
 

@@ -2,8 +2,9 @@ import { type CanActivate, type ExecutionContext, Inject, Injectable } from '@ne
 import { Reflector } from '@nestjs/core';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { ApiKeyAuthenticator } from '../auth';
-import { ResilienceError } from '../common';
-import { callStateOf, RouteCache, WITHOUT_TENANT } from '../common/nest';
+import { isPromiseLike, ResilienceError } from '../common';
+import { type CallState, callStateOf, RouteCache, WITHOUT_TENANT } from '../common/nest';
+import type { ContainmentDecision } from './containment-decision';
 import { ContainmentRouter } from './containment-router.service';
 
 /**
@@ -33,11 +34,16 @@ export class ContainmentRoutingGuard implements CanActivate {
     const state = callStateOf(http.getRequest<FastifyRequest>(), http.getResponse<FastifyReply>());
     const caller = this.authenticator.authenticate(http.getRequest<FastifyRequest>().headers.authorization);
     state.tenant = caller.tenant;
-    return this.router.route(caller).then((decision) => {
-      if (decision.deny) throw new ResilienceError('contained', 'this tenant is contained: no calls are allowed');
-      state.pool = decision.pool;
-      state.contained = decision.contained;
-      return true;
-    });
+    const routed = this.router.route(caller);
+    if (isPromiseLike(routed)) return Promise.resolve(routed).then((decision) => admit(state, decision));
+    return admit(state, routed);
   }
+}
+
+/** Records the call's pool, or refuses a tenant contained under a hard posture. */
+function admit(state: CallState, decision: ContainmentDecision): true {
+  if (decision.deny) throw new ResilienceError('contained', 'this tenant is contained: no calls are allowed');
+  state.pool = decision.pool;
+  state.contained = decision.contained;
+  return true;
 }

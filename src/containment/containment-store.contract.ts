@@ -1,4 +1,5 @@
 import type { ContainmentChange, ContainmentSnapshot } from './containment-snapshot';
+import { promised } from '../../test/support/promised';
 import type { ContainmentStore } from './containment.store';
 
 /** Builds a fresh, empty store under test. */
@@ -26,7 +27,7 @@ const copy = (snapshot: ContainmentSnapshot): ContainmentSnapshot => ({ ...snaps
  */
 export function describeContainmentStore(name: string, makeStore: MakeContainmentStore): void {
   describe(`ContainmentStore contract: ${name}`, () => {
-    const store = () => Promise.resolve(makeStore());
+    const store = async () => promised(await makeStore());
 
     describe('read', () => {
       it('answers null for a tenant that was never written', async () => {

@@ -1,7 +1,15 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { BudgetGate, type BudgetReservation } from '../budget';
 import { LaneRegistry, laneRejectionError } from '../bulkhead';
-import { asResilienceError, CLOCK, type Clock, deferred, LazyAbortController, ResilienceError } from '../common';
+import {
+  asResilienceError,
+  CLOCK,
+  type Clock,
+  deferred,
+  isPromiseLike,
+  LazyAbortController,
+  ResilienceError,
+} from '../common';
 import type { PoolName } from '../containment';
 import { CallOutcomes } from '../events';
 import { type HeaderSink, RateLimiter } from '../rate-limit';
@@ -88,7 +96,7 @@ export class CallPipeline {
       if (limiting) await limiting;
       // 5. budget: hold the cost of every attempt the call may make; settled in `finally`.
       const reserving = this.budget.reserve(call.tenant, tool.costUsd * tool.retry.maxAttempts, this.worstCaseMs(call));
-      if (reserving) reservation = await reserving;
+      if (reserving) reservation = isPromiseLike(reserving) ? await reserving : reserving;
       const result =
         call.idempotencyKey === undefined
           ? await this.admitAndRun(call, call.abort, progress)
@@ -114,7 +122,8 @@ export class CallPipeline {
       // denied egress before any connection costs nothing.
       if (reservation) {
         const charged = progress.replayed || failure?.kind === 'egress_denied' ? 0 : progress.attempts;
-        await this.budget.settle(reservation, tool.costUsd * charged);
+        const settling = this.budget.settle(reservation, tool.costUsd * charged);
+        if (settling) await settling;
       }
     }
   }

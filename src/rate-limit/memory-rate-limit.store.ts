@@ -21,8 +21,8 @@ interface Entry {
 const SWEEP_STEPS = 3;
 
 /**
- * The embedded rate-limit store: each decision is one synchronous block on a Map, on the
- * injected clock's monotonic time. A key is held only while one of its buckets is below full
+ * The embedded rate-limit store: each decision is one synchronous block on a Map, answered at
+ * once, on the injected clock's monotonic time. A key is held only while one of its buckets is below full
  * (a missing key is a full one). A sweep goes round the map, {@link SWEEP_STEPS} entries per
  * decision, and drops the full ones, so memory stays bounded by the keys recently limited, with
  * no timer and O(1) work per decision. Entries are updated in place: a busy key costs no
@@ -35,7 +35,7 @@ export class MemoryRateLimitStore implements RateLimitStore {
 
   constructor(private readonly clock: Clock) {}
 
-  async take(key: string, rules: readonly BucketRule[], amounts: readonly number[]): Promise<RateLimitDecision> {
+  take(key: string, rules: readonly BucketRule[], amounts: readonly number[]): RateLimitDecision {
     assertTake(rules, amounts);
     const now = this.clock.now();
     const entry = this.entries.get(key);
@@ -45,7 +45,7 @@ export class MemoryRateLimitStore implements RateLimitStore {
     return outcome.decision;
   }
 
-  async adjust(key: string, rules: readonly BucketRule[], amounts: readonly number[]): Promise<void> {
+  adjust(key: string, rules: readonly BucketRule[], amounts: readonly number[]): void {
     assertAdjust(rules, amounts);
     const now = this.clock.now();
     const entry = this.entries.get(key);

@@ -1,3 +1,4 @@
+import { promised, type Promised } from '../../test/support/promised';
 import { FakeClock } from '../common/fake-clock';
 import type { BucketRule, RateLimitDecision, RateLimitStore } from './rate-limit.store';
 
@@ -22,11 +23,11 @@ export function describeRateLimitStore(
 ): void {
   describe(`RateLimitStore contract: ${name}`, () => {
     let clock: FakeClock;
-    let subject: RateLimitStore;
+    let subject: Promised<RateLimitStore>;
 
     beforeEach(async () => {
       clock = new FakeClock();
-      subject = await makeStore(clock);
+      subject = promised(await makeStore(clock));
     });
 
     if (cleanup) afterEach(cleanup);

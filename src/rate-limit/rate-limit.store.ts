@@ -1,3 +1,5 @@
+import type { Awaitable } from '../common';
+
 /** One token bucket of a key: it holds `perMinute` and refills continuously at perMinute / 60 s. */
 export interface BucketRule {
   /** `rpm` or `tpm`: the bucket's name within its key, and its RateLimit-Policy name. */
@@ -24,7 +26,8 @@ export interface RateLimitDecision {
 
 /**
  * Token buckets per key (a tenant), as whole decisions so that Redis answers each with one
- * script. Time is the store's own (Redis `TIME`; the injected clock in memory).
+ * script. Time is the store's own (Redis `TIME`; the injected clock in memory). The memory
+ * store answers at once, the Redis store with a promise.
  */
 export interface RateLimitStore {
   /**
@@ -32,13 +35,13 @@ export interface RateLimitStore {
    * nothing from any bucket. An amount larger than a bucket's whole capacity is refused with
    * the time a full bucket would need.
    */
-  take(key: string, rules: readonly BucketRule[], amounts: readonly number[]): Promise<RateLimitDecision>;
+  take(key: string, rules: readonly BucketRule[], amounts: readonly number[]): Awaitable<RateLimitDecision>;
   /**
    * Settles an earlier take: adds `amounts[i]` back to bucket `rules[i]` (a negative amount
    * takes more, and may leave the bucket below zero, so later calls wait for the overage).
    * Never refuses; a bucket never holds more than its capacity.
    */
-  adjust(key: string, rules: readonly BucketRule[], amounts: readonly number[]): Promise<void>;
+  adjust(key: string, rules: readonly BucketRule[], amounts: readonly number[]): Awaitable<void>;
 }
 
 /** Injection token of the {@link RateLimitStore}. */

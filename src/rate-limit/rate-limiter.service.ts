@@ -1,5 +1,5 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
-import { ResilienceError } from '../common';
+import { type Awaitable, isPromiseLike, ResilienceError } from '../common';
 import { BULKHEAD_CONFIG, type BulkheadConfig } from '../config';
 import { type BucketRule, type RateLimitDecision, RateLimitStore } from './rate-limit.store';
 
@@ -46,35 +46,40 @@ export class RateLimiter {
   ) {}
 
   /**
-   * Takes one request and `tokens` from the tenant's buckets, or refuses the call. Sets the
-   * RateLimit headers on `headers` either way. Undefined (nothing to wait for, not even a
-   * promise) for a tenant without limits.
+   * Takes one request and `tokens` from the tenant's buckets, or refuses the call (throws, or
+   * rejects when the store answers later). Sets the RateLimit headers on `headers` either way.
+   * Undefined once decided at once (the memory store) or for a tenant without limits: nothing
+   * to wait for, not even a promise.
    */
   admit(tenant: string, tokens: number, headers?: HeaderSink): Promise<void> | undefined {
     const limits = this.limitsOf(tenant);
-    return limits ? this.take(tenant, limits, tokens, headers) : undefined;
+    if (!limits) return undefined;
+    const amounts = amountsOf(limits, tokens);
+    let decided: Awaitable<RateLimitDecision>;
+    try {
+      decided = this.store.take(tenant, limits.rules, amounts);
+    } catch (error) {
+      this.storeFailed(error);
+      return undefined;
+    }
+    if (isPromiseLike(decided)) {
+      return Promise.resolve(decided).then(
+        (decision) => this.apply(tenant, limits, tokens, decision, headers),
+        (error: unknown) => this.storeFailed(error),
+      );
+    }
+    this.apply(tenant, limits, tokens, decided, headers);
+    return undefined;
   }
 
-  private async take(
+  /** Sets the headers of a decision; throws the refusal of a call the limit refused. */
+  private apply(
     tenant: string,
     limits: TenantLimits,
     tokens: number,
+    decision: RateLimitDecision,
     headers: HeaderSink | undefined,
-  ): Promise<void> {
-    let amounts = limits.amountsByTokens.get(tokens);
-    if (!amounts) {
-      amounts = Object.freeze(limits.rules.map((rule) => (rule.name === 'rpm' ? 1 : tokens)));
-      // Tokens per call come from the tools' config: a few distinct values.
-      if (limits.amountsByTokens.size < AMOUNTS_CACHE_SIZE) limits.amountsByTokens.set(tokens, amounts);
-    }
-    let decision: RateLimitDecision;
-    try {
-      decision = await this.store.take(tenant, limits.rules, amounts);
-    } catch (error) {
-      // A RangeError is a bad amount, our bug: never "the store is down".
-      if (error instanceof RangeError) throw error;
-      return this.storeFailed(error);
-    }
+  ): void {
     headers?.header('ratelimit-policy', limits.policy);
     headers?.header('ratelimit', rateLimitHeader(decision));
     if (decision.allowed) return;
@@ -93,7 +98,9 @@ export class RateLimiter {
     });
   }
 
+  /** A store that failed: failMode decides. A RangeError is a bad amount, our bug: never "the store is down". */
   private storeFailed(error: unknown): void {
+    if (error instanceof RangeError) throw error;
     if (this.config.rateLimits.failMode === 'closed') {
       throw new ResilienceError('unavailable', 'the rate limit store is unavailable', { cause: error });
     }
@@ -122,6 +129,17 @@ export class RateLimiter {
     }
     return limits.rules.length > 0 ? limits : undefined;
   }
+}
+
+/** One request and `tokens` per rule, in rule order; the same frozen array for the same tokens. */
+function amountsOf(limits: TenantLimits, tokens: number): readonly number[] {
+  let amounts = limits.amountsByTokens.get(tokens);
+  if (!amounts) {
+    amounts = Object.freeze(limits.rules.map((rule) => (rule.name === 'rpm' ? 1 : tokens)));
+    // Tokens per call come from the tools' config: a few distinct values.
+    if (limits.amountsByTokens.size < AMOUNTS_CACHE_SIZE) limits.amountsByTokens.set(tokens, amounts);
+  }
+  return amounts;
 }
 
 /** `RateLimit: "rpm";r=<remaining>;t=<seconds until full>, ...` (draft-ietf-httpapi-ratelimit-headers). */
