@@ -1,6 +1,7 @@
 import type { TimerHandle } from '../common';
 import type { Abortable } from './abortable';
 import type { FairQueueNode, TenantQueue } from './fair-queue';
+import type { LaneWork } from './lane.types';
 
 export type JobState = 'queued' | 'running' | 'finished';
 
@@ -22,30 +23,50 @@ export class LaneJob implements FairQueueNode<LaneJob> {
   timer: TimerHandle = undefined;
   detachAbort: (() => void) | undefined = undefined;
 
-  readonly promise: Promise<unknown>;
-  private resolveCaller!: (value: unknown) => void;
-  private rejectCaller!: (reason: unknown) => void;
-
   constructor(
-    readonly task: () => unknown,
+    readonly work: LaneWork,
     readonly tenant: string,
     readonly abort: Abortable | undefined,
-  ) {
-    this.promise = new Promise((resolve, reject) => {
+  ) {}
+
+  /** The work settled; its caller hears it unless it was answered already. */
+  finish(outcome: unknown, succeeded: boolean): void {
+    if (this.settled) return;
+    this.settled = true;
+    this.work.done?.(outcome, succeeded);
+  }
+
+  /** Answers the caller without the work's outcome (expired, cancelled, stopped), once. */
+  refuse(reason: unknown): void {
+    if (this.settled) return;
+    this.settled = true;
+    this.work.refuse(reason);
+  }
+}
+
+/** A task run by {@link Lane.run}: its caller's promise settles with the task's outcome. */
+export class PromisedTask<T> implements LaneWork {
+  readonly promise: Promise<T>;
+  private resolveCaller!: (value: T) => void;
+  private rejectCaller!: (reason: unknown) => void;
+
+  constructor(private readonly task: () => T | PromiseLike<T>) {
+    this.promise = new Promise<T>((resolve, reject) => {
       this.resolveCaller = resolve;
       this.rejectCaller = reject;
     });
   }
 
-  resolve(value: unknown): void {
-    if (this.settled) return;
-    this.settled = true;
-    this.resolveCaller(value);
+  start(): T | PromiseLike<T> {
+    return this.task();
   }
 
-  reject(reason: unknown): void {
-    if (this.settled) return;
-    this.settled = true;
+  done(outcome: unknown, succeeded: boolean): void {
+    if (succeeded) this.resolveCaller(outcome as T);
+    else this.rejectCaller(outcome);
+  }
+
+  refuse(reason: unknown): void {
     this.rejectCaller(reason);
   }
 }

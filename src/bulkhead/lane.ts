@@ -1,7 +1,7 @@
 import { type Clock, ResilienceError } from '../common';
 import { FairQueue } from './fair-queue';
-import { LaneJob } from './lane-job';
-import type { LaneCall, LaneOptions, LaneRejection, LaneSnapshot, LaneStats } from './lane.types';
+import { LaneJob, PromisedTask } from './lane-job';
+import type { LaneCall, LaneOptions, LaneRejection, LaneSnapshot, LaneStats, LaneWork } from './lane.types';
 
 const DEFAULT_TENANT = '';
 const UNKNOWN_WAIT_RETRY_MS = 1_000;
@@ -74,37 +74,66 @@ export class Lane {
    * reason.
    */
   run<T>(task: () => T | PromiseLike<T>, call?: LaneCall): Promise<T> | LaneRejection {
+    const admission = this.decide(call);
+    if (admission === 'aborted') return Promise.reject(call!.abort!.reason);
+    if (admission !== 'start' && admission !== 'wait') return admission;
+    const work = new PromisedTask(task);
+    this.enter(work, call, admission);
+    return work.promise;
+  }
+
+  /**
+   * Admits `work` like {@link run}, without a promise: the lane tells the work itself when it
+   * starts, settles or is refused (a caller that aborted already is refused at once).
+   * Undefined once accepted (or refused for its abort); the rejection string otherwise.
+   */
+  admit(work: LaneWork, call?: LaneCall): LaneRejection | undefined {
+    const admission = this.decide(call);
+    if (admission === 'aborted') {
+      work.refuse(call!.abort!.reason);
+      return undefined;
+    }
+    if (admission !== 'start' && admission !== 'wait') return admission;
+    this.enter(work, call, admission);
+    return undefined;
+  }
+
+  /** What admission does with a call, decided at once; refusals are counted here and allocate nothing. */
+  private decide(call: LaneCall | undefined): LaneRejection | 'aborted' | 'start' | 'wait' {
     if (this.closed) {
       this.counts.stopped++;
       return 'stopped';
     }
-    const abort = call?.abort;
-    if (abort?.aborted) return Promise.reject(abort.reason);
-    const tenant = call?.tenant ?? DEFAULT_TENANT;
+    if (call?.abort?.aborted) return 'aborted';
     // Waiting calls exist only while every slot is busy, so a free slot means nobody is ahead.
-    if (this.active < this.concurrency) {
-      const job = new LaneJob(task, tenant, abort);
-      this.counts.accepted++;
-      this.start(job, 0);
-      return job.promise as Promise<T>;
-    }
+    if (this.active < this.concurrency) return 'start';
     if (this.queue.size >= this.queueCapacity) {
       this.counts.queueFull++;
       return 'queue_full';
     }
-    if (this.queue.sizeOf(tenant) >= this.maxQueuedPerTenant) {
+    if (this.queue.sizeOf(call?.tenant ?? DEFAULT_TENANT) >= this.maxQueuedPerTenant) {
       this.counts.tenantQueueFull++;
       return 'tenant_queue_full';
     }
+    return 'wait';
+  }
+
+  private enter(work: LaneWork, call: LaneCall | undefined, admission: 'start' | 'wait'): void {
+    const tenant = call?.tenant ?? DEFAULT_TENANT;
+    const abort = call?.abort;
+    if (admission === 'start') {
+      this.counts.accepted++;
+      this.start(new LaneJob(work, tenant, abort), 0);
+      return;
+    }
     const queueTtlMs = call?.queueTtlMs ?? this.queueTtlMs;
     if (!isPositiveFinite(queueTtlMs)) throw new RangeError('queueTtlMs must be a positive finite number');
-    const job = new LaneJob(task, tenant, abort);
+    const job = new LaneJob(work, tenant, abort);
     job.enqueuedAt = this.clock.now();
     job.timer = this.clock.setTimer(() => this.expire(job, queueTtlMs), queueTtlMs);
     if (abort) job.detachAbort = abort.onAbort((reason) => this.cancelWaiting(job, reason));
     this.queue.push(job);
     this.counts.accepted++;
-    return job.promise as Promise<T>;
   }
 
   snapshot(): LaneSnapshot {
@@ -161,12 +190,12 @@ export class Lane {
     for (let job = this.queue.shift(); job; job = this.queue.shift()) {
       this.leaveQueue(job);
       job.state = 'finished';
-      job.reject(reason);
+      job.refuse(reason);
     }
     for (let job = this.runningHead; job; job = job.next) {
       // A caller that left before the stop still counts as a caller cancellation.
       if (!job.abort?.aborted) job.stoppedByLane = true;
-      job.reject(reason);
+      job.refuse(reason);
       job.abort?.abort(reason);
     }
     this.notifyIfIdle();
@@ -180,7 +209,7 @@ export class Lane {
     for (const listener of this.queueWaitListeners) listener(waitMs);
     let outcome: PromiseLike<unknown>;
     try {
-      outcome = Promise.resolve(job.task());
+      outcome = Promise.resolve(job.work.start());
     } catch (error) {
       outcome = Promise.reject(error);
     }
@@ -196,8 +225,7 @@ export class Lane {
     job.state = 'finished';
     this.active--;
     if (job.abort?.aborted && !job.stoppedByLane) this.counts.cancelledRunning++;
-    if (succeeded) job.resolve(outcome);
-    else job.reject(outcome);
+    job.finish(outcome, succeeded);
     this.pump();
     this.notifyIfIdle();
   }
@@ -221,7 +249,7 @@ export class Lane {
     this.leaveQueue(job);
     job.state = 'finished';
     this.counts.expired++;
-    job.reject(
+    job.refuse(
       new ResilienceError('queue_expired', `waited ${queueTtlMs} ms in lane '${this.name}' without a free slot`),
     );
     this.notifyIfIdle();
@@ -234,7 +262,7 @@ export class Lane {
     this.leaveQueue(job);
     job.state = 'finished';
     this.counts.cancelledQueued++;
-    job.reject(reason);
+    job.refuse(reason);
     this.notifyIfIdle();
   }
 

@@ -26,6 +26,24 @@ export interface LaneCall {
   queueTtlMs?: number;
 }
 
+/**
+ * A call's work as the lane sees it: an object, so admitting it allocates nothing beyond the
+ * lane's own record of it (no promise, no closure). {@link Lane.run} wraps a task in one.
+ */
+export interface LaneWork {
+  /** Runs when the call takes a slot; the slot is held until what it returns settles. */
+  start(): unknown;
+  /** Once the slot is free again: how `start`'s outcome settled (not after {@link refuse}). */
+  done?(outcome: unknown, succeeded: boolean): void;
+  /**
+   * The call is answered without its work's outcome: its queue TTL passed or its caller
+   * aborted while it waited (its work never starts), or the lane was stopped (also while it
+   * runs; the slot is still held until the work settles). Called at most once, never after
+   * {@link done}.
+   */
+  refuse(reason: unknown): void;
+}
+
 export interface LaneSnapshot {
   active: number;
   waiting: number;

@@ -1,5 +1,5 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
-import { CLOCK, type Clock, isResilienceError, LazyAbortController, ResilienceError } from '../common';
+import { CLOCK, type Clock, isPromiseLike, isResilienceError, LazyAbortController, ResilienceError } from '../common';
 import { HttpPools, type PoolName } from '../containment';
 import type { ToolArguments, ToolContext, ToolDefinition, ToolHttp } from './tool';
 
@@ -64,12 +64,15 @@ export class AttemptRunner {
     const abort = new LazyAbortController();
     const http = this.pools.get(call.pool);
     const context = new AttemptContext(call.callId, tool.id, call.tenant, attempt, call.idempotencyKey, http, abort);
-    let handled: Promise<unknown>;
+    let returned: unknown;
     try {
-      handled = Promise.resolve(tool.handler(args, context));
+      returned = tool.handler(args, context);
     } catch (error) {
-      handled = Promise.reject(error);
+      return { outcome: Promise.reject(this.classify(tool, error)), settled: SETTLED };
     }
+    // A handler that answered at once has finished: no deadline or abort can apply any more.
+    if (!isPromiseLike(returned)) return { outcome: Promise.resolve(returned), settled: SETTLED };
+    const handled = Promise.resolve(returned);
     const settled = handled.then(noop, noop);
     const outcome = new Promise<unknown>((resolve, reject) => {
       let done = false;

@@ -129,7 +129,11 @@ describe('CallExecutor', () => {
   function start(toolDefinition: ToolDefinition, abort = new LazyAbortController()) {
     const progress: ExecutionProgress = { attempts: 0 };
     const call: AttemptCall = { callId: 'call-1', tenant: 'acme', pool: 'normal', abort };
-    const execution = executor.run(toolDefinition, {}, call, toolDefinition.timeoutMs, progress);
+    const answer = deferred<unknown>();
+    const execution = {
+      outcome: answer.promise,
+      settled: executor.run(toolDefinition, {}, call, toolDefinition.timeoutMs, progress, answer),
+    };
     let answeredAt: number | undefined;
     let attemptsWhenAnswered: number | undefined;
     const noteAnswer = () => {

@@ -1,24 +1,13 @@
 import { Inject, Injectable } from '@nestjs/common';
-import {
-  asResilienceError,
-  CLOCK,
-  type Clock,
-  deferred,
-  RANDOM,
-  type Random,
-  type ResilienceError,
-  sleep,
-} from '../common';
+import { asResilienceError, CLOCK, type Clock, RANDOM, type Random, type ResilienceError, sleep } from '../common';
 import { CallOutcomes } from '../events';
 import { type AttemptCall, AttemptRunner, stopReason } from './attempt-runner';
 import type { ToolArguments, ToolDefinition } from './tool';
 
-/** A call's attempts under way. */
-export interface Execution {
-  /** The result, or the error of the last attempt; rejects with a ResilienceError carrying `attempts`. */
-  outcome: Promise<unknown>;
-  /** Resolves once no handler of the call runs any more: then its lane slot may go. Never rejects. */
-  settled: Promise<void>;
+/** Where a call's answer goes: its result, or the error of its last attempt (a ResilienceError carrying `attempts`). */
+export interface CallAnswer {
+  resolve(value: unknown): void;
+  reject(reason: unknown): void;
 }
 
 /** Filled in as the call goes, so whoever answers knows how many attempts were made. */
@@ -43,19 +32,18 @@ export class CallExecutor {
     @Inject(RANDOM) private readonly random: Random,
   ) {}
 
-  run(tool: ToolDefinition, args: ToolArguments, call: AttemptCall, timeoutMs: number, progress: ExecutionProgress) {
-    const answer = deferred<unknown>();
-    const settled = this.attemptUntilDone(tool, args, call, timeoutMs, progress, answer);
-    return { outcome: answer.promise, settled } satisfies Execution;
-  }
-
-  private async attemptUntilDone(
+  /**
+   * Runs the call's attempts and tells `answer` as soon as the call's outcome is known. The
+   * promise resolves once no handler of the call runs any more (then its lane slot may go);
+   * it never rejects.
+   */
+  async run(
     tool: ToolDefinition,
     args: ToolArguments,
     call: AttemptCall,
     timeoutMs: number,
     progress: ExecutionProgress,
-    answer: { resolve(value: unknown): void; reject(reason: unknown): void },
+    answer: CallAnswer,
   ): Promise<void> {
     const deadlineAt = this.clock.now() + tool.retry.deadlineMs;
     tool.retryBudget.recordCall();

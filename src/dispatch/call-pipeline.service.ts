@@ -1,20 +1,13 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { BudgetGate, type BudgetReservation } from '../budget';
 import { LaneRegistry, laneRejectionError } from '../bulkhead';
-import {
-  asResilienceError,
-  CLOCK,
-  type Clock,
-  deferred,
-  isPromiseLike,
-  LazyAbortController,
-  ResilienceError,
-} from '../common';
+import { asResilienceError, CLOCK, type Clock, isPromiseLike, LazyAbortController, ResilienceError } from '../common';
 import type { PoolName } from '../containment';
 import { CallOutcomes } from '../events';
 import { type HeaderSink, RateLimiter } from '../rate-limit';
 import { CallExecutor, type ExecutionProgress } from './call-executor';
 import { IdempotencyService, scopedIdempotencyKey, type StoredOutcome } from './idempotency';
+import { ToolCallWork } from './tool-call-work';
 import type { ToolArguments, ToolDefinition } from './tool';
 
 /** One validated tool call, ready for the pipeline. */
@@ -180,30 +173,28 @@ export class CallPipeline {
     // An open circuit refuses before the queue: a place in it would only be spent on a refusal.
     const refusal = tool.breaker.refusal();
     if (refusal) return Promise.reject(refusal);
-    const answer = deferred<unknown>();
-    const { callId, tenant, pool, idempotencyKey } = call;
-    const attemptCall = { callId, tenant, pool, abort, idempotencyKey };
-    const admitted = lane.run(
-      () => {
-        progress.started = true;
-        const execution = this.executor.run(tool, call.arguments, attemptCall, call.timeoutMs, progress);
-        execution.outcome.then(answer.resolve, answer.reject);
-        return execution.settled;
-      },
-      { tenant: call.tenant, abort, queueTtlMs: call.queueTtlMs },
-    );
-    if (typeof admitted === 'string') return Promise.reject(laneRejectionError(lane, admitted));
-    // Refused while waiting (expired, cancelled) or stopped at shutdown; after an answer this does nothing.
-    admitted.then(undefined, answer.reject);
-    return answer.promise;
+    const work = new ToolCallWork(this.executor, call, abort, progress);
+    const rejection = lane.admit(work, { tenant: call.tenant, abort, queueTtlMs: call.queueTtlMs });
+    if (rejection) return Promise.reject(laneRejectionError(lane, rejection));
+    return work.answer;
   }
 
   /** 10. settle and record; returns the call's duration in milliseconds. */
   private finish(call: ToolCall, startedAt: number, progress: CallProgress, failure?: ResilienceError): number {
     const { callId, tenant, abort, tool } = call;
     const { started, attempts, replayed } = progress;
-    const ending = { callId, toolId: tool.id, lane: tool.lane, tenant, abort, startedAt, started, attempts, replayed };
-    return this.outcomes.finish(failure ? { ...ending, error: failure } : ending);
+    return this.outcomes.finish({
+      callId,
+      toolId: tool.id,
+      lane: tool.lane,
+      tenant,
+      abort,
+      startedAt,
+      started,
+      attempts,
+      replayed,
+      error: failure,
+    });
   }
 }
 

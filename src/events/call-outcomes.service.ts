@@ -34,7 +34,7 @@ export interface FinishedCall {
   attempts: number;
   /** The outcome is another call's, joined or replayed by idempotency key. @default false */
   replayed?: boolean;
-  /** The error the caller got; absent on success. */
+  /** The error the caller got (a ResilienceError); undefined on success. */
   error?: unknown;
 }
 
@@ -56,13 +56,12 @@ export class CallOutcomes {
   /** Records how a call ended; returns its duration in milliseconds, to 0.1 ms. */
   finish(call: FinishedCall): number {
     const durationMs = Math.round((this.clock.now() - call.startedAt) * 10) / 10;
-    const ending = { aborted: call.abort.aborted, abortReason: call.abort.reason, started: call.started };
     this.record({
       callId: call.callId,
       toolId: call.toolId,
       lane: call.lane,
       tenant: call.tenant,
-      status: callStatus('error' in call ? { ...ending, error: call.error } : ending),
+      status: callStatus(call),
       durationMs,
       attempts: call.attempts,
       replayed: call.replayed ?? false,

@@ -3,11 +3,10 @@ import { CLIENT_CLOSED } from '../common/nest';
 
 /** How a call ended, as far as the ledger and metrics are concerned. */
 export interface CallEnding {
-  /** The error the caller got; absent on success. */
+  /** The error the caller got (a ResilienceError on every call path); undefined on success. */
   error?: unknown;
   /** Whether the caller's abort fired, and why. */
-  aborted: boolean;
-  abortReason?: unknown;
+  abort: { readonly aborted: boolean; readonly reason: unknown };
   /** Whether the handler started (a lane slot was taken). */
   started: boolean;
 }
@@ -19,9 +18,9 @@ export interface CallEnding {
  * non-contract error.
  */
 export function callStatus(ending: CallEnding): string {
-  if (ending.aborted && ending.abortReason === CLIENT_CLOSED) {
+  if (ending.abort.aborted && ending.abort.reason === CLIENT_CLOSED) {
     return ending.started ? 'finished_after_caller_cancel' : 'cancelled';
   }
-  if (!('error' in ending)) return 'ok';
+  if (ending.error === undefined) return 'ok';
   return isResilienceError(ending.error) ? ending.error.kind : 'error';
 }

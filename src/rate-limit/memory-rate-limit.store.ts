@@ -102,7 +102,7 @@ export class MemoryRateLimitStore implements RateLimitStore {
 
 /** The stored state of each rule's bucket of an entry, in rule order (undefined: full). */
 function bucketsOf(entry: Entry | undefined, rules: readonly BucketRule[]): Array<StoredBucket | undefined> {
-  const states: Array<StoredBucket | undefined> = [];
-  for (const rule of rules) states.push(entry?.buckets.get(rule.name));
+  const states = new Array<StoredBucket | undefined>(rules.length);
+  for (let index = 0; index < rules.length; index++) states[index] = entry?.buckets.get(rules[index].name);
   return states;
 }

@@ -85,27 +85,27 @@ export function takeTokens(
   amounts: readonly number[],
   now: number,
 ): TakeOutcome {
-  // Plain loops and no closures: this runs on every rate-limited call.
+  // Plain loops into arrays of their final length, no closures: this runs on every limited call.
   const count = rules.length;
-  const levels: number[] = [];
+  const levels = new Array<number>(count);
   let retryAfterMs = 0;
   for (let index = 0; index < count; index++) {
     const { perMinute } = rules[index];
-    levels.push(unitsAt(states[index], perMinute, now));
+    levels[index] = unitsAt(states[index], perMinute, now);
     retryAfterMs = Math.max(retryAfterMs, msToHold(levels[index], amounts[index], perMinute));
   }
-  const buckets: BucketState[] = [];
+  const buckets = new Array<BucketState>(count);
   if (retryAfterMs > 0) {
     for (let index = 0; index < count; index++) {
-      buckets.push(bucketState(rules[index].name, levels[index], rules[index].perMinute));
+      buckets[index] = bucketState(rules[index].name, levels[index], rules[index].perMinute);
     }
     return { decision: { allowed: false, retryAfterMs, buckets }, next: undefined };
   }
-  const next: TokenBucketState[] = [];
+  const next = new Array<TokenBucketState>(count);
   for (let index = 0; index < count; index++) {
     const units = levels[index] - Math.max(0, amounts[index]) * UNITS_PER_TOKEN;
-    next.push({ units, updatedAt: laterOf(states[index], now) });
-    buckets.push(bucketState(rules[index].name, units, rules[index].perMinute));
+    next[index] = { units, updatedAt: laterOf(states[index], now) };
+    buckets[index] = bucketState(rules[index].name, units, rules[index].perMinute);
   }
   return { decision: { allowed: true, retryAfterMs: 0, buckets }, next };
 }

@@ -65,7 +65,7 @@ export class RoutePolicyInterceptor implements NestInterceptor {
     const { lane, breaker } = plan;
     const refusal = breaker?.refusal();
     if (refusal) {
-      this.report(plan, state, startedAt, { error: refusal, started: false });
+      this.report(plan, state, startedAt, false, refusal);
       throw refusal;
     }
     const handle = () => {
@@ -78,34 +78,35 @@ export class RoutePolicyInterceptor implements NestInterceptor {
       : run();
     if (typeof outcome === 'string') {
       const error = laneRejectionError(lane!, outcome);
-      this.report(plan, state, startedAt, { error, started: false });
+      this.report(plan, state, startedAt, false, error);
       throw error;
     }
     return from(
       outcome.then(
         (value) => {
-          this.report(plan, state, startedAt, progress);
+          this.report(plan, state, startedAt, progress.started);
           return value;
         },
         (error: unknown) => {
           const failure = withAttempts(error, progress.started ? 1 : 0);
-          this.report(plan, state, startedAt, { error: failure, started: progress.started });
+          this.report(plan, state, startedAt, progress.started, failure);
           throw failure;
         },
       ),
     );
   }
 
-  private report(plan: RoutePlan, state: CallState, startedAt: number, ending: { error?: unknown; started: boolean }) {
+  private report(plan: RoutePlan, state: CallState, startedAt: number, started: boolean, error?: unknown) {
     this.outcomes.finish({
-      ...ending,
       callId: state.callId!,
       toolId: plan.label,
       lane: plan.lane?.name ?? '',
       tenant: state.tenant ?? ANONYMOUS_TENANT,
       abort: state.abort,
       startedAt,
-      attempts: ending.started ? 1 : 0,
+      started,
+      attempts: started ? 1 : 0,
+      error,
     });
   }
 

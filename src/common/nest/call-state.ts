@@ -1,3 +1,4 @@
+import type { ServerResponse } from 'node:http';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { ResilienceError } from '../errors/resilience-error';
 import { LazyAbortController } from '../lazy-abort-controller';
@@ -40,11 +41,18 @@ export function callStateOf(request: FastifyRequest, reply: FastifyReply): CallS
   const abort = new LazyAbortController();
   state = { abort };
   holder[CALL_STATE] = state;
-  const response = reply.raw;
-  response.once('close', () => {
-    if (!response.writableEnded) abort.abort(CLIENT_CLOSED);
-  });
+  // One shared listener, the controller kept on the response: no closure per request.
+  const response = reply.raw as WithAbort<typeof reply.raw>;
+  response[CALL_ABORT] = abort;
+  response.on('close', abortIfUnfinished);
   return state;
+}
+
+const CALL_ABORT = Symbol('bulkhead.callAbort');
+type WithAbort<T> = T & { [CALL_ABORT]?: LazyAbortController };
+
+function abortIfUnfinished(this: WithAbort<ServerResponse>): void {
+  if (!this.writableEnded) this[CALL_ABORT]?.abort(CLIENT_CLOSED);
 }
 
 /** The call state if this request has one; never creates it. */

@@ -1,0 +1,62 @@
+import type { LaneWork } from '../bulkhead';
+import type { LazyAbortController } from '../common';
+import type { PoolName } from '../containment';
+import type { AttemptCall } from './attempt-runner';
+import type { CallAnswer, CallExecutor, ExecutionProgress } from './call-executor';
+import type { ToolArguments, ToolDefinition } from './tool';
+
+/** What a call in its lane needs of the tool call. */
+export interface LaneToolCall {
+  tool: ToolDefinition;
+  arguments: ToolArguments;
+  callId: string;
+  tenant: string;
+  pool: PoolName;
+  timeoutMs: number;
+  /** Scoped to the tenant and tool, for the upstream. */
+  idempotencyKey?: string;
+}
+
+/**
+ * One tool call as its lane and its attempts see it: one object that starts the attempts when
+ * the call takes a slot, carries what each attempt needs, and holds the caller's answer (the
+ * executor's result or the lane's refusal). One object instead of a closure, a deferred and an
+ * attempt record per call, on the path every call takes.
+ */
+export class ToolCallWork implements LaneWork, AttemptCall, CallAnswer {
+  readonly answer: Promise<unknown>;
+  readonly callId: string;
+  readonly tenant: string;
+  readonly pool: PoolName;
+  readonly idempotencyKey: string | undefined;
+  resolve!: (value: unknown) => void;
+  reject!: (reason: unknown) => void;
+
+  constructor(
+    private readonly executor: CallExecutor,
+    private readonly call: LaneToolCall,
+    /** Stops the work: the caller's own, or a detached one for a keyed call. */
+    readonly abort: LazyAbortController,
+    private readonly progress: ExecutionProgress & { started: boolean },
+  ) {
+    this.callId = call.callId;
+    this.tenant = call.tenant;
+    this.pool = call.pool;
+    this.idempotencyKey = call.idempotencyKey;
+    this.answer = new Promise((resolve, reject) => {
+      this.resolve = resolve;
+      this.reject = reject;
+    });
+  }
+
+  start(): Promise<void> {
+    this.progress.started = true;
+    const { tool, timeoutMs } = this.call;
+    return this.executor.run(tool, this.call.arguments, this, timeoutMs, this.progress, this);
+  }
+
+  /** Refused while waiting (expired, cancelled) or stopped at shutdown; after an answer this does nothing. */
+  refuse(reason: unknown): void {
+    this.reject(reason);
+  }
+}
