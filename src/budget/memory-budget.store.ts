@@ -51,17 +51,17 @@ export class MemoryBudgetStore implements BudgetStore {
     // Reserving an id that still holds replaces it, so a retried reserve never holds twice.
     const replaced = entry.reservations.get(reservationId)?.amountMicros ?? 0;
     if (entry.spentMicros + entry.reservedMicros - replaced + amountMicros > capMicros) {
-      const usage = usageOf(entry);
+      const refused = resultOf(false, entry);
       this.dropIfEmpty(tenant, period, entry);
-      return { ok: false, ...usage };
+      return refused;
     }
     const expiresAt = now + wholeTtlMs;
     entry.reservations.set(reservationId, { amountMicros, expiresAt });
     entry.reservedMicros += amountMicros - replaced;
     entry.nextLapseAt = Math.min(entry.nextLapseAt, expiresAt);
-    const usage = usageOf(entry);
+    const reserved = resultOf(true, entry);
     this.dropIfEmpty(tenant, period, entry);
-    return { ok: true, ...usage };
+    return reserved;
   }
 
   settle(tenant: string, period: string, reservationId: string, actualMicros: number): boolean {
@@ -128,6 +128,11 @@ export class MemoryBudgetStore implements BudgetStore {
     if (periods?.size === 0) this.tenants.delete(tenant);
     return true;
   }
+}
+
+/** One object, not a spread of the usage: this is on every budgeted call's path. */
+function resultOf(ok: boolean, entry: PeriodEntry): ReserveResult {
+  return { ok, spentMicros: entry.spentMicros, reservedMicros: entry.reservedMicros };
 }
 
 function usageOf(entry: PeriodEntry): BudgetUsage {
