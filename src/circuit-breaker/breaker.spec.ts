@@ -3,8 +3,8 @@ import { deferred, type ErrorKind, ResilienceError, SystemClock } from '../commo
 import { Breaker, type CircuitState, countsAgainstBreaker } from './breaker';
 import type { BreakerSettings } from './breaker-settings';
 
-// opossum's open → half-open timer is its own setTimeout, so these tests run on jest's fake
-// timers; they fake performance.now too, so a SystemClock moves with them.
+// The breaker runs on a SystemClock under jest's fake timers, which fake performance.now
+// too: its open → half-open timer and its window move with them.
 
 const SETTINGS: BreakerSettings = {
   errorThresholdPercentage: 50,
@@ -258,6 +258,38 @@ describe('Breaker', () => {
     });
   });
 
+  describe('what it does not do (lanes and attempts own these)', () => {
+    it('bounds no concurrency: every attempt fired runs at once', async () => {
+      const target = breaker();
+      const gate = deferred<string>();
+      const action = jest.fn(() => gate.promise);
+
+      const attempts = Array.from({ length: 100 }, () => target.fire(action));
+      expect(action).toHaveBeenCalledTimes(100);
+
+      gate.resolve('ok');
+      await expect(Promise.all(attempts)).resolves.toHaveLength(100);
+    });
+
+    it('sets no timer and aborts nothing per attempt: a pending attempt only waits to be counted', () => {
+      const target = breaker();
+      void target.fire(() => new Promise<never>(() => undefined));
+
+      expect(jest.getTimerCount()).toBe(0);
+      expect(target.snapshot()).toEqual({ state: 'closed', failures: 0, successes: 0 });
+    });
+
+    it('judges the share of attempts that ended: attempts still in flight neither dilute nor count', async () => {
+      const target = breaker({ volumeThreshold: 2, errorThresholdPercentage: 50 });
+      const pending = Array.from({ length: 3 }, () => target.fire(() => new Promise<never>(() => undefined)));
+      expect(pending).toHaveLength(3);
+
+      await failTimes(target, 2);
+
+      expect(target.snapshot()).toEqual({ state: 'open', failures: 2, successes: 0 });
+    });
+  });
+
   describe('rolling window', () => {
     it('still counts failures from just inside rollingCountTimeoutMs', async () => {
       const target = breaker({ volumeThreshold: 4, rollingCountTimeoutMs: 10_000 });
@@ -450,10 +482,11 @@ describe('Breaker', () => {
       expect(jest.getTimerCount()).toBe(0);
     });
 
-    it('clears the timer of a circuit an operator opened', () => {
-      const target = breaker();
-      target.forceOpen();
+    it('sets no timer for a circuit an operator opened: it never half-opens by itself', async () => {
+      const target = await opened();
       expect(jest.getTimerCount()).toBe(1);
+      target.forceOpen();
+      expect(jest.getTimerCount()).toBe(0);
       target.shutdown();
       expect(jest.getTimerCount()).toBe(0);
     });

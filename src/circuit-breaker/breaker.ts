@@ -1,7 +1,6 @@
-import { EventEmitter } from 'node:events';
-import OpossumCircuit from 'opossum';
-import { type Clock, isResilienceError, ResilienceError } from '../common';
+import { type Clock, isResilienceError, ResilienceError, type TimerHandle } from '../common';
 import type { BreakerSettings } from './breaker-settings';
+import { RollingWindow } from './rolling-window';
 
 export type CircuitState = 'closed' | 'open' | 'half_open';
 
@@ -32,27 +31,39 @@ export function countsAgainstBreaker(error: unknown): boolean {
 }
 
 /**
- * A circuit breaker on opossum. It counts attempt failures of kind `transient` and `timeout`
- * only; any other outcome (a 4xx, a caller that left, a refused destination) is a success as
- * far as it knows, as resilience4j treats exceptions it does not record. When open it refuses
- * with `circuit_open` and a Retry-After of the time until it half-opens; half open, it lets
- * exactly one probe through.
+ * A circuit breaker over a rolling window of attempt outcomes (10 buckets of
+ * `rollingCountTimeoutMs / 10`, moved on lazily by the injected clock). It counts failures of
+ * kind `transient` and `timeout` only; any other outcome (a 4xx, a caller that left, a refused
+ * destination) is a success as far as it knows, as resilience4j treats exceptions it does not
+ * record. Once the window holds `volumeThreshold` outcomes and more than
+ * `errorThresholdPercentage` of them failed, it opens: it refuses with `circuit_open` and a
+ * Retry-After of the time until it half-opens, `resetTimeoutMs` later (a clock timer). Half
+ * open, it lets exactly one probe through: a counted failure opens it again, any other
+ * outcome closes it with an empty window.
  *
- * opossum gets no capacity and no timeout (PITFALLS.md 1): lanes bound concurrency, and the
- * attempt's own timeout aborts the work before it reports failure. Its rolling window turns
- * on the injected clock, lazily, when the breaker is used; only the open → half-open timer is
- * opossum's own (unref'd).
+ * It bounds no concurrency (lanes do), has no timeout of its own (the attempt's timeout aborts
+ * the work and only then reports it) and aborts nothing: an outcome is only counted. Firing
+ * one attempt costs one promise reaction: no timer, event or closure per call.
  */
 export class Breaker {
-  private readonly circuit: OpossumCircuit<[() => Promise<unknown>], unknown>;
-  private readonly rotation = new EventEmitter();
-  private readonly bucketMs: number;
-  private bucketStartedAt: number;
-  private openedAt = 0;
+  private current: CircuitState = 'closed';
+  /** Half open, the one probe has gone through and not come back. */
+  private probing = false;
   private forcedOpen = false;
   private stopped = false;
-  private reported: CircuitState = 'closed';
+  private openedAt = 0;
+  private resetTimer: TimerHandle = undefined;
+  private readonly window: RollingWindow;
   private listeners: CircuitStateListener[] = [];
+  // Made once: an attempt's outcome is counted without a closure per call.
+  private readonly countSuccess = <T>(value: T): T => {
+    this.succeeded();
+    return value;
+  };
+  private readonly countFailure = (error: unknown): never => {
+    this.failed(error);
+    throw error;
+  };
 
   constructor(
     readonly name: string,
@@ -60,52 +71,20 @@ export class Breaker {
     private readonly clock: Clock,
   ) {
     checkSettings(name, settings);
-    this.bucketMs = settings.rollingCountTimeoutMs / BUCKETS;
-    this.bucketStartedAt = clock.now();
-    this.circuit = new OpossumCircuit((action: () => Promise<unknown>) => action(), {
-      name,
-      timeout: false,
-      errorThresholdPercentage: settings.errorThresholdPercentage,
-      volumeThreshold: settings.volumeThreshold,
-      resetTimeout: settings.resetTimeoutMs,
-      rollingCountTimeout: settings.rollingCountTimeoutMs,
-      rollingCountBuckets: BUCKETS,
-      rotateBucketController: this.rotation,
-      rollingPercentilesEnabled: false,
-      enableSnapshots: false,
-      // opossum asks this before it counts a failure and decides to open: an attempt may have
-      // outlasted the window, so the window moves on first (a success needs no such care).
-      errorFilter: (error: unknown) => {
-        this.rotate();
-        return !countsAgainstBreaker(error);
-      },
-    });
-    this.circuit.on('open', () => {
-      this.openedAt = this.clock.now();
-      this.report();
-    });
-    this.circuit.on('halfOpen', () => this.report());
-    this.circuit.on('close', () => {
-      this.clearWindow();
-      this.report();
-    });
+    this.window = new RollingWindow(settings.rollingCountTimeoutMs, BUCKETS, clock.now());
   }
 
   get state(): CircuitState {
-    if (this.stopped) return this.reported;
-    if (this.forcedOpen) return 'open';
-    if (this.circuit.closed) return 'closed';
-    return this.circuit.halfOpen ? 'half_open' : 'open';
+    return this.current;
   }
 
   /** The `circuit_open` error a call would get now, or undefined when it may go through. */
   refusal(): ResilienceError | undefined {
-    if (this.stopped) return undefined;
+    if (this.stopped || this.current === 'closed') return undefined;
     if (this.forcedOpen) return this.openError('an operator opened it', this.settings.resetTimeoutMs);
-    const circuit = this.circuit;
-    // opossum's own test: closed, or half open with the probe not yet taken.
-    if (circuit.closed || circuit.pendingClose) return undefined;
-    if (circuit.halfOpen) return this.openError('its one probe is in flight', PROBE_RETRY_AFTER_MS);
+    if (this.current === 'half_open') {
+      return this.probing ? this.openError('its one probe is in flight', PROBE_RETRY_AFTER_MS) : undefined;
+    }
     const untilHalfOpen = this.openedAt + this.settings.resetTimeoutMs - this.clock.now();
     return this.openError('the dependency keeps failing', Math.max(1, Math.ceil(untilHalfOpen)));
   }
@@ -115,31 +94,39 @@ export class Breaker {
     if (this.stopped) return action();
     const refusal = this.refusal();
     if (refusal) return Promise.reject(refusal);
-    this.rotate();
-    return this.circuit.fire(action) as Promise<T>;
+    let outcome: Promise<T>;
+    try {
+      outcome = action();
+    } catch (error) {
+      outcome = Promise.reject(error);
+    }
+    // Half open, this attempt is the one probe: nothing else goes through until it is back.
+    if (this.current === 'half_open') this.probing = true;
+    return outcome.then(this.countSuccess, this.countFailure);
   }
 
   snapshot(): CircuitSnapshot {
-    if (this.stopped) return { state: this.state, failures: 0, successes: 0 };
-    this.rotate();
-    const { failures, successes } = this.circuit.stats;
-    return { state: this.state, failures, successes };
+    if (this.stopped) return { state: this.current, failures: 0, successes: 0 };
+    this.window.advance(this.clock.now());
+    return { state: this.current, failures: this.window.failures, successes: this.window.successes };
   }
 
   /** For operators: open now and stay open, without half-opening, until {@link close}. */
   forceOpen(): void {
+    if (this.stopped) return;
     this.forcedOpen = true;
+    this.clearResetTimer();
     this.openedAt = this.clock.now();
-    this.circuit.open();
-    this.report();
+    this.moveTo('open');
   }
 
   /** For operators: close now with an empty window, whatever the state. */
   close(): void {
+    if (this.stopped) return;
     this.forcedOpen = false;
-    this.circuit.close();
-    this.clearWindow();
-    this.report();
+    this.clearResetTimer();
+    this.window.clear(this.clock.now());
+    this.moveTo('closed');
   }
 
   /** Calls `listener` on every change of state; returns a function that removes it. */
@@ -150,36 +137,67 @@ export class Breaker {
     };
   }
 
-  /** Clears opossum's reset timer; the breaker refuses nothing and counts nothing after. */
+  /** Clears the reset timer; the breaker refuses nothing and counts nothing after. */
   shutdown(): void {
     this.stopped = true;
-    this.circuit.shutdown();
+    this.clearResetTimer();
     this.listeners = [];
+  }
+
+  /**
+   * An attempt that succeeded, or failed in a way that does not count. Half open, the
+   * dependency answered, which is what the probe was for: it closes (so does a late answer of
+   * an attempt that started before it opened).
+   */
+  private succeeded(): void {
+    if (this.stopped) return;
+    this.window.recordSuccess(this.clock.now());
+    if (this.current === 'half_open') this.close();
+  }
+
+  /** An attempt that failed: a counted failure opens it when over the threshold, or at once when half open. */
+  private failed(error: unknown): void {
+    if (!countsAgainstBreaker(error)) return this.succeeded();
+    if (this.stopped) return;
+    // The window moves on first: a long attempt's failure is not counted with old ones.
+    this.window.recordFailure(this.clock.now());
+    if (this.current === 'half_open') this.open();
+    else if (this.current === 'closed' && this.overThreshold()) this.open();
+  }
+
+  private overThreshold(): boolean {
+    const { volume, failures } = this.window;
+    return volume >= this.settings.volumeThreshold && failures * 100 > this.settings.errorThresholdPercentage * volume;
+  }
+
+  private open(): void {
+    this.openedAt = this.clock.now();
+    this.clearResetTimer();
+    this.resetTimer = this.clock.setTimer(() => this.halfOpen(), this.settings.resetTimeoutMs, { unref: true });
+    this.moveTo('open');
+  }
+
+  private halfOpen(): void {
+    this.resetTimer = undefined;
+    if (this.stopped || this.forcedOpen) return;
+    this.moveTo('half_open');
+  }
+
+  private clearResetTimer(): void {
+    if (this.resetTimer === undefined) return;
+    this.clock.clearTimer(this.resetTimer);
+    this.resetTimer = undefined;
   }
 
   private openError(why: string, retryAfterMs: number): ResilienceError {
     return new ResilienceError('circuit_open', `circuit '${this.name}' is open: ${why}`, { retryAfterMs });
   }
 
-  /** Moves the window on by the buckets the clock has passed since it was last used. */
-  private rotate(): void {
-    const due = Math.floor((this.clock.now() - this.bucketStartedAt) / this.bucketMs);
-    if (due <= 0) return;
-    this.bucketStartedAt += due * this.bucketMs;
-    for (let i = Math.min(due, BUCKETS); i > 0; i--) this.rotation.emit('rotate');
-  }
-
-  /** A closed circuit starts counting afresh: old failures must not reopen it at once. */
-  private clearWindow(): void {
-    for (let i = 0; i < BUCKETS; i++) this.rotation.emit('rotate');
-    this.bucketStartedAt = this.clock.now();
-  }
-
-  private report(): void {
-    const to = this.state;
-    const from = this.reported;
+  private moveTo(to: CircuitState): void {
+    this.probing = false;
+    const from = this.current;
     if (to === from) return;
-    this.reported = to;
+    this.current = to;
     for (const listener of this.listeners) listener(to, from);
   }
 }

@@ -10,10 +10,18 @@ export interface Clock {
   now(): number;
   /** Epoch milliseconds, for calendar windows and timestamps shown to people. */
   wallNow(): number;
-  /** Calls `callback` once, `delayMs` milliseconds of this clock's time from now. */
-  setTimer(callback: () => void, delayMs: number): TimerHandle;
+  /**
+   * Calls `callback` once, `delayMs` milliseconds of this clock's time from now. With `unref`,
+   * a pending timer does not keep the process alive (a mechanism's own background timer).
+   */
+  setTimer(callback: () => void, delayMs: number, options?: TimerOptions): TimerHandle;
   /** Cancels a timer; cancelling one that already fired or was cancelled does nothing. */
   clearTimer(handle: TimerHandle): void;
+}
+
+export interface TimerOptions {
+  /** @default false */
+  unref?: boolean;
 }
 
 /** Injection token of the {@link Clock}. */
@@ -30,8 +38,10 @@ export class SystemClock implements Clock {
     return Date.now();
   }
 
-  setTimer(callback: () => void, delayMs: number): TimerHandle {
-    return setTimeout(callback, delayMs);
+  setTimer(callback: () => void, delayMs: number, options?: TimerOptions): TimerHandle {
+    const timer = setTimeout(callback, delayMs);
+    if (options?.unref) timer.unref();
+    return timer;
   }
 
   clearTimer(handle: TimerHandle): void {
