@@ -31,13 +31,20 @@ export class ToolsController {
     state.toolId = tool.id;
     const lane = this.lanes.get(tool.lane)!;
     const options = parseInvokeRequest(tool, lane.queueTtlMs, request.body, request.headers);
+    const caller = callerOf(state);
+    // Spelled out, not spread: this object is made on every call.
     return this.pipeline.invoke({
       tool,
+      arguments: options.arguments,
       callId: state.callId!,
-      ...callerOf(state),
+      tenant: caller.tenant,
+      pool: caller.pool,
+      contained: caller.contained,
       abort: state.abort,
+      timeoutMs: options.timeoutMs,
+      queueTtlMs: options.queueTtlMs,
+      idempotencyKey: options.idempotencyKey,
       headers: reply,
-      ...options,
     });
   }
 
