@@ -2,7 +2,7 @@ import type { Socket } from 'node:net';
 import { type Deferred, deferred, track } from '../../test/support/deferred';
 import { eventually } from '../../test/support/eventually';
 import { json, Upstream, type UpstreamHandler } from '../../test/support/upstream';
-import { isResilienceError, SystemClock } from '../common';
+import { isResilienceError, LazyAbortController, SystemClock } from '../common';
 import { FakeClock, settle } from '../common/fake-clock';
 import type { PoolName } from './containment-decision';
 import { EgressPolicy, type EgressRules, type Lookup } from './egress';
@@ -274,6 +274,114 @@ describe('HttpPool', () => {
       expect(refused.length).toBeGreaterThan(0);
       for (const outcome of refused) expect(outcome.reason).toMatchObject({ kind: 'queue_full' });
       expect(target.peakInFlight).toBe(1);
+    });
+  });
+
+  describe('stopped by an Abortable instead of a signal (requestAbortable: an attempt of ctx.http)', () => {
+    it('sends the request and answers it like request()', async () => {
+      const target = await upstream(json(200, { ok: true }));
+      const subject = pool();
+
+      const response = await subject.requestAbortable(
+        target.url('/plain'),
+        { method: 'POST', body: '{}' },
+        new LazyAbortController(),
+      );
+
+      expect(response.statusCode).toBe(200);
+      expect(JSON.parse(response.body.toString('utf8'))).toEqual({ ok: true });
+      expect(target.requests.map((request) => request.path)).toEqual(['/plain']);
+    });
+
+    it('abandons a request in flight when its Abortable aborts: the upstream sees the connection go', async () => {
+      const answers = heldAnswers();
+      const target = await upstream(answers.handler);
+      const subject = pool();
+      const abort = new LazyAbortController();
+      const sent = subject.requestAbortable(target.url('/hung'), {}, abort);
+      await eventually(() => expect(target.requests).toHaveLength(1));
+      const reason = new Error('the attempt timed out');
+
+      abort.abort(reason);
+
+      await expect(sent).rejects.toBe(reason);
+      await eventually(() => expect(target.abandoned).toBe(1));
+      await eventually(() => expect(subject.snapshot().active).toBe(0));
+    });
+
+    it('takes a waiting request whose Abortable aborts out of the queue; it never reaches the upstream', async () => {
+      const answers = heldAnswers();
+      const target = await upstream(answers.handler);
+      const subject = pool({ maxConcurrency: 1 });
+      const first = track(subject.request(target.url('/first'), { signal: signal() }));
+      await eventually(() => expect(target.requests).toHaveLength(1));
+      const abort = new LazyAbortController();
+      const waiting = subject.requestAbortable(target.url('/abandoned'), {}, abort);
+      const reason = new Error('the caller left');
+
+      abort.abort(reason);
+
+      await expect(waiting).rejects.toBe(reason);
+      answers.release('/first');
+      await eventually(() => expect(first.state).toBe('fulfilled'));
+      expect(target.requests.map((request) => request.path)).toEqual(['/first']);
+    });
+
+    it('refuses a request whose Abortable has already aborted without connecting', async () => {
+      const target = await upstream();
+      const subject = pool();
+      const abort = new LazyAbortController();
+      const reason = new Error('already gone');
+      abort.abort(reason);
+
+      await expect(subject.requestAbortable(target.url(), {}, abort)).rejects.toBe(reason);
+      expect(target.connections).toBe(0);
+    });
+  });
+
+  describe('URLs', () => {
+    it('answers invalid_request for a URL that does not parse, every time', async () => {
+      const subject = pool();
+
+      await expectKind(subject.request('not a url', { signal: signal() }), 'invalid_request');
+      await expectKind(subject.request('not a url', { signal: signal() }), 'invalid_request');
+    });
+
+    it('keeps refusing a denied URL after allowed ones were sent: only allowed URLs are remembered', async () => {
+      const target = await upstream();
+      const subject = pool({}, { rules: { allowHosts: ['127.0.0.1'], allowPrivateCidrs: ['127.0.0.0/8'] } });
+      const denied = `http://localhost:${target.port}/`;
+
+      await subject.request(target.url('/a'), { signal: signal() });
+      await expectKind(subject.request(denied, { signal: signal() }), 'egress_denied');
+      await subject.request(target.url('/a'), { signal: signal() });
+      await expectKind(subject.request(denied, { signal: signal() }), 'egress_denied');
+
+      expect(target.requests.map((request) => request.path)).toEqual(['/a', '/a']);
+    });
+
+    it('sends the query string and drops the fragment, as undici does', async () => {
+      const target = await upstream();
+      const subject = pool();
+
+      await subject.request(target.url('/search?q=a%20b&n=1#part'), { signal: signal() });
+
+      expect(target.requests.map((request) => request.path)).toEqual(['/search?q=a%20b&n=1']);
+    });
+
+    it('sends each of many distinct URLs where it says, past the number it remembers', async () => {
+      const target = await upstream();
+      const subject = pool({ maxConcurrency: 64 });
+
+      for (let batch = 0; batch < 11; batch++) {
+        await Promise.all(
+          Array.from({ length: 100 }, (_, index) =>
+            subject.request(target.url(`/n/${batch * 100 + index}`), { signal: signal() }),
+          ),
+        );
+      }
+
+      expect(new Set(target.requests.map((request) => request.path)).size).toBe(1_100);
     });
   });
 

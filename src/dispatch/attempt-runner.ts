@@ -1,7 +1,7 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { CLOCK, type Clock, isPromiseLike, isResilienceError, LazyAbortController, ResilienceError } from '../common';
-import { HttpPools, type PoolName } from '../containment';
-import type { ToolArguments, ToolContext, ToolDefinition, ToolHttp } from './tool';
+import { type HttpPool, HttpPools, type HttpResponse, type PoolName } from '../containment';
+import type { ToolArguments, ToolContext, ToolDefinition, ToolHttp, ToolHttpOptions } from './tool';
 
 /** Who is calling: what an attempt needs of its call. */
 export interface AttemptCall {
@@ -28,18 +28,42 @@ export interface StartedAttempt {
 }
 
 class AttemptContext implements ToolContext {
+  private client: AttemptHttp | undefined;
+
   constructor(
     readonly callId: string,
     readonly toolId: string,
     readonly tenant: string,
     readonly attempt: number,
     readonly idempotencyKey: string | undefined,
-    readonly http: ToolHttp,
+    private readonly pool: HttpPool,
     private readonly abort: LazyAbortController,
   ) {}
 
   get signal(): AbortSignal {
     return this.abort.signal;
+  }
+
+  get http(): ToolHttp {
+    return (this.client ??= new AttemptHttp(this.pool, this.abort));
+  }
+}
+
+/**
+ * `ctx.http`: the call's pool, stopped by the attempt's own cancellation unless the tool hands
+ * it a signal; then no AbortSignal needs making for the request at all.
+ */
+class AttemptHttp implements ToolHttp {
+  constructor(
+    private readonly pool: HttpPool,
+    private readonly abort: LazyAbortController,
+  ) {}
+
+  request(url: string, options: ToolHttpOptions): Promise<HttpResponse> {
+    const { signal } = options;
+    return signal
+      ? this.pool.request(url, { ...options, signal })
+      : this.pool.requestAbortable(url, options, this.abort);
   }
 }
 
@@ -62,8 +86,8 @@ export class AttemptRunner {
   start(tool: ToolDefinition, args: ToolArguments, call: AttemptCall, timeoutMs: number, attempt = 1): StartedAttempt {
     if (call.abort.aborted) return { outcome: Promise.reject(stopReason(call.abort.reason)), settled: SETTLED };
     const abort = new LazyAbortController();
-    const http = this.pools.get(call.pool);
-    const context = new AttemptContext(call.callId, tool.id, call.tenant, attempt, call.idempotencyKey, http, abort);
+    const pool = this.pools.get(call.pool);
+    const context = new AttemptContext(call.callId, tool.id, call.tenant, attempt, call.idempotencyKey, pool, abort);
     let returned: unknown;
     try {
       returned = tool.handler(args, context);

@@ -23,14 +23,18 @@ export interface ToolContext {
   readonly signal: AbortSignal;
   /**
    * Outbound HTTP through the pool this call was routed to (normal, or isolated when its
-   * tenant is contained or unknown), with egress rules applied. Tools have no other client.
+   * tenant is contained or unknown), with egress rules applied, stopped when the attempt is.
+   * Tools have no other client.
    */
   readonly http: ToolHttp;
 }
 
-/** The HTTP client a tool gets: the call's pool. */
+/** A tool's request: as the pool's, but `signal` may be left out (the attempt's own cancellation then). */
+export type ToolHttpOptions = Omit<HttpRequestOptions, 'signal'> & { signal?: AbortSignal };
+
+/** The HTTP client a tool gets: the call's pool, bound to the attempt. */
 export interface ToolHttp {
-  request(url: string, options: HttpRequestOptions): Promise<HttpResponse>;
+  request(url: string, options: ToolHttpOptions): Promise<HttpResponse>;
 }
 
 /** Arguments are a JSON object; the result must be JSON-serialisable. */

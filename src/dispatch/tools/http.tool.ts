@@ -11,17 +11,17 @@ export function httpTool(toolId: string, config: HttpToolConfig, clock: Clock) {
   const fixedHeaders = { ...config.headers, 'content-type': 'application/json', accept: 'application/json' };
   // The config cannot name the headers set here (its schema refuses them, in any letter case).
   return async (args: ToolArguments, context: ToolContext): Promise<unknown> => {
-    const { signal } = context;
     let response;
     try {
+      // No signal: ctx.http stops the request with the attempt, without making an AbortSignal.
       response = await context.http.request(config.url, {
         method: config.method,
         headers: withIdempotencyKey({ ...fixedHeaders, 'x-call-id': context.callId }, context.idempotencyKey),
         body: JSON.stringify(args),
-        signal,
         maxResponseBytes: config.maxResponseBytes,
       });
     } catch (error) {
+      const { signal } = context;
       if (signal.aborted) throw signal.reason;
       if (isResilienceError(error)) throw error;
       throw upstreamNetworkError(toolId, error);
