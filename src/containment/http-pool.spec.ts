@@ -538,6 +538,47 @@ describe('HttpPool', () => {
     });
   });
 
+  describe('connection lifetime', () => {
+    it('sends on new connections once pooledConnectionLifetimeMs of the clock has passed, and closes the old ones', async () => {
+      const target = await upstream();
+      const clock = new FakeClock();
+      const subject = pool({ pooledConnectionLifetimeMs: 60_000 }, { clock });
+      const send = async (times: number) => {
+        for (let index = 0; index < times; index++) await subject.request(target.url(), { signal: signal() });
+      };
+      const portsSince = (from: number) => new Set(target.requests.slice(from).map((request) => request.remotePort));
+
+      await send(3);
+      clock.advance(59_999);
+      await send(3);
+      const before = portsSince(0);
+      clock.advance(1);
+      await send(3);
+      const after = portsSince(6);
+
+      expect([...after].filter((port) => before.has(port))).toEqual([]);
+      await eventually(() => expect(target.openSockets).toBe(after.size));
+    });
+
+    it('lets a request in flight on an old connection finish there', async () => {
+      const answers = heldAnswers();
+      const target = await upstream(answers.handler);
+      const clock = new FakeClock();
+      const subject = pool({ pooledConnectionLifetimeMs: 60_000 }, { clock });
+      const slow = subject.request(target.url('/slow'), { signal: signal() });
+      await eventually(() => expect(target.requests).toHaveLength(1));
+
+      clock.advance(60_000);
+      answers.release('/fresh');
+      await subject.request(target.url('/fresh'), { signal: signal() });
+      answers.release('/slow');
+
+      expect((await slow).body.toString('utf8')).toBe('/slow');
+      const [slowPort, freshPort] = target.requests.map((request) => request.remotePort);
+      expect(freshPort).not.toBe(slowPort);
+    });
+  });
+
   describe('close', () => {
     it("closes the pool's connections", async () => {
       let upstreamSocket: Socket | undefined;

@@ -3,7 +3,9 @@ import { Agent } from 'undici';
 import { type Abortable, Lane, type LaneRejection } from '../bulkhead';
 import { type Clock, ResilienceError } from '../common';
 import type { PoolName } from './containment-decision';
+import { AgentGenerations } from './agent-generations';
 import { type EgressPolicy, egressConnector, type Lookup } from './egress';
+import { signalAbortable, UndiciSignal } from './request-signals';
 
 export type HttpMethod = 'GET' | 'HEAD' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 
@@ -57,7 +59,7 @@ const QUEUE_PER_PERMIT = 16;
  */
 export class HttpPool {
   readonly name: PoolName;
-  private readonly agent: Agent;
+  private readonly agents: AgentGenerations;
   private readonly permits: Lane;
   private readonly destinations = new Map<string, Destination>();
 
@@ -76,13 +78,12 @@ export class HttpPool {
       queueTtlMs: timeoutMs,
       clock,
     });
-    this.agent = new Agent({
-      connect: egressConnector(egress, { timeoutMs: Math.min(timeoutMs, 10_000), lookup }),
-      headersTimeout: timeoutMs,
-      bodyTimeout: timeoutMs,
-      keepAliveTimeout: 10_000,
-      clientTtl: pooledConnectionLifetimeMs,
-    });
+    const connect = egressConnector(egress, { timeoutMs: Math.min(timeoutMs, 10_000), lookup });
+    this.agents = new AgentGenerations(
+      () => new Agent({ connect, headersTimeout: timeoutMs, bodyTimeout: timeoutMs, keepAliveTimeout: 10_000 }),
+      pooledConnectionLifetimeMs,
+      clock,
+    );
   }
 
   /** Sends one request through this pool; `egress_denied` before any connection if the URL is not allowed. */
@@ -106,7 +107,7 @@ export class HttpPool {
 
   close(): Promise<void> {
     this.permits.close();
-    return this.agent.close();
+    return this.agents.close();
   }
 
   private send(
@@ -148,7 +149,7 @@ export class HttpPool {
     signal: AbortSignal | UndiciSignal,
   ): Promise<HttpResponse> {
     // The dispatcher's own request: undici's top-level request() would parse the URL again.
-    const response = await this.agent.request({
+    const response = await this.agents.get().request({
       origin: destination.origin,
       path: destination.path,
       method: options.method ?? 'GET',
@@ -174,59 +175,5 @@ export class HttpPool {
   private refusal(rejection: LaneRejection): ResilienceError {
     if (rejection === 'stopped') return new ResilienceError('stopped', `http pool '${this.name}' is closed`);
     return new ResilienceError('queue_full', `http pool '${this.name}' is full`, { retryAfterMs: 1_000 });
-  }
-}
-
-/** What a lane needs of an AbortSignal: a request whose caller left leaves the permit queue at once. */
-function signalAbortable(signal: AbortSignal): Abortable {
-  return {
-    get aborted() {
-      return signal.aborted;
-    },
-    get reason() {
-      return signal.reason as unknown;
-    },
-    onAbort(listener) {
-      const onAbort = () => listener(signal.reason);
-      signal.addEventListener('abort', onAbort, { once: true });
-      return () => signal.removeEventListener('abort', onAbort);
-    },
-    // The caller owns its signal; a pool never aborts it.
-    abort() {},
-  };
-}
-
-/**
- * What undici accepts as a request's `signal` besides an AbortSignal (an EventEmitter with
- * `aborted` and `reason`), over an {@link Abortable}: no AbortSignal is made for the request.
- */
-class UndiciSignal {
-  private listening: Array<{ listener: () => void; stop: () => void }> | undefined;
-
-  constructor(private readonly abort: Abortable) {}
-
-  get aborted(): boolean {
-    return this.abort.aborted;
-  }
-
-  get reason(): unknown {
-    return this.abort.reason;
-  }
-
-  on(event: 'abort', listener: () => void): void {
-    this.once(event, listener);
-  }
-
-  /** An abort happens once, so every listener is a once listener. */
-  once(_event: 'abort', listener: () => void): void {
-    const stop = this.abort.onAbort(() => listener());
-    (this.listening ??= []).push({ listener, stop });
-  }
-
-  removeListener(_event: 'abort', listener: () => void): void {
-    const index = this.listening?.findIndex((item) => item.listener === listener) ?? -1;
-    if (index === -1) return;
-    this.listening![index].stop();
-    this.listening!.splice(index, 1);
   }
 }

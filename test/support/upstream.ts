@@ -43,6 +43,11 @@ export class Upstream {
     return upstream;
   }
 
+  /** Connections open now. */
+  get openSockets(): number {
+    return this.sockets.size;
+  }
+
   get port(): number {
     return (this.server.address() as AddressInfo).port;
   }
