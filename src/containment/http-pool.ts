@@ -1,4 +1,5 @@
 import type { IncomingHttpHeaders } from 'node:http';
+import type { Readable } from 'node:stream';
 import { Agent } from 'undici';
 import { type Abortable, Lane, type LaneRejection } from '../bulkhead';
 import { type Clock, ResilienceError } from '../common';
@@ -159,21 +160,33 @@ export class HttpPool {
     });
     const { statusCode, headers, body } = response;
     const limit = options.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES;
-    const chunks: Buffer[] = [];
-    let size = 0;
-    for await (const chunk of body) {
-      size += (chunk as Buffer).length;
-      if (size > limit) {
-        body.destroy();
-        throw new ResilienceError('transient', `upstream answer is larger than ${limit} bytes`);
-      }
-      chunks.push(chunk as Buffer);
-    }
-    return { statusCode, headers, body: Buffer.concat(chunks, size) };
+    return { statusCode, headers, body: await readBody(body, limit) };
   }
 
   private refusal(rejection: LaneRejection): ResilienceError {
     if (rejection === 'stopped') return new ResilienceError('stopped', `http pool '${this.name}' is closed`);
     return new ResilienceError('queue_full', `http pool '${this.name}' is full`, { retryAfterMs: 1_000 });
   }
+}
+
+/**
+ * The whole body, or `transient` as soon as it grows past `limit` (the rest is not read).
+ * Events, not `for await`: an async iterator costs a generator and promises per chunk.
+ */
+function readBody(body: Readable, limit: number): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    body.on('data', (chunk: Buffer) => {
+      size += chunk.length;
+      if (size <= limit) {
+        chunks.push(chunk);
+        return;
+      }
+      reject(new ResilienceError('transient', `upstream answer is larger than ${limit} bytes`));
+      body.destroy();
+    });
+    body.once('end', () => resolve(Buffer.concat(chunks, size)));
+    body.once('error', reject);
+  });
 }
