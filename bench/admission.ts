@@ -44,13 +44,16 @@ import { bulkhead } from 'cockatiel';
 import pLimit from 'p-limit';
 import PQueue from 'p-queue';
 import { Bench } from 'tinybench';
-import { Lane } from '../src/bulkhead/lane';
-import { type Clock, SystemClock } from '../src/common';
-import { FakeClock } from '../src/common/fake-clock';
+import type { Clock } from '../src/common';
+import { built } from './support/built';
 import { median, pairedRatio, spread } from './support/stats';
 import { printTable, writeResults } from './support/report';
 import { option } from './support/options';
 import { Semaphore } from './support/semaphore';
+
+const { Lane } = built<typeof import('../src/bulkhead/lane')>('bulkhead/lane');
+const { SystemClock } = built<typeof import('../src/common')>('common');
+const { FakeClock } = built<typeof import('../src/common/fake-clock')>('common/fake-clock');
 
 const LIMIT = 8;
 const BURST = 100;

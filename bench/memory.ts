@@ -63,11 +63,14 @@ import { getHeapStatistics } from 'node:v8';
 import { bulkhead } from 'cockatiel';
 import pLimit from 'p-limit';
 import { WebSocket } from 'undici';
-import { Lane } from '../src/bulkhead/lane';
-import { type Clock, SystemClock } from '../src/common';
+import type { Clock } from '../src/common';
+import { built } from './support/built';
 import { printTable, writeResults } from './support/report';
 import { option } from './support/options';
 import { Semaphore } from './support/semaphore';
+
+const { Lane } = built<typeof import('../src/bulkhead/lane')>('bulkhead/lane');
+const { SystemClock } = built<typeof import('../src/common')>('common');
 
 const ROOT = resolve(__dirname, '..');
 const QUICK = process.argv.includes('--quick');

@@ -17,8 +17,6 @@
  * CPU time so far and, on request, a CPU profile of a window (node:inspector); it ends on
  * SIGTERM or when its parent goes.
  */
-import { createRequire } from 'node:module';
-import { resolve } from 'node:path';
 import { Session } from 'node:inspector/promises';
 import type { Profiler } from 'node:inspector';
 import {
@@ -36,7 +34,8 @@ import {
 import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
 import type { Observable } from 'rxjs';
-import { type Child, exitWithParent, ROOT, startChild, stopChild, SWC_REGISTER, waitForLine } from './processes';
+import { built } from './built';
+import { type Child, exitWithParent, startChild, stopChild, SWC_REGISTER, waitForLine } from './processes';
 
 /** The lane and the breaker of `POST /bench/policies`: the config given to `--app` must have the lane. */
 export const POLICY_LANE = 'routes';
@@ -171,18 +170,12 @@ interface Dist {
 }
 
 function loadDist(): Dist {
-  const load = createRequire(__filename);
-  const from = (path: string) => load(resolve(ROOT, 'dist', path)) as unknown;
-  try {
-    return {
-      appModule: from('app.module') as Dist['appModule'],
-      bootstrap: from('bootstrap') as Dist['bootstrap'],
-      config: from('config') as Dist['config'],
-      routePolicies: from('route-policies') as Dist['routePolicies'],
-    };
-  } catch (error) {
-    throw new Error(`cannot load the built service (run \`npm run build\` first): ${(error as Error).message}`);
-  }
+  return {
+    appModule: built<Dist['appModule']>('app.module'),
+    bootstrap: built<Dist['bootstrap']>('bootstrap'),
+    config: built<Dist['config']>('config'),
+    routePolicies: built<Dist['routePolicies']>('route-policies'),
+  };
 }
 
 /** The company route under `@Bulkhead` + `@CircuitBreaker`, decorated by the built decorators. */

@@ -162,6 +162,76 @@ describe('Lane', () => {
       expect(subject.stats().expired).toBe(1);
     });
 
+    it('expires calls of different TTLs each at its own deadline, with one timer for the whole lane', async () => {
+      const clock = new FakeClock();
+      const subject = lane({ concurrency: 1, queueCapacity: 10, queueTtlMs: 1_000 }, clock);
+      const gate = deferred();
+      const first = admitted(subject.run(() => gate.promise));
+      const long = track(admitted(subject.run(jest.fn())));
+      clock.advance(100);
+      const short = track(admitted(subject.run(jest.fn(), { queueTtlMs: 200 })));
+      const shortAgain = track(admitted(subject.run(jest.fn(), { queueTtlMs: 200 })));
+      expect(clock.pendingTimers).toBe(1);
+
+      clock.advance(199);
+      await settle();
+      expect([long.state, short.state, shortAgain.state]).toEqual(['pending', 'pending', 'pending']);
+      clock.advance(1);
+      await settle();
+      expect([long.state, short.state, shortAgain.state]).toEqual(['pending', 'rejected', 'rejected']);
+      expect(clock.pendingTimers).toBe(1);
+
+      clock.advance(699);
+      await settle();
+      expect(long.state).toBe('pending');
+      clock.advance(1);
+      await settle();
+      expect(long.state).toBe('rejected');
+      expect(clock.pendingTimers).toBe(0);
+      expect(subject.stats().expired).toBe(3);
+
+      gate.resolve();
+      await first;
+    });
+
+    it('keeps no timer once nothing waits: the last waiting call starting clears it', async () => {
+      const clock = new FakeClock();
+      const subject = lane({ concurrency: 1, queueCapacity: 2, queueTtlMs: 1_000 }, clock);
+      const gate = deferred();
+      const first = admitted(subject.run(() => gate.promise));
+      const second = admitted(subject.run(async () => 'second'));
+      expect(clock.pendingTimers).toBe(1);
+
+      gate.resolve();
+      await first;
+      await expect(second).resolves.toBe('second');
+      expect(clock.pendingTimers).toBe(0);
+    });
+
+    it('moves its timer sooner for a call with a shorter TTL, and keeps it for the next deadline after a stale one', async () => {
+      const clock = new FakeClock();
+      const subject = lane({ concurrency: 1, queueCapacity: 3, queueTtlMs: 1_000 }, clock);
+      const gate = deferred();
+      const first = admitted(subject.run(() => gate.promise));
+      const leaving = new LazyAbortController();
+      const early = track(admitted(subject.run(jest.fn(), { abort: leaving, queueTtlMs: 100 })));
+      const late = track(admitted(subject.run(jest.fn())));
+
+      leaving.abort(new Error('gone'));
+      clock.advance(100);
+      await settle();
+      expect(early.state).toBe('rejected');
+      expect(late.state).toBe('pending');
+      expect(clock.pendingTimers).toBe(1);
+
+      clock.advance(900);
+      await settle();
+      expect(late.reason).toMatchObject({ kind: 'queue_expired' });
+
+      gate.resolve();
+      await first;
+    });
+
     it('removes a waiting call the moment its caller aborts, and never runs its task', async () => {
       const clock = new FakeClock();
       const subject = lane({ concurrency: 1, queueCapacity: 1 }, clock);

@@ -1,6 +1,7 @@
-import { type Clock, ResilienceError } from '../common';
+import { type Clock, ResilienceError, type TimerHandle } from '../common';
+import { DeadlineLists } from './deadline-lists';
 import { FairQueue } from './fair-queue';
-import { LaneJob, PromisedTask } from './lane-job';
+import { type LaneJob, PromisedJob, WorkJob } from './lane-job';
 import type { LaneCall, LaneOptions, LaneRejection, LaneSnapshot, LaneStats, LaneWork } from './lane.types';
 
 const DEFAULT_TENANT = '';
@@ -25,6 +26,11 @@ export class Lane {
 
   private readonly clock: Clock;
   private readonly queue = new FairQueue<LaneJob>();
+  private readonly deadlines = new DeadlineLists<LaneJob>();
+  /** The lane's one queue-TTL timer, set for the earliest deadline of a waiting call. */
+  private expiryTimer: TimerHandle = undefined;
+  private expiryAt = Number.POSITIVE_INFINITY;
+  private readonly onExpiryDue = () => this.expireDue();
   private active = 0;
   private peakActive = 0;
   private closed = false;
@@ -77,9 +83,9 @@ export class Lane {
     const admission = this.decide(call);
     if (admission === 'aborted') return Promise.reject(call!.abort!.reason);
     if (admission !== 'start' && admission !== 'wait') return admission;
-    const work = new PromisedTask(task);
-    this.enter(work, call, admission);
-    return work.promise;
+    const job = new PromisedJob(task, call?.tenant ?? DEFAULT_TENANT, call?.abort);
+    this.enter(job, call, admission);
+    return job.promise;
   }
 
   /**
@@ -94,7 +100,7 @@ export class Lane {
       return undefined;
     }
     if (admission !== 'start' && admission !== 'wait') return admission;
-    this.enter(work, call, admission);
+    this.enter(new WorkJob(work, call?.tenant ?? DEFAULT_TENANT, call?.abort), call, admission);
     return undefined;
   }
 
@@ -118,19 +124,20 @@ export class Lane {
     return 'wait';
   }
 
-  private enter(work: LaneWork, call: LaneCall | undefined, admission: 'start' | 'wait'): void {
-    const tenant = call?.tenant ?? DEFAULT_TENANT;
-    const abort = call?.abort;
+  private enter(job: LaneJob, call: LaneCall | undefined, admission: 'start' | 'wait'): void {
     if (admission === 'start') {
       this.counts.accepted++;
-      this.start(new LaneJob(work, tenant, abort), 0);
+      this.start(job, 0);
       return;
     }
     const queueTtlMs = call?.queueTtlMs ?? this.queueTtlMs;
     if (!isPositiveFinite(queueTtlMs)) throw new RangeError('queueTtlMs must be a positive finite number');
-    const job = new LaneJob(work, tenant, abort);
-    job.enqueuedAt = this.clock.now();
-    job.timer = this.clock.setTimer(() => this.expire(job, queueTtlMs), queueTtlMs);
+    const now = this.clock.now();
+    job.enqueuedAt = now;
+    job.queueTtlMs = queueTtlMs;
+    this.deadlines.add(job, queueTtlMs, now);
+    this.armExpiry(job.deadline, now);
+    const { abort } = job;
     if (abort) job.detachAbort = abort.onAbort((reason) => this.cancelWaiting(job, reason));
     this.queue.push(job);
     this.counts.accepted++;
@@ -209,7 +216,7 @@ export class Lane {
     for (const listener of this.queueWaitListeners) listener(waitMs);
     let outcome: PromiseLike<unknown>;
     try {
-      outcome = Promise.resolve(job.work.start());
+      outcome = Promise.resolve(job.start());
     } catch (error) {
       outcome = Promise.reject(error);
     }
@@ -242,15 +249,39 @@ export class Lane {
     }
   }
 
-  private expire(job: LaneJob, queueTtlMs: number): void {
+  /** Sets the lane's timer for `deadline`, unless it is already set for that or sooner. */
+  private armExpiry(deadline: number, now: number): void {
+    if (deadline >= this.expiryAt) return;
+    this.clearExpiryTimer();
+    this.expiryAt = deadline;
+    this.expiryTimer = this.clock.setTimer(this.onExpiryDue, deadline - now);
+  }
+
+  private clearExpiryTimer(): void {
+    if (this.expiryTimer === undefined) return;
+    this.clock.clearTimer(this.expiryTimer);
+    this.expiryTimer = undefined;
+    this.expiryAt = Number.POSITIVE_INFINITY;
+  }
+
+  /** The timer fired: every waiting call whose TTL has passed leaves, then the timer is set for the next. */
+  private expireDue(): void {
+    this.expiryTimer = undefined;
+    this.expiryAt = Number.POSITIVE_INFINITY;
+    const now = this.clock.now();
+    for (let job = this.deadlines.takeDue(now); job; job = this.deadlines.takeDue(now)) this.expire(job);
+    const next = this.deadlines.earliest();
+    if (next !== undefined) this.armExpiry(next, now);
+  }
+
+  private expire(job: LaneJob): void {
     if (job.state !== 'queued') return;
-    job.timer = undefined;
     this.queue.remove(job);
     this.leaveQueue(job);
     job.state = 'finished';
     this.counts.expired++;
     job.refuse(
-      new ResilienceError('queue_expired', `waited ${queueTtlMs} ms in lane '${this.name}' without a free slot`),
+      new ResilienceError('queue_expired', `waited ${job.queueTtlMs} ms in lane '${this.name}' without a free slot`),
     );
     this.notifyIfIdle();
   }
@@ -266,12 +297,10 @@ export class Lane {
     this.notifyIfIdle();
   }
 
-  /** Drops what a waiting job held: its TTL timer and its abort listener. */
+  /** Drops what a waiting job held: its place among the deadlines (the timer, once none waits) and its abort listener. */
   private leaveQueue(job: LaneJob): void {
-    if (job.timer !== undefined) {
-      this.clock.clearTimer(job.timer);
-      job.timer = undefined;
-    }
+    this.deadlines.remove(job);
+    if (this.queue.size === 0) this.clearExpiryTimer();
     if (job.detachAbort) {
       job.detachAbort();
       job.detachAbort = undefined;
