@@ -3,12 +3,12 @@
  * with the limiters people would otherwise put in their own code, and what a refusal costs.
  *
  * Usage (from the repository root):
- *   node -r ./test/support/swc-register.js bench/admission.ts [--rounds N] [--time MS] [--quick]
+ *   npm run bench -- admission [--rounds N] [--time MS] [--quick]
  *
  * Options:
  *   --rounds N   alternated rounds (default 6, at least 3); the candidates' order rotates each round
  *   --time MS    measured time per candidate per round, after a short warm-up (default 150)
- *   --quick      3 rounds of 40 ms and 100,000 refusals: a few seconds, for CI
+ *   --quick      3 rounds of 40 ms and 100,000 refusals: a few seconds, for CI (nothing written)
  *
  * Throughput: each candidate limits to 8 concurrent calls and runs a task that returns an
  * already resolved promise, measured with tinybench; one tinybench iteration is 1,000 calls.
@@ -36,7 +36,6 @@
  * Prints tables and writes bench/results/admission.json. Bounded: 55 s at most (about 25 s
  * by default), and the child process is stopped on error, SIGINT and SIGTERM.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
 import { performance, PerformanceObserver } from 'node:perf_hooks';
 import { setTimeout as wait } from 'node:timers/promises';
 import { getHeapStatistics } from 'node:v8';
@@ -49,6 +48,7 @@ import { built } from './support/built';
 import { median, pairedRatio, spread } from './support/stats';
 import { printTable, writeResults } from './support/report';
 import { option } from './support/options';
+import { exitWithParent, runForResult, runMain, sendResult } from './support/processes';
 import { Semaphore } from './support/semaphore';
 
 const { Lane } = built<typeof import('../src/bulkhead/lane')>('bulkhead/lane');
@@ -361,39 +361,22 @@ async function rejectionChild(refusals: number): Promise<void> {
   });
   observer.disconnect();
   if (rejected !== 2 * CONTROL_REFUSALS) throw new Error(`cockatiel rejected ${rejected} of ${2 * CONTROL_REFUSALS}`);
-  const figures: RejectionFigures = { emptyLoop, lane: laneFigures, cockatiel: cockatielFigures };
-  process.stdout.write(`${JSON.stringify(figures)}\n`);
+  sendResult({ emptyLoop, lane: laneFigures, cockatiel: cockatielFigures } satisfies RejectionFigures);
 }
 
-const children = new Set<ChildProcess>();
-
 function runRejectionChild(refusals: number): Promise<RejectionFigures> {
-  return new Promise((done, fail) => {
-    const child = spawn(
-      process.execPath,
-      [...CHILD_V8_FLAGS, ...process.execArgv, __filename, CHILD_FLAG, '--refusals', String(refusals)],
-      { stdio: ['ignore', 'pipe', 'inherit'] },
-    );
-    children.add(child);
-    let output = '';
-    child.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
-    child.on('error', fail);
-    child.on('exit', (code, signal) => {
-      children.delete(child);
-      if (code !== 0) return fail(new Error(`the rejection child ended with ${code ?? signal}: ${output}`));
-      try {
-        done(JSON.parse(output.trim().split('\n').pop()!) as RejectionFigures);
-      } catch (error) {
-        fail(error as Error);
-      }
-    });
-  });
+  return runForResult<RejectionFigures>(
+    'rejection child',
+    __filename,
+    [CHILD_FLAG, '--refusals', String(refusals)],
+    CHILD_V8_FLAGS,
+  );
 }
 
 // ---------------------------------------------------------------------------------------------
 // The run.
 
-const range = (s: Spread, digits = 2) => `${s.min.toFixed(digits)}-${s.max.toFixed(digits)}`;
+const minMax = (s: Spread, digits = 2) => `${s.min.toFixed(digits)}-${s.max.toFixed(digits)}`;
 const millions = (ops: number) => `${(ops / 1e6).toFixed(2)} M`;
 
 async function main(): Promise<void> {
@@ -415,7 +398,7 @@ async function main(): Promise<void> {
         'ops/s median': millions(ops.median),
         'ops/s min-max': `${millions(ops.min)}-${millions(ops.max)}`,
         [`× ${BASELINE}`]: vsSemaphore.median,
-        'min-max': range(vsSemaphore),
+        'min-max': minMax(vsSemaphore),
       })),
     );
   }
@@ -443,7 +426,7 @@ async function main(): Promise<void> {
     comparisons.map((c) => ({
       comparison: c.what,
       'ratio median': c.ratio.median,
-      'min-max': range(c.ratio),
+      'min-max': minMax(c.ratio),
       target: c.target === undefined ? '' : `≥ ${c.target}`,
       met: c.met === undefined ? '' : c.met ? 'yes' : 'NO',
     })),
@@ -466,6 +449,10 @@ async function main(): Promise<void> {
   );
   if (!allocatesNothing) process.exitCode = 1;
 
+  if (quick) {
+    process.stdout.write('quick mode: results not written\n');
+    return;
+  }
   const file = writeResults('admission', {
     settings: {
       rounds,
@@ -473,7 +460,6 @@ async function main(): Promise<void> {
       limit: LIMIT,
       burst: BURST,
       callsPerIteration: CALLS_PER_ITERATION,
-      quick,
     },
     throughput: throughput.map(({ mode, candidates }) => ({
       mode,
@@ -497,32 +483,14 @@ function rejectionRow(figures: RefusalFigures) {
 }
 
 if (process.argv.includes(CHILD_FLAG)) {
-  rejectionChild(option('refusals', 1_000_000, 1)).catch((error: unknown) => {
-    process.stderr.write(`rejection child failed: ${(error as Error).stack ?? String(error)}\n`);
-    process.exitCode = 1;
-  });
+  exitWithParent();
+  rejectionChild(option('refusals', 1_000_000, 1)).then(
+    () => process.exit(0),
+    (error: unknown) => {
+      process.stderr.write(`rejection child failed: ${(error as Error).stack ?? String(error)}\n`);
+      process.exit(1);
+    },
+  );
 } else {
-  const stopChildren = () => {
-    for (const child of children) child.kill('SIGKILL');
-  };
-  process.on('exit', stopChildren);
-  for (const signal of ['SIGINT', 'SIGTERM'] as const) {
-    process.once(signal, () => {
-      process.stderr.write(`\n${signal}: stopping\n`);
-      stopChildren();
-      process.exit(130);
-    });
-  }
-  const deadline = setTimeout(() => {
-    process.stderr.write(`admission bench: over its ${BUDGET_MS / 1000} s budget; stopping\n`);
-    stopChildren();
-    process.exit(1);
-  }, BUDGET_MS);
-  deadline.unref();
-  main()
-    .catch((error: unknown) => {
-      process.stderr.write(`admission bench failed: ${(error as Error).stack ?? String(error)}\n`);
-      process.exitCode = 1;
-    })
-    .finally(() => clearTimeout(deadline));
+  runMain('admission', main, { budgetMs: BUDGET_MS });
 }

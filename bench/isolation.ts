@@ -5,12 +5,13 @@
  *   npm run bench -- isolation [options]
  *
  * Options:
- *   --pairs N        A/B pairs per configuration, alternated A B A B ... (default 4, at least 4)
+ *   --pairs N        A/B pairs with lanes, alternated A B A B ... (default 4, at least 4); the
+ *                    shared-lane contrast runs 2
  *   --duration S     seconds per measured run (default 3)
  *   --connections N  autocannon connections calling the fast tool (default 16)
  *   --slow-ms N      how long the slow upstream takes to answer: N ms ± 50 % (default 2000)
  *   --retry-ms N     how long a refused slow caller waits before calling again (default 100)
- *   --quick          1 pair of 1 s per configuration: does it still run? (no results written)
+ *   --quick          1 pair of 0.5 s per configuration: does it still run? (no results written)
  *
  * Processes, all on loopback: an upstream (`/fast` answers at once, `/slow?ms=N` after N ms),
  * the service (`node dist/main.js`), a process of closed-loop callers of the slow tool, and
@@ -38,62 +39,32 @@
  *
  * Prints tables and writes bench/results/isolation.json. Exits 1 if a check fails (a fast call
  * failed with lanes, the slow lane was not kept full or ran more than C at once, a call of the
- * full lane was not refused). About 60 s; bounded at 110 s (more with more pairs or longer runs).
+ * full lane was not refused). About 50 s; bounded at 110 s (more with more pairs or longer runs).
  */
 import { cpus, loadavg } from 'node:os';
-import { setTimeout as wait } from 'node:timers/promises';
-import type { LaneSnapshot } from '../src/bulkhead';
-import {
-  alternate,
-  type CallersProcess,
-  type CallersStats,
-  type LoadResult,
-  runLoad,
-  startCallersProcess,
-} from './support/load';
+import { alternate, type CallersProcess, type CallersStats, runLoad, startCallersProcess } from './support/load';
 import { runMain } from './support/processes';
-import { printTable, writeResults } from './support/report';
-import { apiKey, type Service, startService, waitUntil } from './support/service';
-import { median, pairedRatio, summary } from './support/stats';
-import { startUpstream, type UpstreamServer } from './support/upstream-server';
+import { sampleLanes } from './isolation/lane-samples';
+import {
+  config,
+  CONFIGURATIONS,
+  type Configuration,
+  FAST,
+  SLOW,
+  SLOW_CALLERS,
+  TARGET_P99_RATIO,
+} from './isolation/setup';
+import { check, cores, type Cpu, cpuText, PROCESSES, row, type Run, summarise } from './isolation/summary';
+import { fixed, printTable, range, writeResults } from './support/report';
+import { apiKey, startService, waitUntil } from './support/service';
+import { median } from './support/stats';
+import { startUpstream } from './support/upstream-server';
 import { option, runOptions } from './support/options';
 
+/** Pairs of the shared-lane contrast (fewer if --pairs asks for fewer). */
+const SHARED_PAIRS = 2;
 /** The whole run with the default settings, start-up to clean-up; more pairs or longer runs get more. */
 const BUDGET_MS = 110_000;
-const SLOW = { concurrency: 8, queueCapacity: 16 };
-const FAST = { concurrency: 16, queueCapacity: 64 };
-const OVERFLOW_CALLERS = 16;
-/** Callers of the slow tool in phase B: C running, Q waiting, and the overflow. */
-const SLOW_CALLERS = SLOW.concurrency + SLOW.queueCapacity + OVERFLOW_CALLERS;
-const SAMPLE_EVERY_MS = 100;
-const TARGET_P99_RATIO = 1.2;
-
-interface Configuration {
-  name: 'lanes' | 'shared';
-  fastTool: string;
-  slowTool: string;
-  /** The lane the slow tool runs in, and what saturating it means there. */
-  slowLane: string;
-  slowLaneConcurrency: number;
-}
-
-const CONFIGURATIONS: Configuration[] = [
-  {
-    name: 'lanes',
-    fastTool: 'fast',
-    slowTool: 'slow',
-    slowLane: 'slow',
-    slowLaneConcurrency: SLOW.concurrency,
-  },
-  {
-    name: 'shared',
-    fastTool: 'shared_fast',
-    slowTool: 'shared_slow',
-    slowLane: 'shared',
-    slowLaneConcurrency: SLOW.concurrency + FAST.concurrency,
-  },
-];
-
 interface Settings {
   pairs: number;
   durationS: number;
@@ -103,131 +74,12 @@ interface Settings {
   quick: boolean;
 }
 
-/** What the lanes looked like, sampled every 100 ms during a run. */
-interface LaneSamples {
-  samples: number;
-  slowActive: { min: number; median: number; max: number };
-  slowWaiting: { min: number; median: number; max: number };
-  /** Samples with the slow lane at exactly C running and (lanes) Q waiting. */
-  fullShare: number;
-}
-
-interface Run extends LoadResult {
-  configuration: Configuration['name'];
-  pair: number;
-  phase: 'A' | 'B';
-  lanes: LaneSamples;
-  /** The most slow calls at the upstream at once during the run. */
-  slowPeakAtUpstream: number;
-  /** B: slow calls refused (`queue_full`) during the run, per second. */
-  slowRefusedPerS?: number;
-  /** B: slow calls that got an answer other than 200 or 503 during the run. */
-  slowOtherAnswers?: number;
-  /** CPU each process used during the run, in cores (CPU seconds per second). */
-  cpuCores: Cpu;
-}
-
-interface Cpu {
-  service: number;
-  /** This process: autocannon and the lane sampler. */
-  loadGenerator: number;
-  upstream: number;
-  /** The slow tool's callers (idle in phase A). */
-  callers: number;
-}
-
-const PROCESSES = ['service', 'loadGenerator', 'upstream', 'callers'] as const;
-
-function cores(before: Cpu, after: Cpu, seconds: number): Cpu {
-  const used = (name: keyof Cpu) => (after[name] - before[name]) / seconds;
-  return {
-    service: used('service'),
-    loadGenerator: used('loadGenerator'),
-    upstream: used('upstream'),
-    callers: used('callers'),
-  };
-}
-
-const cpuText = (cpu: Cpu) =>
-  `${PROCESSES.map((name) => `${name} ${fixed(cpu[name])}`).join(', ')}, total ${fixed(PROCESSES.reduce((sum, name) => sum + cpu[name], 0))}`;
-
 function settings(): Settings {
   return {
-    ...runOptions(16),
-    slowMs: option('slow-ms', 2_000, 500),
+    ...runOptions({ connections: 16 }),
+    // --quick: slow calls short enough that filling and emptying the slow lane takes little time.
+    slowMs: option('slow-ms', process.argv.includes('--quick') ? 500 : 2_000, 500),
     retryMs: option('retry-ms', 100, 0),
-  };
-}
-
-function config(upstream: UpstreamServer, slowMs: number, key: { sha256: string; tenant: string }) {
-  const httpTool = (lane: string, url: string) => ({
-    lane,
-    kind: 'http',
-    url,
-    timeoutMs: 60_000,
-    retry: { maxAttempts: 1 },
-    // The slow calls cut short when their callers leave must not open a breaker.
-    breaker: { volumeThreshold: 100_000, errorThresholdPercentage: 100 },
-  });
-  // Jittered, so the slow calls do not all end at once in waves.
-  const slowUrl = upstream.url(`/slow?ms=${slowMs}&jitter=0.5`);
-  return {
-    server: { shutdownDrainMs: 1_000 },
-    auth: { allowAnonymous: false, apiKeys: [key] },
-    lanes: {
-      slow: { ...SLOW, queueTtlMs: 60_000 },
-      fast: FAST,
-      shared: {
-        concurrency: SLOW.concurrency + FAST.concurrency,
-        queueCapacity: SLOW.queueCapacity + FAST.queueCapacity,
-        queueTtlMs: 60_000,
-      },
-    },
-    tools: {
-      slow: httpTool('slow', slowUrl),
-      fast: httpTool('fast', upstream.url('/fast')),
-      shared_slow: httpTool('shared', slowUrl),
-      shared_fast: httpTool('shared', upstream.url('/fast')),
-    },
-    containment: {
-      // Above the sum of every lane's C: the outbound pool must not be a shared limit itself.
-      pools: { normalMaxConcurrency: 256, timeoutMs: 60_000 },
-      egress: { allowHosts: ['127.0.0.1'], allowPrivateCidrs: ['127.0.0.1/32'] },
-    },
-  };
-}
-
-/** Samples the lanes every 100 ms until `stop()`. */
-function sampleLanes(service: Service, headers: Record<string, string>, configuration: Configuration) {
-  const seen: LaneSnapshot[] = [];
-  let stopped = false;
-  const sampling = (async () => {
-    while (!stopped) {
-      seen.push((await service.lanes(headers))[configuration.slowLane]!);
-      await wait(SAMPLE_EVERY_MS);
-    }
-  })();
-  return async (saturated: boolean): Promise<LaneSamples> => {
-    stopped = true;
-    await sampling;
-    const active = seen.map((lane) => lane.active);
-    const waiting = seen.map((lane) => lane.waiting);
-    const full = seen.filter(
-      (lane) =>
-        lane.active === configuration.slowLaneConcurrency &&
-        (configuration.name === 'shared' || lane.waiting === SLOW.queueCapacity),
-    ).length;
-    const summary = (values: number[]) => ({
-      min: Math.min(...values),
-      median: median(values),
-      max: Math.max(...values),
-    });
-    return {
-      samples: seen.length,
-      slowActive: summary(active),
-      slowWaiting: summary(waiting),
-      fullShare: saturated ? full / seen.length : 0,
-    };
   };
 }
 
@@ -249,7 +101,8 @@ async function main(s: Settings): Promise<void> {
   }
 
   process.stdout.write(
-    `isolation: ${s.pairs} A/B pairs of ${s.durationS} s per configuration, ${s.connections} connections on the fast tool; ` +
+    `isolation: ${s.pairs} A/B pairs of ${s.durationS} s with lanes, ${Math.min(s.pairs, SHARED_PAIRS)} with the shared lane, ` +
+      `${s.connections} connections on the fast tool; ` +
       `B adds ${SLOW_CALLERS} callers of the slow tool (${s.slowMs} ms upstream; lane C ${SLOW.concurrency}, Q ${SLOW.queueCapacity}; ` +
       `refused callers retry after ${s.retryMs} ms)\nnode ${process.version}, ${cpus().length} CPUs, load average ${loadavg()
         .map((load) => load.toFixed(2))
@@ -342,7 +195,8 @@ async function main(s: Settings): Promise<void> {
     const { a, b } = await alternate(
       (pair) => measure(configuration, pair, 'A'),
       (pair) => measure(configuration, pair, 'B'),
-      s.pairs,
+      // The shared lane's effect is two orders of magnitude: two pairs show it.
+      configuration.name === 'shared' ? Math.min(s.pairs, SHARED_PAIRS) : s.pairs,
     );
     series.push({ configuration: configuration.name, a, b });
   }
@@ -450,86 +304,8 @@ async function main(s: Settings): Promise<void> {
   if (checks.problems.length > 0) process.exitCode = 1;
 }
 
-function summarise(configuration: Configuration['name'], a: Run[], b: Run[]) {
-  const stat = (series: Run[], pick: (run: Run) => number) => summary(series.map(pick));
-  const phase = (series: Run[]) => ({
-    p50Ms: stat(series, (run) => run.p50Ms),
-    p99Ms: stat(series, (run) => run.p99Ms),
-    reqPerS: stat(series, (run) => run.reqPerS),
-  });
-  const A = phase(a);
-  const B = phase(b);
-  const paired = (pick: (run: Run) => number) => pairedRatio(a.map(pick), b.map(pick));
-  return {
-    configuration,
-    A,
-    B,
-    ratios: { p50Ms: paired((r) => r.p50Ms), p99Ms: paired((r) => r.p99Ms), reqPerS: paired((r) => r.reqPerS) },
-    ofMedians: {
-      p50Ms: B.p50Ms.median / A.p50Ms.median,
-      p99Ms: B.p99Ms.median / A.p99Ms.median,
-      reqPerS: B.reqPerS.median / A.reqPerS.median,
-    },
-    slowRefusedPerS: stat(b, (run) => run.slowRefusedPerS ?? 0),
-    cpuCores: { A: medianCpu(a), B: medianCpu(b) },
-    failedInB: b.reduce((sum, run) => sum + run.non2xx + run.errors, 0),
-  };
-}
-
-function medianCpu(runs: Run[]): Cpu {
-  const of = (name: keyof Cpu) => median(runs.map((run) => run.cpuCores[name]));
-  return {
-    service: of('service'),
-    loadGenerator: of('loadGenerator'),
-    upstream: of('upstream'),
-    callers: of('callers'),
-  };
-}
-
-function check(runs: Run[]) {
-  const problems: string[] = [];
-  for (const run of runs) {
-    const at = `${run.configuration} pair ${run.pair} ${run.phase}`;
-    const limit = CONFIGURATIONS.find((c) => c.name === run.configuration)!.slowLaneConcurrency;
-    // With lanes every fast call succeeds; in the shared lane B, failures are the finding.
-    if ((run.configuration === 'lanes' || run.phase === 'A') && run.non2xx + run.errors > 0) {
-      problems.push(`${at}: ${run.non2xx} non-2xx and ${run.errors} errors among the fast calls`);
-    }
-    if (run.ok === 0 && (run.configuration === 'lanes' || run.phase === 'A'))
-      problems.push(`${at}: no fast call succeeded`);
-    if (run.phase === 'A' && run.slowPeakAtUpstream !== 0)
-      problems.push(`${at}: slow calls at the upstream in phase A`);
-    if (run.phase === 'B') {
-      if (run.slowPeakAtUpstream !== limit) {
-        problems.push(`${at}: the slow upstream peaked at ${run.slowPeakAtUpstream} calls, not the lane's C ${limit}`);
-      }
-      if (run.lanes.slowActive.median !== limit) problems.push(`${at}: the slow lane was not kept full`);
-      if (run.configuration === 'lanes' && !(run.slowRefusedPerS! > 0))
-        problems.push(`${at}: no slow call was refused`);
-      if (run.slowOtherAnswers) problems.push(`${at}: ${run.slowOtherAnswers} slow calls answered other than 200/503`);
-    }
-  }
-  return { problems };
-}
-
-type Stat = { median: number; min: number; max: number };
-
-function row(configuration: string, phase: string, figures: { p50Ms: Stat; p99Ms: Stat; reqPerS: Stat }) {
-  return {
-    configuration,
-    phase,
-    'p50 ms': range(figures.p50Ms),
-    'p99 ms': range(figures.p99Ms),
-    'req/s': range(figures.reqPerS, 0),
-    'failed calls B': '',
-  };
-}
-
-const fixed = (value: number, digits = 2) => (Number.isFinite(value) ? value.toFixed(digits) : 'n/a');
-const range = (s: Stat, digits = 2) => `${fixed(s.median, digits)} (${fixed(s.min, digits)}-${fixed(s.max, digits)})`;
-
 const chosen = settings();
 // Start-up and warm-up, two configurations of pairs of two runs plus filling and emptying the
 // slow lane, the refusal cost; half as much again for a slow machine.
-const estimateMs = 15_000 + 2 * chosen.pairs * (2 * chosen.durationS * 1_000 + 1_500);
+const estimateMs = 15_000 + (chosen.pairs + SHARED_PAIRS) * (2 * chosen.durationS * 1_000 + 1_500);
 runMain('isolation', () => main(chosen), { budgetMs: Math.max(BUDGET_MS, 1.5 * estimateMs) });

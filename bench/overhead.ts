@@ -6,12 +6,12 @@
  *
  * Options:
  *   --pairs N        rounds, each one run of every side, alternated (default 4, at least 4)
- *   --duration S     seconds per measured run (default 3)
+ *   --duration S     seconds per measured run (default 2: CPU per call, the steadiest figure, settles in less)
  *   --connections N  autocannon connections (default 32)
  *   --profile        also CPU profiles (V8's sampler in the app process, 3 s of load each) of the
  *                    full pipeline on echo and of the decorated route: the top self-time
  *                    frames and where the time goes, by package (not with the measured runs)
- *   --quick          1 round of 1 s: does it still run? (no results written)
+ *   --quick          1 round of 0.5 s: does it still run? (no results written)
  *
  * Three comparisons, each a ratio of B to its baseline A measured in the same round:
  *   1. pipeline: A a bare NestJS 12 + Fastify route answering a small JSON (bench/support/bare-app.ts
@@ -40,60 +40,35 @@
  * (70 s with --profile); bounded at 110 s (more with more pairs or longer runs).
  */
 import { cpus, loadavg } from 'node:os';
-import { relative } from 'node:path';
-import type { Profiler } from 'node:inspector';
 import type Redis from 'ioredis';
 import type { CircuitSnapshot } from '../src/circuit-breaker';
 import { createRedisConnection, readyWithin } from '../src/store';
 import { deleteKeysUnder, keysUnder, SHARED_REDIS_URL, uniquePrefix } from '../test/support/redis';
-import { parsePromText, type PromText } from '../test/support/prom-text';
+import { parsePromText } from '../test/support/prom-text';
 import {
   type BenchApp,
   BARE_PATH,
   INTERCEPTOR_PATH,
   POLICIES_PATH,
   POLICY_BREAKER,
-  POLICY_LANE,
   startBenchApp,
 } from './support/bare-app';
-import { type LoadResult, runLoad } from './support/load';
-import { onCleanup, ROOT, runMain } from './support/processes';
-import { printTable, writeResults } from './support/report';
-import { type ApiKey, apiKey, type Answer, call, type Service, startService } from './support/service';
-import { median, pairedRatio, summary } from './support/stats';
+import { summariseProfile } from './overhead/profile';
+import { COMPARISONS, config, type Side, SIDES, TOOL_LANE } from './overhead/sides';
+import { checkPipeline, checkRoutePolicies } from './overhead/checks';
+import { row, type Run, summarise } from './overhead/summary';
+import { runLoad } from './support/load';
+import { onCleanup, runMain } from './support/processes';
+import { fixed, printTable, range, writeResults } from './support/report';
+import { apiKey, type Answer, call, type Service, startService } from './support/service';
+import { median } from './support/stats';
 import { runOptions } from './support/options';
 
 const BUDGET_MS = 110_000;
-const TOOL_LANE = 'tools';
-const ECHO_COST_USD = 0.000001;
 const BODY = JSON.stringify({ arguments: {} });
 const PROFILE_S = 3;
 const WARM_UP_S = 0.6;
 const TOP_FRAMES = 5;
-
-type Side = 'bare' | 'memory' | 'redis' | 'interceptor' | 'policies';
-
-const SIDES: Record<Side, string> = {
-  bare: 'bare Nest + Fastify route',
-  memory: 'echo, full pipeline, memory store',
-  redis: 'echo, full pipeline, Redis store',
-  interceptor: 'route + one no-op interceptor',
-  policies: 'route + @Bulkhead + @CircuitBreaker',
-};
-
-interface Comparison {
-  name: 'pipeline' | 'route-policies' | 'redis';
-  a: Side;
-  b: Side;
-  /** B/A of req/s must be at least this. */
-  target: number;
-}
-
-const COMPARISONS: Comparison[] = [
-  { name: 'pipeline', a: 'bare', b: 'memory', target: 0.7 },
-  { name: 'route-policies', a: 'interceptor', b: 'policies', target: 0.9 },
-  { name: 'redis', a: 'memory', b: 'redis', target: 0.6 },
-];
 
 interface Settings {
   pairs: number;
@@ -101,16 +76,6 @@ interface Settings {
   connections: number;
   profile: boolean;
   quick: boolean;
-}
-
-interface Run extends LoadResult {
-  side: Side;
-  round: number;
-  /** The server's CPU time per 2xx answer, in µs. */
-  serverCpuUsPerCall: number;
-  /** CPU used during the run, in cores: the server, and this process (autocannon). */
-  serverCores: number;
-  loadGeneratorCores: number;
 }
 
 /** A server measured: where to call, and its CPU time so far. */
@@ -122,27 +87,8 @@ interface Target {
 
 function settings(): Settings {
   return {
-    ...runOptions(32),
+    ...runOptions({ connections: 32, durationS: 2 }),
     profile: process.argv.includes('--profile'),
-  };
-}
-
-/** The service's config: one tenant with every step of the pipeline configured, on `store`. */
-function config(key: ApiKey, store: object) {
-  return {
-    server: { shutdownDrainMs: 1_000 },
-    auth: { allowAnonymous: false, apiKeys: [key.entry] },
-    store,
-    lanes: {
-      [TOOL_LANE]: { concurrency: 64, queueCapacity: 64 },
-      [POLICY_LANE]: { concurrency: 64, queueCapacity: 64 },
-    },
-    tools: {
-      echo: { kind: 'builtin', builtin: 'echo', lane: TOOL_LANE, costUsd: ECHO_COST_USD, tokens: 1 },
-    },
-    // Far above what a run can use: every call is decided, none refused.
-    rateLimits: { default: { rpm: 10_000_000, tpm: 1_000_000_000 } },
-    budgets: { defaultUsd: 1_000 },
   };
 }
 
@@ -302,39 +248,19 @@ async function main(s: Settings): Promise<void> {
 
   // What the servers counted: every call went the whole way.
   const okOf = (side: Side) => runs.filter((run) => run.side === side).reduce((sum, run) => sum + run.ok, 0);
-  const checkPipeline = async (side: Side, service: Service) => {
-    const metrics = await service.metrics();
-    const echoOk = sumOf(metrics, 'bulkhead_calls_total', { tool: 'echo', outcome: 'ok' });
-    const accepted = sumOf(metrics, 'bulkhead_admissions_total', { lane: TOOL_LANE, result: 'accepted' });
-    const spentUsd = sumOf(metrics, 'bulkhead_budget_spent_usd_total', { tenant: key.tenant });
-    const failedOpen = sumOf(metrics, 'bulkhead_rate_limit_failed_open_total', {});
-    const isolated = sumOf(metrics, 'bulkhead_containment_routes_total', { pool: 'isolated' });
-    const at = SIDES[side];
-    if (echoOk < okOf(side)) problems.push(`${at}: ${echoOk} echo calls ok in the metrics, < ${okOf(side)} answered`);
-    if (accepted < okOf(side)) problems.push(`${at}: lane ${TOOL_LANE} admitted ${accepted} < ${okOf(side)}`);
-    // Each call is charged its one attempt; allow for float rounding in the metric.
-    if (!(spentUsd >= okOf(side) * ECHO_COST_USD * 0.999)) {
-      problems.push(`${at}: the budget was charged $${spentUsd} for ${okOf(side)} calls`);
-    }
-    if (failedOpen > 0) problems.push(`${at}: ${failedOpen} rate-limit decisions failed open`);
-    if (isolated > 0) problems.push(`${at}: ${isolated} calls routed to the isolated pool`);
-    return { echoOk, accepted, spentUsd, failedOpen, isolated };
+  const counted: Record<string, unknown> = {
+    memory: checkPipeline(await memory.metrics(), SIDES.memory, okOf('memory'), key.tenant, problems),
   };
-  const counted: Record<string, unknown> = { memory: await checkPipeline('memory', memory) };
-  if (withRedis) counted.redis = await checkPipeline('redis', withRedis);
-  const appMetrics = parsePromText((await call(app.url('/metrics'))).text);
-  const routeAccepted = sumOf(appMetrics, 'bulkhead_admissions_total', { lane: POLICY_LANE, result: 'accepted' });
+  if (withRedis) {
+    counted.redis = checkPipeline(await withRedis.metrics(), SIDES.redis, okOf('redis'), key.tenant, problems);
+  }
   const circuits = await call(app.url('/v1/circuits'), { headers: key.headers });
-  const circuit = (JSON.parse(circuits.text) as { circuits?: Record<string, CircuitSnapshot> }).circuits?.[
-    POLICY_BREAKER
-  ];
-  counted.policies = { accepted: routeAccepted, circuit };
-  if (circuit?.state !== 'closed' || !(circuit.successes > 0)) {
-    problems.push(`breaker ${POLICY_BREAKER} of the route: ${JSON.stringify(circuit)}, not closed with successes`);
-  }
-  if (routeAccepted < okOf('policies')) {
-    problems.push(`${SIDES.policies}: lane ${POLICY_LANE} admitted ${routeAccepted} < ${okOf('policies')} answered`);
-  }
+  counted.policies = checkRoutePolicies(
+    parsePromText((await call(app.url('/metrics'))).text),
+    (JSON.parse(circuits.text) as { circuits?: Record<string, CircuitSnapshot> }).circuits?.[POLICY_BREAKER],
+    okOf('policies'),
+    problems,
+  );
 
   // Stop everything, then the Redis keys: present while the service ran, none left after.
   await Promise.all([bare.stop(), app.stop(), memory.stop(), withRedis?.stop()]);
@@ -437,144 +363,6 @@ async function main(s: Settings): Promise<void> {
   }
   if (problems.length > 0) process.exitCode = 1;
 }
-
-function summarise(comparison: Comparison, a: Run[], b: Run[]) {
-  const stat = (series: Run[], pick: (run: Run) => number) => summary(series.map(pick));
-  const side = (series: Run[]) => ({
-    reqPerS: stat(series, (run) => run.reqPerS),
-    p50Ms: stat(series, (run) => run.p50Ms),
-    p99Ms: stat(series, (run) => run.p99Ms),
-    serverCpuUsPerCall: stat(series, (run) => run.serverCpuUsPerCall),
-  });
-  const A = side(a);
-  const B = side(b);
-  const paired = (pick: (run: Run) => number) => pairedRatio(a.map(pick), b.map(pick));
-  const ratios = {
-    reqPerS: paired((run) => run.reqPerS),
-    p50Ms: paired((run) => run.p50Ms),
-    p99Ms: paired((run) => run.p99Ms),
-    serverCpuUsPerCall: paired((run) => run.serverCpuUsPerCall),
-  };
-  return {
-    comparison,
-    A,
-    B,
-    ratios,
-    ofMedians: {
-      reqPerS: B.reqPerS.median / A.reqPerS.median,
-      p50Ms: B.p50Ms.median / A.p50Ms.median,
-      p99Ms: B.p99Ms.median / A.p99Ms.median,
-      serverCpuUsPerCall: B.serverCpuUsPerCall.median / A.serverCpuUsPerCall.median,
-    },
-    met: ratios.reqPerS.median >= comparison.target,
-  };
-}
-
-/** The sum of the samples of `name` whose labels include `labels`. */
-function sumOf(metrics: PromText, name: string, labels: Record<string, string>): number {
-  return metrics.samples
-    .filter(
-      (sample) =>
-        sample.name === name && Object.entries(labels).every(([label, value]) => sample.labels[label] === value),
-    )
-    .reduce((sum, sample) => sum + sample.value, 0);
-}
-
-// ---------------------------------------------------------------------------------------------
-// CPU profile
-
-interface Share {
-  name: string;
-  percent: number;
-  /** Self time per call of the profiled run, in µs. */
-  usPerCall: number;
-}
-
-/**
- * Self time by frame (function and place) and by where the code lives (package, dist/
- * directory, Node's internals, a native function by name), idle time left out. Frames V8
- * inlined count in the function they were inlined into.
- */
-function summariseProfile(profile: Profiler.Profile, run: LoadResult) {
-  const byId = new Map(profile.nodes.map((node) => [node.id, node]));
-  const selfUs = new Map<number, number>();
-  const samples = profile.samples ?? [];
-  const deltas = profile.timeDeltas ?? [];
-  const meanUs = samples.length > 0 ? (profile.endTime - profile.startTime) / samples.length : 0;
-  // A sample's time is the gap until the next one.
-  samples.forEach((id, i) => selfUs.set(id, (selfUs.get(id) ?? 0) + (deltas[i + 1] ?? meanUs)));
-
-  const frames = new Map<string, number>();
-  const areas = new Map<string, number>();
-  let busyUs = 0;
-  for (const [id, us] of selfUs) {
-    const { callFrame } = byId.get(id)!;
-    if (callFrame.functionName === '(idle)') continue;
-    busyUs += us;
-    const place = shortPlace(callFrame.url);
-    const name = `${callFrame.functionName || '(anonymous)'}${place ? ` ${place}:${callFrame.lineNumber + 1}` : ''}`;
-    frames.set(name, (frames.get(name) ?? 0) + us);
-    const area = areaOf(callFrame.url, callFrame.functionName);
-    areas.set(area, (areas.get(area) ?? 0) + us);
-  }
-  const calls = Math.max(1, run.ok);
-  const ranked = (totals: Map<string, number>): Share[] =>
-    [...totals]
-      .map(([name, us]) => ({ name, percent: (100 * us) / busyUs, usPerCall: us / calls }))
-      .sort((x, y) => y.percent - x.percent);
-  return {
-    calls: run.ok,
-    durationS: run.durationS,
-    reqPerS: run.reqPerS,
-    samples: samples.length,
-    busyUsPerCall: busyUs / calls,
-    frames: ranked(frames).slice(0, 20),
-    areas: ranked(areas),
-  };
-}
-
-function shortPlace(url: string): string {
-  if (!url) return '';
-  const path = url.startsWith('file://') ? decodeURIComponent(url.slice('file://'.length)) : url;
-  if (path.startsWith('node:')) return path;
-  const modules = path.lastIndexOf('/node_modules/');
-  return modules !== -1 ? path.slice(modules + '/node_modules/'.length) : relative(ROOT, path);
-}
-
-/** The package (or dist/ directory, or Node's internals) a frame's code comes from. */
-function areaOf(url: string, functionName: string): string {
-  if (!url) return functionName.startsWith('(') ? functionName : `(native) ${functionName || '(anonymous)'}`;
-  const place = shortPlace(url);
-  if (place.startsWith('node:')) return 'node (internals)';
-  if (place.startsWith('dist/')) return `bulkhead ${place.split('/').slice(0, 2).join('/')}`;
-  if (url.includes('/node_modules/')) {
-    const parts = place.split('/');
-    return parts[0]!.startsWith('@') ? `${parts[0]}/${parts[1]}` : parts[0]!;
-  }
-  return place;
-}
-
-// ---------------------------------------------------------------------------------------------
-
-type Stat = { median: number; min: number; max: number };
-
-function row(
-  comparison: string,
-  side: string,
-  figures: { reqPerS: Stat; p50Ms: Stat; p99Ms: Stat; serverCpuUsPerCall: Stat },
-) {
-  return {
-    comparison,
-    side,
-    'req/s': range(figures.reqPerS, 0),
-    'p50 ms': range(figures.p50Ms),
-    'p99 ms': range(figures.p99Ms),
-    'CPU µs/call': range(figures.serverCpuUsPerCall, 1),
-  };
-}
-
-const fixed = (value: number, digits = 2) => (Number.isFinite(value) ? value.toFixed(digits) : 'n/a');
-const range = (s: Stat, digits = 2) => `${fixed(s.median, digits)} (${fixed(s.min, digits)}-${fixed(s.max, digits)})`;
 
 const chosen = settings();
 // Start-up and warm-up, the rounds (five runs each), the profile; half as much again for a slow machine.

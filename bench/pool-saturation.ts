@@ -8,11 +8,11 @@
  *   npm run bench:pool-saturation -- [options]
  *
  * Options:
- *   --pairs N        A/B pairs, alternated A B A B ... (default 5, at least 4)
- *   --duration S     seconds per measured run (default 3)
+ *   --pairs N        A/B pairs, alternated A B A B ... (default 4, at least 4)
+ *   --duration S     seconds per measured run (default 2)
  *   --connections N  autocannon connections of the normal tenant (default 32)
  *   --hung N         concurrent callers of the contained tenant in phase B (default 40)
- *   --quick          1 pair of 1 s: does it still run? (no results written)
+ *   --quick          1 pair of 0.5 s: does it still run? (no results written)
  *
  * Processes, all on loopback: the upstream (bench/support/upstream-server.ts: `/fast`
  * answers at once, `/hang` never until its connection closes); the service, `node
@@ -42,11 +42,11 @@ import { cpus, loadavg } from 'node:os';
 import { sampleValue } from '../test/support/prom-text';
 import { alternate, type CallersStats, type LoadResult, runLoad, startCallersProcess } from './support/load';
 import { runMain } from './support/processes';
-import { printTable, writeResults } from './support/report';
+import { fixed, printTable, range, type Stat, writeResults } from './support/report';
 import { apiKey, startService, waitUntil } from './support/service';
 import { pairedRatio, summary as seriesSummary } from './support/stats';
 import { startUpstream } from './support/upstream-server';
-import { option } from './support/options';
+import { option, QUICK_DURATION_S } from './support/options';
 
 /** The whole run, start-up to clean-up, after the build. */
 const BUDGET_MS = 75_000;
@@ -67,13 +67,12 @@ interface Run extends LoadResult {
   containedRefused?: number;
 }
 
-const fixed = (value: number, digits = 2) => (Number.isFinite(value) ? value.toFixed(digits) : 'n/a');
 const refused = (stats: CallersStats) => stats.answered['503'] ?? 0;
 
 async function main(): Promise<void> {
   const quick = process.argv.includes('--quick');
-  const pairs = quick ? 1 : option('pairs', 5, 4);
-  const durationS = quick ? 1 : option('duration', 3, 1);
+  const pairs = quick ? 1 : option('pairs', 4, 4);
+  const durationS = quick ? QUICK_DURATION_S : option('duration', 2, 1);
   const connections = option('connections', 32, 1);
   const hung = option('hung', 40, ISOLATED_MAX + 1);
   // Start-up, warm-up, and per pair two runs plus saturating and emptying the isolated pool.
@@ -238,8 +237,6 @@ async function main(): Promise<void> {
         [...run.hungAtUpstream!, ...run.isolatedActive!].every((n) => n === ISOLATED_MAX),
   );
 
-  type Stat = { median: number; min: number; max: number };
-  const range = (s: Stat, digits = 2) => `${fixed(s.median, digits)} (${fixed(s.min, digits)}-${fixed(s.max, digits)})`;
   const row = (phase: string, figures: { p50Ms: Stat; p99Ms: Stat; reqPerS: Stat }) => ({
     phase,
     'p50 ms': range(figures.p50Ms),

@@ -7,10 +7,10 @@
  *
  * Options:
  *   --pairs N        rounds, each running every target once in turn (default 4, at least 4)
- *   --duration S     seconds per measured run (default 3)
+ *   --duration S     seconds per measured run (default 2)
  *   --connections N  autocannon connections (default 32)
  *   --no-portkey     leave Portkey out even if it is installed
- *   --quick          1 round of 1 s: does it still run? (no results written)
+ *   --quick          1 round of 0.5 s: does it still run? (no results written)
  *
  * Processes, all on loopback: the upstream (bench/support/upstream-server.ts; `/fast` answers
  * `{"ok":true}` at once), the service (`node dist/main.js`: one API-key tenant, routed to the
@@ -28,13 +28,8 @@
  * Each round runs direct, service, portkey once, in that order (A B C A B C ...); a ratio "per
  * round" is X/Y within a round, summarised as median (min-max).
  *
- * Portkey 1.15.2 does not run as installed here: its `^1.3.3` range for `@hono/node-server`
- * resolves to a version above 1.14.2, whose Response keeps fetch's immutable Headers, and
- * Portkey then fails every proxied call with `TypeError: immutable` while adding its own
- * response headers (Portkey-AI/gateway#1389). With such a version the bench preloads a
- * three-line shim into Portkey's process (`--import data:...`) that re-wraps each `fetch`
- * answer in a Response with ordinary headers: one extra Response object per call, nothing else
- * of Portkey's changes. Portkey listens on every interface (it has no host option).
+ * Portkey 1.15.2 needs a small fetch-response shim to run here (Portkey-AI/gateway#1389; see
+ * bench/proxy/portkey.ts).
  *
  * Figures: p50, p99 (of 2xx answers, each response's own time), 2xx/s, and the CPU each
  * process used per 2xx call (from /proc). Targets: service/direct throughput >= 0.6 (and p99 no
@@ -43,16 +38,14 @@
  * service call failed, the service's calls did not go through the normal pool, or a target's
  * calls did not all reach the upstream). About 50 s; bounded at 90 s.
  */
-import { execFileSync } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { cpus, loadavg } from 'node:os';
-import { dirname, resolve } from 'node:path';
-import { type LoadResult, runLoad } from './support/load';
-import { type Child, ROOT, runMain, startChild, stopChild, waitForLine } from './support/processes';
-import { printTable, writeResults } from './support/report';
+import { type PortkeyInfo, startPortkey } from './proxy/portkey';
+import { check, compare, type Cpu, type Run, summarise, type Target } from './proxy/summary';
+import { cpuSecondsOf, ownCpuSeconds } from './support/cpu';
+import { runLoad } from './support/load';
+import { runMain, stopChild } from './support/processes';
+import { fixed, printTable, range, writeResults } from './support/report';
 import { apiKey, call, startService, waitUntil } from './support/service';
-import { median, pairedRatio, spread } from './support/stats';
 import { startUpstream } from './support/upstream-server';
 import { runOptions } from './support/options';
 
@@ -60,21 +53,6 @@ const BUDGET_MS = 90_000;
 const TARGET_DIRECT_RATIO = 0.6;
 const TARGET_PORTKEY_THROUGHPUT = 10;
 const TARGET_PORTKEY_P99 = 0.2;
-/** The last @hono/node-server that Portkey 1.15.2 works with unaided (Portkey-AI/gateway#1389). */
-const LAST_GOOD_HONO_NODE_SERVER = [1, 14, 2];
-
-/** Re-wraps every `fetch` answer so its headers can be added to, as Portkey expects. */
-const FETCH_SHIM = [
-  'const nativeFetch = globalThis.fetch;',
-  'const NativeResponse = globalThis.Response;',
-  'globalThis.fetch = async (...args) => {',
-  '  const r = await nativeFetch(...args);',
-  '  return new NativeResponse(r.body, { status: r.status, statusText: r.statusText, headers: r.headers });',
-  '};',
-].join('\n');
-
-type Target = 'direct' | 'service' | 'portkey';
-
 interface Settings {
   pairs: number;
   durationS: number;
@@ -83,125 +61,17 @@ interface Settings {
   quick: boolean;
 }
 
-interface Cpu {
-  service: number;
-  portkey: number;
-  upstream: number;
-  /** This process: autocannon. */
-  loadGenerator: number;
-}
-
-interface Run extends LoadResult {
-  round: number;
-  target: Target;
-  /** Requests the upstream's `/fast` received during the run. */
-  upstreamRequests: number;
-  /** CPU each process used during the run, in cores. */
-  cpuCores: Cpu;
-}
-
 interface Endpoint {
   url: string;
   headers: Record<string, string>;
   body: string;
 }
 
-interface PortkeyInfo {
-  available: boolean;
-  /** Why it was left out, if it was. */
-  reason?: string;
-  version?: string;
-  honoNodeServer?: string;
-  fetchShim?: boolean;
-}
-
 function settings(): Settings {
   return {
-    ...runOptions(32),
+    ...runOptions({ connections: 32, durationS: 2 }),
     portkey: !process.argv.includes('--no-portkey'),
   };
-}
-
-const fixed = (value: number, digits = 2) => (Number.isFinite(value) ? value.toFixed(digits) : 'n/a');
-
-// ---------------------------------------------------------------------------------------------
-// CPU of other processes, from /proc (Linux); NaN elsewhere.
-
-let ticksPerSecond: number | undefined;
-
-function cpuSecondsOf(pid: number | undefined): number {
-  if (pid === undefined) return Number.NaN;
-  try {
-    ticksPerSecond ??= Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    // Fields after the command name in parentheses: state is field 3, utime 14, stime 15.
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return (Number(fields[11]) + Number(fields[12])) / ticksPerSecond;
-  } catch {
-    return Number.NaN;
-  }
-}
-
-// ---------------------------------------------------------------------------------------------
-// Portkey
-
-function portkeyPackage(): { entry: string; version: string; dir: string } | undefined {
-  const manifest = resolve(ROOT, 'node_modules/@portkey-ai/gateway/package.json');
-  if (!existsSync(manifest)) return undefined;
-  const { version, bin } = JSON.parse(readFileSync(manifest, 'utf8')) as { version: string; bin: string };
-  const dir = dirname(manifest);
-  return { entry: resolve(dir, bin), version, dir };
-}
-
-/** The @hono/node-server Portkey's own imports resolve to. */
-function honoNodeServerVersion(portkeyDir: string): string | undefined {
-  for (const base of [resolve(portkeyDir, 'node_modules'), resolve(ROOT, 'node_modules')]) {
-    const manifest = resolve(base, '@hono/node-server/package.json');
-    if (existsSync(manifest)) return (JSON.parse(readFileSync(manifest, 'utf8')) as { version: string }).version;
-  }
-  return undefined;
-}
-
-function newerThan(version: string, than: number[]): boolean {
-  const parts = version.split(/[.-]/).map(Number);
-  for (let i = 0; i < than.length; i++) {
-    if ((parts[i] ?? 0) !== than[i]) return (parts[i] ?? 0) > than[i]!;
-  }
-  return false;
-}
-
-function freePort(): Promise<number> {
-  return new Promise((done, fail) => {
-    const server = createServer();
-    server.once('error', fail);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => done(port));
-    });
-  });
-}
-
-async function startPortkey(): Promise<{ info: PortkeyInfo; child?: Child; base?: string }> {
-  const found = portkeyPackage();
-  if (!found) return { info: { available: false, reason: '@portkey-ai/gateway is not installed' } };
-  const honoNodeServer = honoNodeServerVersion(found.dir);
-  const fetchShim = honoNodeServer === undefined || newerThan(honoNodeServer, LAST_GOOD_HONO_NODE_SERVER);
-  const info: PortkeyInfo = { available: true, version: found.version, honoNodeServer, fetchShim };
-  const port = await freePort();
-  const args = [
-    ...(fetchShim ? ['--import', `data:text/javascript,${encodeURIComponent(FETCH_SHIM)}`] : []),
-    found.entry,
-    `--port=${port}`,
-    '--headless',
-  ];
-  const child = startChild('portkey', args);
-  try {
-    await waitForLine(child, /Ready for connections/, 20_000);
-  } catch (error) {
-    await stopChild(child);
-    return { info: { ...info, available: false, reason: `did not start: ${(error as Error).message.slice(0, 500)}` } };
-  }
-  return { info, child, base: `http://127.0.0.1:${port}` };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -283,15 +153,12 @@ async function main(s: Settings): Promise<void> {
     portkey: portkey.child?.process.pid,
     upstream: upstream.child.process.pid,
   };
-  const cpuNow = (): Cpu => {
-    const { user, system } = process.cpuUsage();
-    return {
-      service: cpuSecondsOf(pids.service),
-      portkey: portkeyInfo.available ? cpuSecondsOf(pids.portkey) : Number.NaN,
-      upstream: cpuSecondsOf(pids.upstream),
-      loadGenerator: (user + system) / 1e6,
-    };
-  };
+  const cpuNow = (): Cpu => ({
+    service: cpuSecondsOf(pids.service),
+    portkey: portkeyInfo.available ? cpuSecondsOf(pids.portkey) : Number.NaN,
+    upstream: cpuSecondsOf(pids.upstream),
+    loadGenerator: ownCpuSeconds(),
+  });
   const load = (target: Target, durationS: number) =>
     runLoad({ ...endpoints[target]!, connections: s.connections, durationS });
 
@@ -445,67 +312,6 @@ async function main(s: Settings): Promise<void> {
   }
   if (checks.problems.length > 0) process.exitCode = 1;
 }
-
-type Stat = { median: number; min: number; max: number };
-
-function summarise(series: Run[]) {
-  const stat = (pick: (run: Run) => number): Stat => {
-    const values = series.map(pick);
-    return { median: median(values), ...spread(values) };
-  };
-  const perCall = (name: keyof Cpu) => median(series.map((run) => (run.cpuCores[name] * 1e6) / run.reqPerS));
-  return {
-    p50Ms: stat((run) => run.p50Ms),
-    p99Ms: stat((run) => run.p99Ms),
-    reqPerS: stat((run) => run.reqPerS),
-    /** CPU time each process spent per 2xx call, in µs (median over the runs). */
-    cpuUsPerCall: {
-      service: perCall('service'),
-      portkey: perCall('portkey'),
-      upstream: perCall('upstream'),
-      loadGenerator: perCall('loadGenerator'),
-    },
-    failed: series.reduce((sum, run) => sum + run.non2xx + run.errors, 0),
-  };
-}
-
-/** x / y per round (runs of the same round) and of the medians. */
-function compare(x: Target, xs: Run[], y: Target, ys: Run[]) {
-  const paired = (pick: (run: Run) => number) => pairedRatio(ys.map(pick), xs.map(pick));
-  const ofMedians = (pick: (run: Run) => number) => median(xs.map(pick)) / median(ys.map(pick));
-  return {
-    name: `${x} / ${y}`,
-    perRound: { p50Ms: paired((r) => r.p50Ms), p99Ms: paired((r) => r.p99Ms), reqPerS: paired((r) => r.reqPerS) },
-    ofMedians: {
-      p50Ms: ofMedians((r) => r.p50Ms),
-      p99Ms: ofMedians((r) => r.p99Ms),
-      reqPerS: ofMedians((r) => r.reqPerS),
-    },
-  };
-}
-
-function check(runs: Run[], connections: number) {
-  const problems: string[] = [];
-  const warnings: string[] = [];
-  for (const run of runs) {
-    const at = `round ${run.round} ${run.target}`;
-    const failed = run.non2xx + run.errors;
-    if (run.ok === 0) problems.push(`${at}: no call succeeded`);
-    if (failed > 0) {
-      const text = `${at}: ${run.non2xx} non-2xx (${JSON.stringify(run.statuses)}) and ${run.errors} errors`;
-      // Portkey is the comparison, not the subject: its failures are reported, not fatal.
-      (run.target === 'portkey' ? warnings : problems).push(text);
-    }
-    // Every answered call reached the upstream once; the calls cut at the end of the run (at
-    // most one per connection) may have too.
-    if (run.upstreamRequests < run.ok || run.upstreamRequests > run.ok + failed + connections) {
-      problems.push(`${at}: ${run.ok} calls answered but ${run.upstreamRequests} reached the upstream`);
-    }
-  }
-  return { problems, warnings };
-}
-
-const range = (s: Stat, digits = 2) => `${fixed(s.median, digits)} (${fixed(s.min, digits)}-${fixed(s.max, digits)})`;
 
 const chosen = settings();
 // Start-up (service and Portkey side by side), warm-up, then the rounds; half as much again

@@ -15,7 +15,10 @@ export interface LoadOptions {
   url: string;
   /** Connections, each with one request in flight at a time. */
   connections: number;
+  /** How long it runs; with `amount`, the most it may take. */
   durationS: number;
+  /** Stop after this many requests instead (or at `durationS`, whichever comes first). */
+  amount?: number;
   /** @default 'POST' */
   method?: string;
   headers?: Record<string, string>;
@@ -65,21 +68,28 @@ type Autocannon = (
 // so a callers process does not pay for it.
 let autocannon: Autocannon | undefined;
 
-/** Runs `connections` connections against `url` for `durationS` seconds. */
+/** Runs `connections` connections against `url` for `durationS` seconds (or for `amount` requests). */
 export function runLoad(options: LoadOptions): Promise<LoadResult> {
   autocannon ??= createRequire(__filename)('autocannon') as Autocannon;
-  const { url, connections, durationS, method = 'POST', headers = {}, body, timeoutS = 10 } = options;
+  const { url, connections, durationS, amount, method = 'POST', headers = {}, body, timeoutS = 10 } = options;
   return new Promise((done, fail) => {
     const latencies: number[] = [];
     const statuses: Record<string, number> = {};
+    const started = performance.now();
+    // autocannon notices an `amount` is done on its next 1 s tick: such a run is timed by its last answer.
+    let lastAnswer = started;
     const instance = autocannon!(
-      { url, method, headers, body, connections, duration: durationS, timeout: timeoutS },
+      amount === undefined
+        ? { url, method, headers, body, connections, duration: durationS, timeout: timeoutS }
+        : { url, method, headers, body, connections, amount, timeout: timeoutS },
       (error, result) => {
         forget();
+        clearTimeout(cap);
         if (error) return fail(error);
         latencies.sort((a, b) => a - b);
+        const seconds = amount === undefined ? result.duration : (lastAnswer - started) / 1_000;
         done({
-          reqPerS: latencies.length / result.duration,
+          reqPerS: latencies.length / seconds,
           p50Ms: percentile(latencies, 50),
           p99Ms: percentile(latencies, 99),
           ok: latencies.length,
@@ -87,15 +97,17 @@ export function runLoad(options: LoadOptions): Promise<LoadResult> {
           errors: result.errors,
           timeouts: result.timeouts,
           statuses,
-          durationS: result.duration,
+          durationS: seconds,
           autocannonP99Ms: result.latency.p99,
         });
       },
     );
     const forget = onCleanup(() => instance.stop());
+    const cap = amount === undefined ? undefined : setTimeout(() => instance.stop(), durationS * 1_000);
     instance.on('response', (_client, status, _bytes, ms) => {
       statuses[status] = (statuses[status] ?? 0) + 1;
       if (status >= 200 && status < 300) latencies.push(ms);
+      lastAnswer = performance.now();
     });
   });
 }

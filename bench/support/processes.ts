@@ -93,6 +93,29 @@ export function waitForLine(child: Child, pattern: RegExp, timeoutMs: number): P
   });
 }
 
+const RESULT_LINE = /^RESULT (.*)$/gm;
+
+/** For a child script run by {@link runForResult}: hands its result to the parent. */
+export function sendResult(result: unknown): void {
+  process.stdout.write(`RESULT ${JSON.stringify(result)}\n`);
+}
+
+/**
+ * Runs `node <nodeArgs> -r swc-register <script> <args>` to its end (stopped with everything
+ * else on cleanup) and answers what it passed to {@link sendResult}; fails if it exits
+ * otherwise than 0 or sends nothing. For measurements that need a process of their own: V8
+ * flags (`--expose-gc`, a fixed young generation), or a heap nothing else has touched.
+ */
+export async function runForResult<T>(name: string, script: string, args: string[] = [], nodeArgs: string[] = []) {
+  const child = startChild(name, [...nodeArgs, '-r', SWC_REGISTER, script, ...args]);
+  const { code, signal } = await child.exited;
+  const results = [...child.output().matchAll(RESULT_LINE)];
+  if (code !== 0 || results.length === 0) {
+    throw new Error(`${name} ended with ${code ?? signal} and no result:\n${child.output()}`);
+  }
+  return JSON.parse(results.at(-1)![1]!) as T;
+}
+
 /** SIGTERM and stdin closed; SIGKILL if it is still there after `graceMs`. */
 export async function stopChild(child: Child, graceMs = STOP_GRACE_MS): Promise<void> {
   if (!isRunning(child.process)) return;

@@ -36,3 +36,13 @@ function formatNumber(value: number): string {
   if (Number.isInteger(value)) return String(value);
   return Math.abs(value) >= 100 ? value.toFixed(0) : value.toFixed(3);
 }
+
+/** A series as a table shows it: its median and spread. */
+export type Stat = { median: number; min: number; max: number };
+
+/** `value` to `digits` decimals; `n/a` when it is not a finite number. */
+export const fixed = (value: number, digits = 2): string => (Number.isFinite(value) ? value.toFixed(digits) : 'n/a');
+
+/** `median (min-max)`. */
+export const range = (s: Stat, digits = 2): string =>
+  `${fixed(s.median, digits)} (${fixed(s.min, digits)}-${fixed(s.max, digits)})`;

@@ -95,6 +95,8 @@ export interface Service {
 
 export interface ServiceOptions {
   name?: string;
+  /** Node's own options for the service process, e.g. `--inspect=127.0.0.1:0`. */
+  nodeArgs?: string[];
   /** More environment for the service; `BULKHEAD_CONFIG` and `PORT=0` are set here. */
   env?: Record<string, string>;
   /** @default 20000 */
@@ -107,7 +109,7 @@ export interface ServiceOptions {
  * `server.shutdownDrainMs` to 1000). Resolves once it logged `listening on http://...`.
  */
 export async function startService(config: string | object, options: ServiceOptions = {}): Promise<Service> {
-  const { name = 'service', env = {}, startTimeoutMs = 20_000 } = options;
+  const { name = 'service', nodeArgs = [], env = {}, startTimeoutMs = 20_000 } = options;
   if (!existsSync(ENTRY)) throw new Error('dist/main.js is missing: run `npm run build` first');
   const document = (typeof config === 'string' ? parse(config) : structuredClone(config)) as {
     server?: Record<string, unknown>;
@@ -119,7 +121,7 @@ export async function startService(config: string | object, options: ServiceOpti
   const configFile = resolve(dir, 'config.yaml');
   writeFileSync(configFile, stringify(document));
 
-  const child = startChild(name, [ENTRY], { env: { ...env, BULKHEAD_CONFIG: configFile, PORT: '0' } });
+  const child = startChild(name, [...nodeArgs, ENTRY], { env: { ...env, BULKHEAD_CONFIG: configFile, PORT: '0' } });
   const port = Number((await waitForLine(child, LISTENING, startTimeoutMs))[1]);
   const base = `http://127.0.0.1:${port}`;
   const service: Service = {
