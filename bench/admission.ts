@@ -14,20 +14,17 @@
  * already resolved promise, measured with tinybench; one tinybench iteration is 1,000 calls.
  *   - uncontended: one call at a time (`await run(task)` 1,000 times), so nothing ever waits;
  *   - bursts: 100 calls at once over the limit of 8 (92 wait), awaited together, 10 times.
- * Candidates: a hand-written array-FIFO semaphore (the baseline, in this file); the lane with
- * the SystemClock the service runs with (every waiting call arms its queue-TTL timer, a real
- * setTimeout); the lane with a FakeClock (the same lane, its TTL timers only array entries);
- * cockatiel 3's bulkhead (`bulkhead(8, 0)` uncontended, `bulkhead(8, 100)` in bursts,
+ * Candidates (bench/admission/candidates.ts): a hand-written array-FIFO semaphore (the
+ * baseline, bench/support/semaphore.ts); the lane as built (dist/) with the SystemClock the
+ * service runs with (its one queue-TTL timer a real Node timer, its clock reads
+ * performance.now()); the same lane on a FakeClock (no real timer or clock read); cockatiel 3's bulkhead (`bulkhead(8, 0)` uncontended, `bulkhead(8, 100)` in bursts,
  * `.execute`); p-limit; p-queue. Every candidate's limit is checked first (peak 8, all 100
  * done). Figures: ops/s (calls per second), the median and min-max over the rounds, and per
  * round the ratio to the semaphore measured in that round, summarised the same way. Targets:
  * lane ≥ 0.8× the semaphore in both modes, ≥ 3× cockatiel and ≥ 5× p-limit in bursts.
  *
- * Rejection path: a lane of concurrency 1 and queue 0, occupied by a call that never settles,
- * refuses 1,000,000 calls (`run()` returns 'queue_full'). It runs in a child process started
- * with --expose-gc and a 64 MB young generation, so that an allocation of even a few bytes per
- * refusal would stay visible in the heap instead of being swept by a scavenge mid-loop.
- * Figures: bytes allocated per refusal (heap used after the loop minus before it, no GC in
+ * Rejection path (bench/admission/refusals.ts, a child process of its own): a full lane
+ * refuses 1,000,000 calls. Figures: bytes allocated per refusal (heap used after the loop minus before it, no GC in
  * between, and the number of GCs that did run during the loop: must be 0 for the figure to
  * hold), bytes retained per refusal (the same after a forced GC), and ns per refusal. The
  * control is cockatiel's refusal (`execute` rejects with a BulkheadRejectedError; the caller
@@ -36,168 +33,28 @@
  * Prints tables and writes bench/results/admission.json. Bounded: 55 s at most (about 25 s
  * by default), and the child process is stopped on error, SIGINT and SIGTERM.
  */
-import { performance, PerformanceObserver } from 'node:perf_hooks';
-import { setTimeout as wait } from 'node:timers/promises';
-import { getHeapStatistics } from 'node:v8';
-import { bulkhead } from 'cockatiel';
-import pLimit from 'p-limit';
-import PQueue from 'p-queue';
+import { resolve } from 'node:path';
 import { Bench } from 'tinybench';
-import type { Clock } from '../src/common';
-import { built } from './support/built';
+import {
+  BASELINE,
+  BURST,
+  CALLS_PER_ITERATION,
+  CANDIDATES,
+  checkLimit,
+  inBursts,
+  LANE,
+  LIMIT,
+  type Mode,
+  oneAtATime,
+  type Run,
+} from './admission/candidates';
+import { type RefusalFigures, type RejectionFigures, REFUSALS_NODE_ARGS } from './admission/refusals';
 import { median, pairedRatio, spread } from './support/stats';
 import { printTable, writeResults } from './support/report';
 import { option } from './support/options';
-import { exitWithParent, runForResult, runMain, sendResult } from './support/processes';
-import { Semaphore } from './support/semaphore';
+import { runForResult, runMain } from './support/processes';
 
-const { Lane } = built<typeof import('../src/bulkhead/lane')>('bulkhead/lane');
-const { SystemClock } = built<typeof import('../src/common')>('common');
-const { FakeClock } = built<typeof import('../src/common/fake-clock')>('common/fake-clock');
-
-const LIMIT = 8;
-const BURST = 100;
-/** Calls per tinybench iteration, so that its per-iteration timing costs next to nothing. */
-const CALLS_PER_ITERATION = 1_000;
-const CONTROL_REFUSALS = 50_000;
 const BUDGET_MS = 55_000;
-const CHILD_FLAG = '--rejection-child';
-/** Big enough that no scavenge runs while the lane refuses, even if it allocated. */
-const CHILD_V8_FLAGS = ['--expose-gc', '--min-semi-space-size=64', '--max-semi-space-size=64'];
-
-type Mode = 'uncontended' | 'bursts';
-type Task = () => Promise<number>;
-type Run = (task: Task) => PromiseLike<unknown>;
-
-const DONE = Promise.resolve(1);
-const immediate: Task = () => DONE;
-
-// ---------------------------------------------------------------------------------------------
-// The candidates.
-
-/**
- * A tighter hand-written semaphore, without async functions: an admitted call gets the task's
- * own promise back and one reaction releases the slot. Shown for reference, not the baseline.
- */
-class CallbackSemaphore {
-  private active = 0;
-  private readonly waiting: Array<() => void> = [];
-
-  constructor(private readonly limit: number) {}
-
-  run<T>(task: () => T | PromiseLike<T>): Promise<T> {
-    if (this.active < this.limit) {
-      this.active++;
-      return this.start(task);
-    }
-    return new Promise<T>((resolve, reject) => this.waiting.push(() => void this.start(task).then(resolve, reject)));
-  }
-
-  private readonly release = () => {
-    const next = this.waiting.shift();
-    if (next) next();
-    else this.active--;
-  };
-
-  private start<T>(task: () => T | PromiseLike<T>): Promise<T> {
-    let outcome: Promise<T>;
-    try {
-      outcome = Promise.resolve(task());
-    } catch (error) {
-      outcome = Promise.reject(error);
-    }
-    outcome.then(this.release, this.release);
-    return outcome;
-  }
-}
-
-function laneRun(clock: Clock): Run {
-  const lane = new Lane({ name: 'bench', concurrency: LIMIT, queueCapacity: BURST, clock });
-  return (task) => {
-    const admitted = lane.run(task);
-    if (typeof admitted === 'string') throw new Error(`lane refused: ${admitted}`);
-    return admitted;
-  };
-}
-
-interface Candidate {
-  name: string;
-  make(mode: Mode): Run;
-}
-
-const BASELINE = 'semaphore';
-const LANE = 'lane';
-const CANDIDATES: Candidate[] = [
-  {
-    name: BASELINE,
-    make: () => {
-      const semaphore = new Semaphore(LIMIT);
-      return (task) => semaphore.run(task);
-    },
-  },
-  {
-    name: 'semaphore (callbacks)',
-    make: () => {
-      const semaphore = new CallbackSemaphore(LIMIT);
-      return (task) => semaphore.run(task);
-    },
-  },
-  { name: LANE, make: () => laneRun(new SystemClock()) },
-  { name: 'lane (FakeClock)', make: () => laneRun(new FakeClock()) },
-  {
-    name: 'cockatiel',
-    make: (mode) => {
-      const policy = bulkhead(LIMIT, mode === 'bursts' ? BURST : 0);
-      return (task) => policy.execute(task);
-    },
-  },
-  {
-    name: 'p-limit',
-    make: () => {
-      const limit = pLimit(LIMIT);
-      return (task) => limit(task);
-    },
-  },
-  {
-    name: 'p-queue',
-    make: () => {
-      const queue = new PQueue({ concurrency: LIMIT });
-      return (task) => queue.add(task);
-    },
-  },
-];
-
-async function oneAtATime(run: Run): Promise<void> {
-  for (let i = 0; i < CALLS_PER_ITERATION; i++) await run(immediate);
-}
-
-async function inBursts(run: Run): Promise<void> {
-  const burst = new Array<PromiseLike<unknown>>(BURST);
-  for (let b = 0; b < CALLS_PER_ITERATION / BURST; b++) {
-    for (let i = 0; i < BURST; i++) burst[i] = run(immediate);
-    await Promise.all(burst);
-  }
-}
-
-/** Fails unless `run` lets exactly LIMIT of a burst run at once and completes all of it. */
-async function checkLimit(name: string, run: Run): Promise<void> {
-  let running = 0;
-  let peak = 0;
-  let done = 0;
-  const task: Task = () => {
-    running++;
-    peak = Math.max(peak, running);
-    return wait(1).then(() => {
-      running--;
-      done++;
-      return 1;
-    });
-  };
-  await Promise.all(Array.from({ length: BURST }, () => run(task)));
-  if (peak !== LIMIT || done !== BURST) {
-    throw new Error(`${name}: ran ${peak} at once (expected ${LIMIT}), completed ${done} of ${BURST}`);
-  }
-}
 
 // ---------------------------------------------------------------------------------------------
 // Throughput, alternated rounds.
@@ -267,109 +124,12 @@ async function measureThroughput(rounds: number, timeMs: number) {
   });
 }
 
-// ---------------------------------------------------------------------------------------------
-// The rejection path, in a child process with --expose-gc.
-
-interface RefusalFigures {
-  calls: number;
-  nsPerRefusal: number;
-  /** Heap used right after the loop minus right before it; no GC may run in between. */
-  allocatedBytes: number;
-  allocatedBytesPerRefusal: number;
-  /** Heap used after a forced GC minus before the loop. */
-  retainedBytes: number;
-  retainedBytesPerRefusal: number;
-  gcsDuringLoop: number;
-}
-
-interface RejectionFigures {
-  /** The same procedure around a loop that calls nothing: what the measuring itself allocates. */
-  emptyLoop: RefusalFigures;
-  lane: RefusalFigures;
-  cockatiel: RefusalFigures;
-}
-
-const gcTimes: number[] = [];
-
-function usedHeap(): number {
-  return getHeapStatistics().used_heap_size;
-}
-
-function forceGc(): void {
-  const gc = (globalThis as { gc?: () => void }).gc!;
-  gc();
-  gc();
-}
-
-/** Heap used before, right after (no GC between) and after a forced GC, around `refuse(calls)`. */
-async function measureRefusals(
-  calls: number,
-  refuse: (calls: number) => void | Promise<void>,
-): Promise<RefusalFigures> {
-  await refuse(calls); // warm-up: compiled code and inline caches are not the lane's allocation
-  forceGc();
-  const before = usedHeap();
-  const start = performance.now();
-  await refuse(calls);
-  const end = performance.now();
-  const afterLoop = usedHeap();
-  forceGc();
-  const afterGc = usedHeap();
-  await wait(50); // the GC observer reports asynchronously
-  return {
-    calls,
-    nsPerRefusal: ((end - start) * 1e6) / calls,
-    allocatedBytes: afterLoop - before,
-    allocatedBytesPerRefusal: (afterLoop - before) / calls,
-    retainedBytes: afterGc - before,
-    retainedBytesPerRefusal: (afterGc - before) / calls,
-    gcsDuringLoop: gcTimes.filter((at) => at >= start && at <= end).length,
-  };
-}
-
-async function rejectionChild(refusals: number): Promise<void> {
-  if (typeof (globalThis as { gc?: unknown }).gc !== 'function') throw new Error('run with --expose-gc');
-  const observer = new PerformanceObserver((list) => {
-    for (const entry of list.getEntries()) gcTimes.push(entry.startTime);
-  });
-  observer.observe({ entryTypes: ['gc'] });
-
-  let unexpected = 0;
-  const emptyLoop = await measureRefusals(refusals, (calls) => {
-    for (let i = 0; i < calls; i++) {
-      if (i < 0) unexpected++;
-    }
-  });
-
-  const lane = new Lane({ name: 'full', concurrency: 1, queueCapacity: 0, clock: new SystemClock() });
-  const holder = lane.run(() => new Promise<never>(() => undefined));
-  if (typeof holder === 'string') throw new Error(`the holder was refused: ${holder}`);
-  const laneFigures = await measureRefusals(refusals, (calls) => {
-    for (let i = 0; i < calls; i++) {
-      if (lane.run(immediate) !== 'queue_full') unexpected++;
-    }
-  });
-  if (unexpected > 0) throw new Error(`the full lane admitted ${unexpected} calls`);
-
-  const policy = bulkhead(1, 0);
-  void policy.execute(() => new Promise<never>(() => undefined));
-  let rejected = 0;
-  const countRejection = () => void rejected++;
-  const cockatielFigures = await measureRefusals(CONTROL_REFUSALS, async (calls) => {
-    for (let i = 0; i < calls; i++) policy.execute(immediate).catch(countRejection);
-    await new Promise((settled) => setImmediate(settled));
-  });
-  observer.disconnect();
-  if (rejected !== 2 * CONTROL_REFUSALS) throw new Error(`cockatiel rejected ${rejected} of ${2 * CONTROL_REFUSALS}`);
-  sendResult({ emptyLoop, lane: laneFigures, cockatiel: cockatielFigures } satisfies RejectionFigures);
-}
-
 function runRejectionChild(refusals: number): Promise<RejectionFigures> {
   return runForResult<RejectionFigures>(
     'rejection child',
-    __filename,
-    [CHILD_FLAG, '--refusals', String(refusals)],
-    CHILD_V8_FLAGS,
+    resolve(__dirname, 'admission/refusals.ts'),
+    ['--refusals', String(refusals)],
+    REFUSALS_NODE_ARGS,
   );
 }
 
@@ -482,15 +242,4 @@ function rejectionRow(figures: RefusalFigures) {
   };
 }
 
-if (process.argv.includes(CHILD_FLAG)) {
-  exitWithParent();
-  rejectionChild(option('refusals', 1_000_000, 1)).then(
-    () => process.exit(0),
-    (error: unknown) => {
-      process.stderr.write(`rejection child failed: ${(error as Error).stack ?? String(error)}\n`);
-      process.exit(1);
-    },
-  );
-} else {
-  runMain('admission', main, { budgetMs: BUDGET_MS });
-}
+runMain('admission', main, { budgetMs: BUDGET_MS });
