@@ -39,7 +39,20 @@ export class EventLedger {
   }
 
   record(callId: string, toolId: string, lane: string, tenant: string, status: string): void {
-    this.entries[this.next] = { atMs: this.clock.wallNow(), callId, toolId, lane, tenant, status };
+    const atMs = this.clock.wallNow();
+    // Entries are reused in place: a new one per call would live for `capacity` calls, long
+    // enough to be promoted to the old generation and cost a full GC's work there.
+    const entry = this.entries[this.next];
+    if (entry) {
+      entry.atMs = atMs;
+      entry.callId = callId;
+      entry.toolId = toolId;
+      entry.lane = lane;
+      entry.tenant = tenant;
+      entry.status = status;
+    } else {
+      this.entries[this.next] = { atMs, callId, toolId, lane, tenant, status };
+    }
     this.next = (this.next + 1) % this.capacity;
     if (this.count < this.capacity) this.count++;
   }
