@@ -1,6 +1,7 @@
 import type Redis from 'ioredis';
 import type { RedisKeys } from '../store/redis-keys';
 import { RedisScript } from '../store/redis-script';
+import { batchWritesThisTick } from '../store/redis-connection';
 import {
   CONTAINMENT_POSTURES,
   CONTAINMENT_STATES,
@@ -49,6 +50,7 @@ export class RedisContainmentStore implements ContainmentStore {
   }
 
   async read(tenant: string): Promise<ContainmentSnapshot | null> {
+    batchWritesThisTick(this.redis);
     const fields = await this.redis.hmget(this.snapshotKey(tenant), ...FIELDS);
     return fields.every((field) => field === null) ? null : parseSnapshot(fields);
   }

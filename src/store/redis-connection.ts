@@ -1,3 +1,4 @@
+import type { Writable } from 'node:stream';
 import Redis from 'ioredis';
 
 export interface RedisConnectionOptions {
@@ -41,4 +42,23 @@ export function readyWithin(redis: Redis, withinMs: number): Promise<void> {
     timer.unref();
     redis.once('ready', done);
   });
+}
+
+/**
+ * Holds the connection's writes until the end of this tick, so that the commands of every call
+ * that resumed in this tick leave in one write (one syscall) instead of one each. The replies
+ * of concurrent calls arrive together, and each call's next command follows in the same tick;
+ * ioredis's own auto-pipelining does the same with a Pipeline per tick, which cost more CPU
+ * than the writes it saved. Call it before sending a command; it does nothing if the writes
+ * are already held or the connection has no socket.
+ */
+export function batchWritesThisTick(redis: Redis): void {
+  const socket = (redis as unknown as { stream?: Writable }).stream;
+  if (!socket || socket.writableCorked > 0 || socket.destroyed) return;
+  socket.cork();
+  process.nextTick(uncork, socket);
+}
+
+function uncork(socket: Writable): void {
+  socket.uncork();
 }

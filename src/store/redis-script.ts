@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import type Redis from 'ioredis';
+import { batchWritesThisTick } from './redis-connection';
 
 /**
  * One Lua script, run with EVALSHA and sent in full (EVAL) only when Redis answers NOSCRIPT
@@ -16,6 +17,7 @@ export class RedisScript {
   }
 
   async run(keys: readonly string[], args: ReadonlyArray<string | number>): Promise<unknown> {
+    batchWritesThisTick(this.redis);
     try {
       return await this.redis.evalsha(this.sha, keys.length, ...keys, ...args);
     } catch (error) {
