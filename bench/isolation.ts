@@ -43,6 +43,7 @@
  */
 import { cpus, loadavg } from 'node:os';
 import { alternate, type CallersProcess, type CallersStats, runLoad, startCallersProcess } from './support/load';
+import { pinToCpus } from './support/cpu';
 import { runMain } from './support/processes';
 import { sampleLanes } from './isolation/lane-samples';
 import {
@@ -92,6 +93,14 @@ async function main(s: Settings): Promise<void> {
   const upstream = await startUpstream();
   const service = await startService(config(upstream, s.slowMs, key.entry));
   const callers: CallersProcess = await startCallersProcess();
+  // The service on a CPU of its own, everything else on the other: what B may cost the fast
+  // lane is then the slow lane's work inside the service, not the other processes' CPU.
+  const pinning = pinToCpus([
+    [service.child.process.pid, 1],
+    [process.pid, 0],
+    [upstream.child.process.pid, 0],
+    [callers.pid, 0],
+  ]);
   const body = JSON.stringify({ arguments: {} });
   const invoke = (tool: string) => service.url(`/v1/tools/${tool}/invoke`);
 
@@ -106,7 +115,7 @@ async function main(s: Settings): Promise<void> {
       `B adds ${SLOW_CALLERS} callers of the slow tool (${s.slowMs} ms upstream; lane C ${SLOW.concurrency}, Q ${SLOW.queueCapacity}; ` +
       `refused callers retry after ${s.retryMs} ms)\nnode ${process.version}, ${cpus().length} CPUs, load average ${loadavg()
         .map((load) => load.toFixed(2))
-        .join(' ')}\n`,
+        .join(' ')}; ${pinning === 'pinned' ? 'the service pinned to CPU 1, the other processes to CPU 0' : pinning}\n`,
   );
 
   const fastLoad = (configuration: Configuration, durationS: number) =>
@@ -291,6 +300,7 @@ async function main(s: Settings): Promise<void> {
           queueCapacity: SLOW.queueCapacity + FAST.queueCapacity,
         },
         SLOW_CALLERS,
+        pinning,
         loadAverageAtStart: loadavg(),
       },
       summary: summaries,

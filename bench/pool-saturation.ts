@@ -40,6 +40,7 @@
  */
 import { cpus, loadavg } from 'node:os';
 import { sampleValue } from '../test/support/prom-text';
+import { pinToCpus } from './support/cpu';
 import { alternate, type CallersStats, type LoadResult, runLoad, startCallersProcess } from './support/load';
 import { runMain } from './support/processes';
 import { fixed, printTable, range, type Stat, writeResults } from './support/report';
@@ -114,6 +115,14 @@ async function main(): Promise<void> {
     },
   });
   const callers = await startCallersProcess();
+  // The service on a CPU of its own, everything else on the other: what B may cost the normal
+  // tenant is then the isolated pool's work inside the service, not the other processes' CPU.
+  const pinning = pinToCpus([
+    [service.child.process.pid, 1],
+    [process.pid, 0],
+    [upstream.child.process.pid, 0],
+    [callers.pid, 0],
+  ]);
 
   const containing = await service.call('/v1/admin/containment/contained', {
     method: 'PUT',
@@ -156,7 +165,7 @@ async function main(): Promise<void> {
       `B adds ${hung} hung callers (contained tenant -> hang); isolated pool ${ISOLATED_MAX}, normal pool ${NORMAL_MAX}\n` +
       `node ${process.version}, ${cpus().length} CPUs, load average ${loadavg()
         .map((load) => load.toFixed(2))
-        .join(' ')}\n`,
+        .join(' ')}; ${pinning === 'pinned' ? 'the service pinned to CPU 1, the other processes to CPU 0' : pinning}\n`,
   );
 
   // Warm-up (JIT, the normal pool's connections); not measured.
@@ -276,6 +285,7 @@ async function main(): Promise<void> {
         hungCallers: hung,
         isolatedMaxConcurrency: ISOLATED_MAX,
         normalMaxConcurrency: NORMAL_MAX,
+        pinning,
       },
       runs,
       summary,

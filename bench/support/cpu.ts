@@ -4,6 +4,7 @@
  * shared cores, so the benchmarks report it beside throughput.
  */
 import { execFileSync } from 'node:child_process';
+import { cpus } from 'node:os';
 import { readFileSync } from 'node:fs';
 
 let ticksPerSecond: number | undefined;
@@ -26,4 +27,21 @@ export function cpuSecondsOf(pid: number | undefined): number {
 export function ownCpuSeconds(): number {
   const { user, system } = process.cpuUsage();
   return (user + system) / 1e6;
+}
+
+/**
+ * Pins each process (every thread of it) to one CPU with `taskset`: `cpuOf` maps pids to CPU
+ * numbers. Answers what was done, or why nothing was (fewer than two CPUs, no taskset): the
+ * benchmark runs unpinned then, and says so.
+ */
+export function pinToCpus(cpuOf: ReadonlyArray<[pid: number | undefined, cpu: number]>): string {
+  if (cpus().length < 2) return 'not pinned: fewer than 2 CPUs';
+  try {
+    for (const [pid, cpu] of cpuOf) {
+      if (pid !== undefined) execFileSync('taskset', ['-acp', String(cpu), String(pid)], { stdio: 'ignore' });
+    }
+    return 'pinned';
+  } catch (error) {
+    return `not pinned: taskset failed (${(error as Error).message.split('\n')[0]})`;
+  }
 }

@@ -246,6 +246,7 @@ export class Callers {
 }
 
 export interface CallersProcess {
+  readonly pid: number | undefined;
   /** Starts a group of callers (one group at a time). */
   start(options: CallersOptions): Promise<void>;
   stats(): Promise<CallersStats>;
@@ -284,6 +285,7 @@ export async function startCallersProcess(name = 'callers'): Promise<CallersProc
       child.process.send({ ...request, id });
     });
   return {
+    pid: child.process.pid,
     start: async (options) => void (await ask({ type: 'start', options })),
     stats: () => ask({ type: 'stats' }),
     stop: () => ask({ type: 'stop' }),
