@@ -18,11 +18,10 @@ export class DeadlineList<T> {
 }
 
 /**
- * Waiting calls by deadline, so that one timer per lane serves all of them (a timer per
- * waiting call cost a lane about 40 % of its throughput in bursts, and 265 bytes a call).
- * Calls are kept in one FIFO per TTL: adding and removing are O(1), and the earliest deadline
- * is the earliest of the lists' heads. A lane has one TTL, plus the few shorter ones callers
- * ask for; a list that empties is dropped.
+ * Waiting calls by deadline, for the one queue-TTL timer of a lane (queue-expiry.ts). Calls are kept in one FIFO
+ * per TTL: adding and removing are O(1), and the earliest deadline is the earliest of the
+ * lists' heads. A lane has one TTL, plus the few shorter ones callers ask for; a list that
+ * empties is dropped.
  */
 export class DeadlineLists<T extends DeadlineNode<T>> {
   private readonly byTtl = new Map<number, DeadlineList<T>>();

@@ -1,8 +1,8 @@
-import { type Clock, ResilienceError, type TimerHandle } from '../common';
-import { DeadlineLists } from './deadline-lists';
+import { type Clock, ResilienceError } from '../common';
 import { FairQueue } from './fair-queue';
 import { type LaneJob, PromisedJob, WorkJob } from './lane-job';
 import type { LaneCall, LaneOptions, LaneRejection, LaneSnapshot, LaneStats, LaneWork } from './lane.types';
+import { QueueExpiry } from './queue-expiry';
 
 const DEFAULT_TENANT = '';
 const UNKNOWN_WAIT_RETRY_MS = 1_000;
@@ -26,11 +26,7 @@ export class Lane {
 
   private readonly clock: Clock;
   private readonly queue = new FairQueue<LaneJob>();
-  private readonly deadlines = new DeadlineLists<LaneJob>();
-  /** The lane's one queue-TTL timer, set for the earliest deadline of a waiting call. */
-  private expiryTimer: TimerHandle = undefined;
-  private expiryAt = Number.POSITIVE_INFINITY;
-  private readonly onExpiryDue = () => this.expireDue();
+  private readonly expiry: QueueExpiry<LaneJob>;
   private active = 0;
   private peakActive = 0;
   private closed = false;
@@ -71,6 +67,7 @@ export class Lane {
     this.queueTtlMs = queueTtlMs;
     this.maxQueuedPerTenant = maxQueuedPerTenant;
     this.clock = options.clock;
+    this.expiry = new QueueExpiry(this.clock, (job) => this.expire(job));
   }
 
   /**
@@ -135,8 +132,7 @@ export class Lane {
     const now = this.clock.now();
     job.enqueuedAt = now;
     job.queueTtlMs = queueTtlMs;
-    this.deadlines.add(job, queueTtlMs, now);
-    this.armExpiry(job.deadline, now);
+    this.expiry.add(job, queueTtlMs, now);
     const { abort } = job;
     if (abort) job.detachAbort = abort.onAbort((reason) => this.cancelWaiting(job, reason));
     this.queue.push(job);
@@ -249,31 +245,6 @@ export class Lane {
     }
   }
 
-  /** Sets the lane's timer for `deadline`, unless it is already set for that or sooner. */
-  private armExpiry(deadline: number, now: number): void {
-    if (deadline >= this.expiryAt) return;
-    this.clearExpiryTimer();
-    this.expiryAt = deadline;
-    this.expiryTimer = this.clock.setTimer(this.onExpiryDue, deadline - now);
-  }
-
-  private clearExpiryTimer(): void {
-    if (this.expiryTimer === undefined) return;
-    this.clock.clearTimer(this.expiryTimer);
-    this.expiryTimer = undefined;
-    this.expiryAt = Number.POSITIVE_INFINITY;
-  }
-
-  /** The timer fired: every waiting call whose TTL has passed leaves, then the timer is set for the next. */
-  private expireDue(): void {
-    this.expiryTimer = undefined;
-    this.expiryAt = Number.POSITIVE_INFINITY;
-    const now = this.clock.now();
-    for (let job = this.deadlines.takeDue(now); job; job = this.deadlines.takeDue(now)) this.expire(job);
-    const next = this.deadlines.earliest();
-    if (next !== undefined) this.armExpiry(next, now);
-  }
-
   private expire(job: LaneJob): void {
     if (job.state !== 'queued') return;
     this.queue.remove(job);
@@ -297,10 +268,9 @@ export class Lane {
     this.notifyIfIdle();
   }
 
-  /** Drops what a waiting job held: its place among the deadlines (the timer, once none waits) and its abort listener. */
+  /** Drops what a waiting job held: its queue TTL (the lane's timer, once none waits) and its abort listener. */
   private leaveQueue(job: LaneJob): void {
-    this.deadlines.remove(job);
-    if (this.queue.size === 0) this.clearExpiryTimer();
+    this.expiry.remove(job, this.queue.size === 0);
     if (job.detachAbort) {
       job.detachAbort();
       job.detachAbort = undefined;
