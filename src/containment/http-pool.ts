@@ -43,7 +43,7 @@ export interface HttpPoolSettings {
   maxConcurrency: number;
   /** Longest wait for response headers, and between body chunks; also the longest wait for a permit. */
   timeoutMs: number;
-  /** A connection is closed after this long, however busy, so DNS changes are picked up. */
+  /** After this long a pool's connections take no new request (its Agent is replaced), so DNS changes are picked up. */
   pooledConnectionLifetimeMs: number;
 }
 
