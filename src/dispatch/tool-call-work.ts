@@ -3,19 +3,13 @@ import type { LazyAbortController } from '../common';
 import type { PoolName } from '../containment';
 import type { AttemptCall } from './attempt-runner';
 import type { CallAnswer, CallExecutor, ExecutionProgress } from './call-executor';
-import type { ToolArguments, ToolDefinition } from './tool';
+import type { ToolCall } from './call-pipeline.service';
 
-/** What a call in its lane needs of the tool call. */
-export interface LaneToolCall {
-  tool: ToolDefinition;
-  arguments: ToolArguments;
-  callId: string;
-  tenant: string;
-  pool: PoolName;
-  timeoutMs: number;
-  /** Scoped to the tenant and tool, for the upstream. */
-  idempotencyKey?: string;
-}
+/** What a call in its lane needs of the tool call (its idempotency key scoped, for the upstream). */
+type LaneToolCall = Pick<
+  ToolCall,
+  'tool' | 'arguments' | 'callId' | 'tenant' | 'pool' | 'timeoutMs' | 'idempotencyKey'
+>;
 
 /**
  * One tool call as its lane and its attempts see it: one object that starts the attempts when
