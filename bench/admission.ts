@@ -24,11 +24,13 @@
  * lane ≥ 0.8× the semaphore in both modes, ≥ 3× cockatiel and ≥ 5× p-limit in bursts.
  *
  * Rejection path (bench/admission/refusals.ts, a child process of its own): a full lane
- * refuses 1,000,000 calls. Figures: bytes allocated per refusal (heap used after the loop minus before it, no GC in
- * between, and the number of GCs that did run during the loop: must be 0 for the figure to
- * hold), bytes retained per refusal (the same after a forced GC), and ns per refusal. The
- * control is cockatiel's refusal (`execute` rejects with a BulkheadRejectedError; the caller
- * has to `.catch` it), over 50,000 calls, with its time per refusal as a ratio to the lane's.
+ * refuses 1,000,000 calls, five times after a warm-up. Figures: bytes allocated per refusal
+ * (heap used after the loop minus before it, no GC in between, of the least allocating of the
+ * five loops, and the number of GCs that ran during it: must be 0 for the figure to hold),
+ * bytes retained per refusal (the same after a forced GC), and ns per refusal (median of the
+ * five). The control is cockatiel's refusal (`execute` rejects with a BulkheadRejectedError;
+ * the caller has to `.catch` it), over 50,000 calls, with its time per refusal as a ratio to
+ * the lane's.
  *
  * Prints tables and writes bench/results/admission.json. Bounded: 55 s at most (about 25 s
  * by default), and the child process is stopped on error, SIGINT and SIGTERM.
