@@ -3,7 +3,7 @@ import { createRedisConnection } from '../store/redis-connection';
 import { RedisKeys, RedisTime } from '../store/redis-keys';
 import { describeBudgetStore } from './budget-store.contract';
 import { BUDGET_KEY_RETENTION_MS, RedisBudgetStore } from './redis-budget.store';
-import { hashTag, keysUnder, redisNow, RedisTestRun } from '../../test/support/redis';
+import { connectRedis, hashTag, keysUnder, redisNow, RedisTestRun } from '../../test/support/redis';
 
 const DAY = 'day:2026-01-01';
 const TTL_MS = 60_000;
@@ -18,7 +18,7 @@ describe('RedisBudgetStore', () => {
   );
 
   describe('keys', () => {
-    it('puts both keys of a period under the prefix with one hash tag, and every key has a TTL', async () => {
+    it('puts the keys of a period under the prefix with one hash tag, and every key has a TTL', async () => {
       const prefix = run.prefix();
       const store = new RedisBudgetStore(run.redis, new RedisKeys(prefix), new RedisTime(new FakeClock()));
       await store.reserve('acme', DAY, 10_000, 'r1', 1_000, TTL_MS);
@@ -27,7 +27,7 @@ describe('RedisBudgetStore', () => {
 
       const keys = (await keysUnder(run.redis, prefix)).sort();
 
-      expect(keys).toEqual([`${prefix}{acme:${DAY}}:reservations`, `${prefix}{acme:${DAY}}:spent`]);
+      expect(keys).toEqual(['expiries', 'reservations', 'totals'].map((kind) => `${prefix}{acme:${DAY}}:${kind}`));
       expect(new Set(keys.map(hashTag))).toEqual(new Set([`acme:${DAY}`]));
       for (const key of keys) {
         const ttl = await run.redis.pttl(key);
@@ -51,20 +51,19 @@ describe('RedisBudgetStore', () => {
     it('sets the TTLs again on every write: a settle, and a read that drops lapsed reservations', async () => {
       const clock = new FakeClock();
       const store = new RedisBudgetStore(run.redis, new RedisKeys(run.prefix()), new RedisTime(clock));
-      const [spent, reservations] = store.keysOf('acme', DAY);
+      const keys = store.keysOf('acme', DAY);
       await store.reserve('acme', DAY, 10_000, 'r1', 1_000, TTL_MS);
       await store.reserve('acme', DAY, 10_000, 'r2', 1_000, TTL_MS);
       await store.reserve('acme', DAY, 10_000, 'r3', 1_000, 2 * TTL_MS);
 
       await store.settle('acme', DAY, 'r1', 1_000);
-      await run.redis.persist(spent);
-      await run.redis.persist(reservations);
+      for (const key of keys) await run.redis.persist(key);
       clock.advance(TTL_MS);
       await store.read('acme', DAY);
 
-      expect(await run.redis.pttl(spent)).toBeGreaterThan(0);
-      expect(await run.redis.pttl(reservations)).toBeGreaterThan(0);
-      expect(await run.redis.hkeys(reservations)).toEqual(['r3']);
+      for (const key of keys) expect(await run.redis.pttl(key)).toBeGreaterThan(0);
+      expect(await run.redis.hkeys(keys[1])).toEqual(['r3']);
+      expect(await run.redis.zrange(keys[2], 0, -1)).toEqual(['r3']);
     });
 
     it('writes nothing for a read of a tenant never used, nor for a refused reserve', async () => {
@@ -87,26 +86,89 @@ describe('RedisBudgetStore', () => {
       await store.reserve('acme', DAY, 10_000, 'r1', 1_000, TTL_MS);
 
       const after = await redisNow(run.redis);
-      const [amount, expiresAt] = (await run.redis.hget(store.keysOf('acme', DAY)[1], 'r1'))!.split(':').map(Number);
-      expect(amount).toBe(1_000);
+      const [, reservations, expiries] = store.keysOf('acme', DAY);
+      expect(await run.redis.hget(reservations, 'r1')).toBe('1000');
+      const expiresAt = Number(await run.redis.zscore(expiries, 'r1'));
       expect(expiresAt).toBeGreaterThanOrEqual(before + TTL_MS);
       expect(expiresAt).toBeLessThanOrEqual(after + TTL_MS);
     });
 
     it('lapses reservations by Redis TIME when given no clock', async () => {
       const store = new RedisBudgetStore(run.redis, new RedisKeys(run.prefix()), new RedisTime());
-      const reservations = store.keysOf('acme', DAY)[1];
+      const [totals, reservations, expiries] = store.keysOf('acme', DAY);
       const now = await redisNow(run.redis);
       // Written as a replica would have: one lapsed a second ago by Redis time, one holding for a minute.
-      await run.redis.hset(reservations, 'lapsed', `1000:${now - 1_000}`, 'holding', `2000:${now + 60_000}`);
+      await run.redis.hset(totals, 'reserved', 3_000);
+      await run.redis.hset(reservations, 'lapsed', 1_000, 'holding', 2_000);
+      await run.redis.zadd(expiries, now - 1_000, 'lapsed', now + 60_000, 'holding');
 
       const usage = await store.read('acme', DAY);
 
       expect(usage).toEqual({ spentMicros: 0, reservedMicros: 2_000 });
       expect(await run.redis.hkeys(reservations)).toEqual(['holding']);
+      expect(await run.redis.zrange(expiries, 0, -1)).toEqual(['holding']);
       await expect(store.settle('acme', DAY, 'lapsed', 1_000)).resolves.toBe(false);
       await expect(store.settle('acme', DAY, 'holding', 1_500)).resolves.toBe(true);
       await expect(store.read('acme', DAY)).resolves.toEqual({ spentMicros: 1_500, reservedMicros: 0 });
+    });
+  });
+
+  describe('cost', () => {
+    // A tenant's in-flight calls each hold a reservation; a decision must not walk them all, or
+    // Redis (one thread for the fleet) slows with every call a busy tenant has in flight.
+    it('reserves, settles and reads without walking the reservations held', async () => {
+      const prefix = run.prefix();
+      const store = new RedisBudgetStore(run.redis, new RedisKeys(prefix), new RedisTime(new FakeClock()));
+      const held = 1_000;
+      await Promise.all(
+        Array.from({ length: held }, (_, i) => store.reserve('acme', DAY, 1e12, `held-${i}`, 1, TTL_MS)),
+      );
+      const watcher = await connectRedis();
+      const monitor = await watcher.monitor();
+      const commands: string[][] = [];
+      const marker = `end-of-test-${prefix}`;
+      const ended = new Promise<void>((done) =>
+        monitor.on('monitor', (_time: string, args: string[]) => {
+          if (args[1] === marker) done();
+          else if (args.some((arg) => arg.startsWith(prefix))) commands.push(args);
+        }),
+      );
+      try {
+        await store.reserve('acme', DAY, 1e12, 'r1', 1, TTL_MS);
+        await store.settle('acme', DAY, 'r1', 1);
+        await expect(store.read('acme', DAY)).resolves.toEqual({ spentMicros: 1, reservedMicros: held });
+        await run.redis.echo(marker);
+        await ended;
+      } finally {
+        monitor.disconnect();
+        await watcher.quit();
+      }
+
+      const names = commands.map(([name]) => name.toLowerCase());
+      expect(names.filter((name) => name === 'evalsha')).toHaveLength(3);
+      expect(names).not.toEqual(expect.arrayContaining(['hgetall']));
+      expect(names.filter((name) => ['hkeys', 'hvals', 'hscan', 'zscan', 'smembers'].includes(name))).toEqual([]);
+      // The sorted set is read at its ends only: the lapsed ones (none here), the latest expiry.
+      const ranges = commands.filter(([name]) => name.toLowerCase() === 'zrange').map((args) => args.slice(2));
+      expect(ranges.length).toBeGreaterThan(0);
+      expect(ranges.every((range) => range.join(' ').toUpperCase() === '-1 -1 WITHSCORES')).toBe(true);
+    });
+    it('frees every lapsed reservation at once, however many (a replica that died holding them)', async () => {
+      const clock = new FakeClock();
+      const store = new RedisBudgetStore(run.redis, new RedisKeys(run.prefix()), new RedisTime(clock));
+      const lapsing = 2_500;
+      await Promise.all(
+        Array.from({ length: lapsing }, (_, i) => store.reserve('acme', DAY, 1e12, `gone-${i}`, 2, TTL_MS)),
+      );
+      await store.reserve('acme', DAY, 1e12, 'holding', 7, 2 * TTL_MS);
+      clock.advance(TTL_MS);
+
+      await expect(store.read('acme', DAY)).resolves.toEqual({ spentMicros: 0, reservedMicros: 7 });
+
+      const [totals, reservations, expiries] = store.keysOf('acme', DAY);
+      expect(await run.redis.hlen(reservations)).toBe(1);
+      expect(await run.redis.zcard(expiries)).toBe(1);
+      expect(await run.redis.hget(totals, 'reserved')).toBe('7');
     });
   });
 

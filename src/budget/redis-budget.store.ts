@@ -13,36 +13,49 @@ import { assertMicros } from './money';
 export const BUDGET_KEY_RETENTION_MS = 35 * 24 * 60 * 60 * 1000;
 
 /**
- * Lua shared by the scripts. KEYS[1] is the spent counter (an integer), KEYS[2] the hash of
- * reservations, id → "amountMicros:expiresAtMs" (Redis time). `sweep` drops lapsed (and
- * unreadable) reservations and answers the sum still held, the latest expiry and how many it
- * dropped; `keep` sets the TTL of every key: the retention, or longer while a reservation holds.
+ * Lua shared by the scripts. KEYS[1] is the period's totals (hash: `spent`, `reserved`, integer
+ * micro-dollars), KEYS[2] the reservations (hash: id → amount), KEYS[3] their expiries (sorted
+ * set: id scored by when it lapses, Redis time). Every decision is O(log n) in the reservations
+ * held: `reserved` is kept as a running total, so nothing walks the reservations but `sweep`,
+ * over the ones that lapsed (each lapses once). `keep` sets the TTL of every key: the
+ * retention, or longer while a reservation holds.
  */
 const SWEEP = `
-local function sweep(now)
-  local fields = redis.call('HGETALL', KEYS[2])
-  local reserved, lastExpiry, lapsed = 0, now, {}
-  for i = 1, #fields, 2 do
-    local value = fields[i + 1]
-    local colon = string.find(value, ':', 1, true)
-    local amount = colon and tonumber(string.sub(value, 1, colon - 1))
-    local expiresAt = colon and tonumber(string.sub(value, colon + 1))
-    if amount and expiresAt and expiresAt > now then
-      reserved = reserved + amount
-      if expiresAt > lastExpiry then lastExpiry = expiresAt end
-    else
-      lapsed[#lapsed + 1] = fields[i]
-    end
-  end
-  for i = 1, #lapsed, 1000 do
-    redis.call('HDEL', KEYS[2], unpack(lapsed, i, math.min(i + 999, #lapsed)))
-  end
-  return reserved, lastExpiry, #lapsed
+local function integer(value)
+  return string.format('%.0f', value)
 end
 
-local function keep(now, lastExpiry)
-  local ttl = string.format('%.0f', math.max(${BUDGET_KEY_RETENTION_MS}, lastExpiry - now))
-  for _, key in ipairs(KEYS) do redis.call('PEXPIRE', key, ttl) end
+-- HINCRBY takes no "-0", and a delta of 0 writes nothing.
+local function add(field, delta)
+  if delta ~= 0 then redis.call('HINCRBY', KEYS[1], field, integer(delta)) end
+end
+
+local function sweep(now)
+  local lapsed = redis.call('ZRANGEBYSCORE', KEYS[3], '-inf', integer(now))
+  if #lapsed == 0 then return 0 end
+  local freed = 0
+  for i = 1, #lapsed, 1000 do
+    local ids = { unpack(lapsed, i, math.min(i + 999, #lapsed)) }
+    for _, amount in ipairs(redis.call('HMGET', KEYS[2], unpack(ids))) do
+      freed = freed + (tonumber(amount) or 0)
+    end
+    redis.call('HDEL', KEYS[2], unpack(ids))
+    redis.call('ZREM', KEYS[3], unpack(ids))
+  end
+  add('reserved', -freed)
+  return #lapsed
+end
+
+local function totals()
+  local values = redis.call('HMGET', KEYS[1], 'spent', 'reserved')
+  return tonumber(values[1] or '0'), tonumber(values[2] or '0')
+end
+
+local function keep(now)
+  local ttl = ${BUDGET_KEY_RETENTION_MS}
+  local last = redis.call('ZRANGE', KEYS[3], -1, -1, 'WITHSCORES')
+  if last[2] then ttl = math.max(ttl, tonumber(last[2]) - now) end
+  for _, key in ipairs(KEYS) do redis.call('PEXPIRE', key, integer(ttl)) end
 end
 `;
 
@@ -51,47 +64,50 @@ const RESERVE = `${SWEEP}
 ${luaNow(1)}
 local cap = tonumber(ARGV[2])
 local amount = tonumber(ARGV[4])
-local reserved, lastExpiry, lapsed = sweep(now)
-local spent = tonumber(redis.call('GET', KEYS[1]) or '0')
-local replaced = 0
-local held = redis.call('HGET', KEYS[2], ARGV[3])
-if held then replaced = tonumber(string.sub(held, 1, string.find(held, ':', 1, true) - 1)) end
+local lapsed = sweep(now)
+local spent, reserved = totals()
+local replaced = tonumber(redis.call('HGET', KEYS[2], ARGV[3]) or '0')
 if spent + reserved - replaced + amount > cap then
-  if lapsed > 0 then keep(now, lastExpiry) end
+  if lapsed > 0 then keep(now) end
   return {0, spent, reserved}
 end
-local expiresAt = now + tonumber(ARGV[5])
-redis.call('HSET', KEYS[2], ARGV[3], ARGV[4] .. ':' .. string.format('%.0f', expiresAt))
-keep(now, math.max(lastExpiry, expiresAt))
+redis.call('HSET', KEYS[2], ARGV[3], ARGV[4])
+redis.call('ZADD', KEYS[3], integer(now + tonumber(ARGV[5])), ARGV[3])
+add('reserved', amount - replaced)
+keep(now)
 return {1, spent, reserved - replaced + amount}
 `;
 
 /** ARGV: now, reservationId, actualMicros → 1 when the reservation held and was charged, else 0. */
 const SETTLE = `${SWEEP}
 ${luaNow(1)}
-local _, lastExpiry, lapsed = sweep(now)
-if redis.call('HDEL', KEYS[2], ARGV[2]) == 0 then
-  if lapsed > 0 then keep(now, lastExpiry) end
+local lapsed = sweep(now)
+local held = redis.call('HGET', KEYS[2], ARGV[2])
+if not held then
+  if lapsed > 0 then keep(now) end
   return 0
 end
-if tonumber(ARGV[3]) > 0 then redis.call('INCRBY', KEYS[1], ARGV[3]) end
-keep(now, lastExpiry)
+redis.call('HDEL', KEYS[2], ARGV[2])
+redis.call('ZREM', KEYS[3], ARGV[2])
+add('reserved', -tonumber(held))
+add('spent', tonumber(ARGV[3]))
+keep(now)
 return 1
 `;
 
 /** ARGV: now → {spentMicros, reservedMicros}. */
 const READ = `${SWEEP}
 ${luaNow(1)}
-local reserved, lastExpiry, lapsed = sweep(now)
-if lapsed > 0 then keep(now, lastExpiry) end
-return {tonumber(redis.call('GET', KEYS[1]) or '0'), reserved}
+if sweep(now) > 0 then keep(now) end
+local spent, reserved = totals()
+return {spent, reserved}
 `;
 
 /**
- * Budgets shared by every replica: one Lua script per decision, on the two keys of a tenant's
- * period (`<prefix>{<tenant>:<period>}:spent` and `...:reservations`, one hash tag), with time
- * from Redis `TIME` (or the test clock through {@link RedisTime}). Amounts are integer
- * micro-dollars, exact in Lua's doubles up to 2^53.
+ * Budgets shared by every replica: one Lua script per decision, on the three keys of a tenant's
+ * period (`<prefix>{<tenant>:<period>}:totals`, `...:reservations` and `...:expiries`, one hash
+ * tag), with time from Redis `TIME` (or the test clock through {@link RedisTime}). Amounts are
+ * integer micro-dollars, exact in Lua's doubles up to 2^53.
  */
 export class RedisBudgetStore implements BudgetStore {
   private readonly reserveScript: RedisScript;
@@ -146,10 +162,10 @@ export class RedisBudgetStore implements BudgetStore {
     return { spentMicros, reservedMicros };
   }
 
-  /** The keys of one tenant's period: the spent counter, then the reservations. */
-  keysOf(tenant: string, period: string): [string, string] {
+  /** The keys of one tenant's period: its totals, its reservations, their expiries. */
+  keysOf(tenant: string, period: string): [string, string, string] {
     const tag = `${tenant}:${period}`;
-    return [this.keys.key(tag, 'spent'), this.keys.key(tag, 'reservations')];
+    return [this.keys.key(tag, 'totals'), this.keys.key(tag, 'reservations'), this.keys.key(tag, 'expiries')];
   }
 }
 
