@@ -350,6 +350,15 @@ export function describeRateLimitStore(
       it('answers an empty rule list allowed', async () => {
         await expect(subject.take('acme', [], [])).resolves.toEqual({ allowed: true, retryAfterMs: 0, buckets: [] });
       });
+
+      it('answers an empty rule list allowed for a key with buckets, and leaves them as they were', async () => {
+        await subject.take('acme', [rpm(10)], [4]);
+
+        await expect(subject.take('acme', [], [])).resolves.toEqual({ allowed: true, retryAfterMs: 0, buckets: [] });
+        await expect(subject.adjust('acme', [], [])).resolves.toBeUndefined();
+
+        await expect(subject.take('acme', [rpm(10)], [0])).resolves.toMatchObject({ buckets: [{ remaining: 6 }] });
+      });
     });
   });
 }
