@@ -1,45 +1,34 @@
 import { type DynamicModule, Module } from '@nestjs/common';
-import { APP_FILTER } from '@nestjs/core';
-import { BulkheadModule } from './bulkhead';
-import { CircuitBreakerModule } from './circuit-breaker';
-import { CommonModule, EnvelopeExceptionFilter } from './common/nest';
-import { BudgetModule } from './budget';
-import { ContainmentModule } from './containment';
-import { type BulkheadConfig, ConfigModule } from './config';
-import { DispatchModule } from './dispatch';
-import { EventsModule } from './events';
+import { ConfigModule } from '@nestjs/config';
+import { BulkheadModule } from './bulkhead.module';
+import { bulkheadConfig, type BulkheadConfigNamespace, type BulkheadConfigType } from './config';
 import { ExampleModule } from './example/example.module';
-import { HealthModule } from './health';
-import { LifecycleModule } from './lifecycle';
-import { MetricsModule } from './metrics';
-import { RateLimitModule } from './rate-limit';
-import { RoutePoliciesModule } from './route-policies';
-import { StoreModule } from './store';
 
-/** The whole service, built from a validated config. */
+export interface AppModuleOptions {
+  /** The config namespace: the YAML file `BULKHEAD_CONFIG` names, unless tests give a document's. */
+  config?: BulkheadConfigNamespace;
+  /** Mounts the example controller (`examples: true` in the file). @default false */
+  examples?: boolean;
+}
+
+/**
+ * The service: the YAML file enters through @nestjs/config, and BulkheadModule gets it from
+ * there, exactly as a company's app would hand it its own config.
+ */
 @Module({})
 export class AppModule {
-  static forRoot(config: BulkheadConfig): DynamicModule {
+  static forRoot(options: AppModuleOptions = {}): DynamicModule {
+    const config = options.config ?? bulkheadConfig;
     return {
       module: AppModule,
       imports: [
-        ConfigModule.forRoot(config),
-        CommonModule,
-        EventsModule,
-        LifecycleModule,
-        BulkheadModule.forRoot({ lanes: config.lanes }),
-        StoreModule,
-        ContainmentModule,
-        RateLimitModule,
-        BudgetModule,
-        CircuitBreakerModule.forRoot({ breakers: config.breakers }),
-        RoutePoliciesModule,
-        DispatchModule.forRoot({ tools: config.tools, idempotency: config.idempotency }),
-        MetricsModule,
-        HealthModule,
-        ...(config.examples ? [ExampleModule] : []),
+        ConfigModule.forRoot({ isGlobal: true, ignoreEnvFile: true, cache: true, load: [config] }),
+        BulkheadModule.forRootAsync({
+          inject: [config.KEY],
+          useFactory: (loaded: BulkheadConfigType) => loaded,
+        }),
+        ...(options.examples ? [ExampleModule] : []),
       ],
-      providers: [{ provide: APP_FILTER, useClass: EnvelopeExceptionFilter }],
     };
   }
 }

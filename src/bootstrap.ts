@@ -3,7 +3,6 @@ import type { NestApplicationOptions } from '@nestjs/common';
 import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
 import { answerFrameworkError } from './common/nest';
 import type { BulkheadConfig } from './config';
-import { closeConnectionsWhileDraining, Lifecycle } from './lifecycle';
 
 const LOG_LEVELS: LogLevel[] = ['fatal', 'error', 'warn', 'log', 'debug', 'verbose'];
 
@@ -35,5 +34,4 @@ export function configureApp(app: NestFastifyApplication): void {
   const fastify = app.getHttpAdapter().getInstance();
   // Only JSON bodies: anything else is refused as `invalid_request` before a handler runs.
   fastify.removeContentTypeParser('text/plain');
-  closeConnectionsWhileDraining(fastify, app.get(Lifecycle));
 }

@@ -4,20 +4,15 @@ import { NestFactory } from '@nestjs/core';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { AppModule } from './app.module';
 import { appOptions, configureApp, createAdapter, logLevels } from './bootstrap';
-import { configPath, loadConfigFile } from './config';
+import { bulkheadConfig, type BulkheadConfig, ConfigError, configPath } from './config';
 
 const EXIT_GRACE_MS = 5_000;
 
 async function main(): Promise<void> {
   const path = configPath();
-  const loaded = loadConfigFile(path);
-  if (!loaded.ok) {
-    process.stderr.write(`bulkhead: invalid config ${path}\n${loaded.problems.join('\n')}\n`);
-    process.exit(1);
-  }
-  const { config } = loaded;
+  const config = configOrExit();
   const app = await NestFactory.create<NestFastifyApplication>(
-    AppModule.forRoot(config),
+    AppModule.forRoot({ config: bulkheadConfig, examples: config.examples }),
     createAdapter(config),
     appOptions(logLevels(config)),
   );
@@ -43,6 +38,21 @@ async function main(): Promise<void> {
   };
   process.once('SIGTERM', stop);
   process.once('SIGINT', stop);
+}
+
+/**
+ * The config file, validated before Nest boots: a bad file exits 1 with one line per problem.
+ * The server settings (port, body limit, log level) are needed before the app exists; the
+ * app itself reads the file again through @nestjs/config's namespace, the same loader.
+ */
+function configOrExit(): BulkheadConfig {
+  try {
+    return bulkheadConfig();
+  } catch (error) {
+    if (!(error instanceof ConfigError)) throw error;
+    process.stderr.write(`bulkhead: invalid config ${error.source}\n${error.problems.join('\n')}\n`);
+    process.exit(1);
+  }
 }
 
 main().catch((error: unknown) => {

@@ -1,8 +1,10 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
-import { type CanActivate, type ExecutionContext, Inject, Injectable } from '@nestjs/common';
+import { type CanActivate, type ExecutionContext, Inject, Injectable, Optional } from '@nestjs/common';
 import type { FastifyRequest } from 'fastify';
 import { ResilienceError } from '../common';
-import { BULKHEAD_CONFIG, type BulkheadConfig } from '../config';
+
+/** Injection token of the admin routes' bearer token (AuthModule provides it). */
+export const ADMIN_TOKEN = Symbol('ADMIN_TOKEN');
 
 /**
  * Admits a request to an admin route only with `Authorization: Bearer <auth.adminToken>`,
@@ -13,9 +15,10 @@ import { BULKHEAD_CONFIG, type BulkheadConfig } from '../config';
 export class AdminGuard implements CanActivate {
   private readonly tokenDigest: Buffer | undefined;
 
-  constructor(@Inject(BULKHEAD_CONFIG) config: BulkheadConfig) {
-    const token = config.auth.adminToken;
-    this.tokenDigest = token === undefined ? undefined : sha256(token);
+  // Optional: a module with admin routes imported without AuthModule has no admin token, so
+  // its admin routes do not exist, rather than failing to boot.
+  constructor(@Optional() @Inject(ADMIN_TOKEN) token?: string | null) {
+    this.tokenDigest = token ? sha256(token) : undefined;
   }
 
   canActivate(context: ExecutionContext): boolean {

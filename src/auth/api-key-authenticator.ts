@@ -20,7 +20,7 @@ const BEARER = /^Bearer [\x21-\x7e]{1,512}$/i;
 const BEARER_PREFIX_LENGTH = 'Bearer '.length;
 
 /**
- * Identity (API.md section 1): `Authorization: Bearer <key>`, the key's SHA-256 looked up in
+ * Identity (docs/http-contract.md section 1): `Authorization: Bearer <key>`, the key's SHA-256 looked up in
  * the config. A presented key that is unknown is always 401, even where anonymous callers are
  * allowed: a typo must not quietly become `anonymous`. Nothing but the key can name a tenant.
  */

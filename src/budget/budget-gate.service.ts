@@ -1,6 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { type Awaitable, CLOCK, type Clock, isPromiseLike, ResilienceError, uniqueIds } from '../common';
-import { BULKHEAD_CONFIG, type BulkheadConfig } from '../config';
+import { BUDGET_MODULE_OPTIONS, type BudgetModuleOptions } from './budget.module-definition';
 import { type BudgetPeriod, budgetPeriod } from './budget-period';
 import { BudgetStore, type ReserveResult } from './budget.store';
 import { microsToUsd, usdToMicros } from './money';
@@ -40,7 +40,7 @@ export class BudgetGate {
 
   constructor(
     @Inject(BudgetStore) private readonly store: BudgetStore,
-    @Inject(BULKHEAD_CONFIG) private readonly config: BulkheadConfig,
+    @Inject(BUDGET_MODULE_OPTIONS) private readonly config: BudgetModuleOptions,
     @Inject(CLOCK) private readonly clock: Clock,
   ) {}
 

@@ -5,3 +5,4 @@ export * from './budget.store';
 export * from './memory-budget.store';
 export * from './money';
 export * from './redis-budget.store';
+export * from './budget.module-definition';

@@ -1,6 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { CLOCK, type Clock } from '../common';
-import { BULKHEAD_MODULE_OPTIONS, type BulkheadModuleOptions } from './bulkhead.module-definition';
+import { LANES_MODULE_OPTIONS, type LanesModuleOptions } from './lanes.module-definition';
 import { Lane } from './lane';
 import type { LaneSnapshot } from './lane.types';
 
@@ -9,7 +9,7 @@ import type { LaneSnapshot } from './lane.types';
 export class LaneRegistry {
   private readonly lanes: ReadonlyMap<string, Lane>;
 
-  constructor(@Inject(BULKHEAD_MODULE_OPTIONS) options: BulkheadModuleOptions, @Inject(CLOCK) clock: Clock) {
+  constructor(@Inject(LANES_MODULE_OPTIONS) options: LanesModuleOptions, @Inject(CLOCK) clock: Clock) {
     const lanes = new Map<string, Lane>();
     for (const [name, config] of Object.entries(options.lanes)) {
       lanes.set(name, new Lane({ name, clock, ...config }));

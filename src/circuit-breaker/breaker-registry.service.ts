@@ -23,8 +23,9 @@ export class BreakerRegistry implements OnApplicationShutdown {
     @Inject(CIRCUIT_BREAKER_MODULE_OPTIONS) private readonly options: CircuitBreakerModuleOptions,
     @Inject(CLOCK) private readonly clock: Clock,
   ) {
-    this.defaults = options.breakers[DEFAULT_BREAKER_KEY];
-    for (const [name, settings] of Object.entries(options.breakers)) {
+    const breakers = options.breakers ?? {};
+    this.defaults = breakers[DEFAULT_BREAKER_KEY];
+    for (const [name, settings] of Object.entries(breakers)) {
       if (name !== DEFAULT_BREAKER_KEY) this.create(name, settings);
     }
   }

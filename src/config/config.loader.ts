@@ -1,7 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { parse as parseYaml } from 'yaml';
 import { type BulkheadConfig, configSchema } from './config.schema';
-import { describeIssue } from './config-problems';
+import { describeIssue, type ProblemSources } from './config-problems';
+import { crossReferenceProblems } from './cross-references';
 import { type Environment, type SubstitutionReport, substituteEnv } from './env-substitution';
 
 export type ConfigResult = { ok: true; config: BulkheadConfig } | { ok: false; problems: string[] };
@@ -9,6 +10,23 @@ export type ConfigResult = { ok: true; config: BulkheadConfig } | { ok: false; p
 /** Where the config file is: `BULKHEAD_CONFIG`, else config/default.yaml. */
 export function configPath(env: Environment = process.env): string {
   return env.BULKHEAD_CONFIG || 'config/default.yaml';
+}
+
+/** A config with problems: one line each, naming the key path and the rule it breaks. */
+export class ConfigError extends Error {
+  constructor(
+    readonly source: string,
+    readonly problems: readonly string[],
+  ) {
+    super(`invalid config ${source}\n${problems.join('\n')}`);
+    this.name = 'ConfigError';
+  }
+}
+
+/** The validated config, or a {@link ConfigError} listing every problem. */
+export function configOrThrow(result: ConfigResult, source: string): BulkheadConfig {
+  if (!result.ok) throw new ConfigError(source, result.problems);
+  return result.config;
 }
 
 /** Reads, substitutes and validates a config file; never throws. */
@@ -38,12 +56,30 @@ export function parseConfig(document: unknown, env: Environment = process.env): 
   const substituted = substituteEnv(document, env, report);
   const portFromEnv = Boolean(env.PORT) && canOverridePort(substituted);
   const withPort = portFromEnv ? overridePort(substituted as Record<string, unknown>, env.PORT!) : substituted;
-  const result = configSchema.safeParse(withPort, { reportInput: true });
-  const problems = [...report.problems];
+  return validate(withPort, report.problems, { unset: report.unset, portFromEnv }, report.failed);
+}
+
+/**
+ * Validates options given in code (`BulkheadModule.forRoot`) as the file would be, with no
+ * `${ENV}` substitution and no `PORT`: the same defaults, the same one line per problem.
+ */
+export function validateConfig(document: unknown): ConfigResult {
+  return validate(document, [], { unset: new Map(), portFromEnv: false }, new Set());
+}
+
+function validate(
+  document: unknown,
+  earlier: string[],
+  sources: ProblemSources,
+  reported: ReadonlySet<string>,
+): ConfigResult {
+  const result = configSchema.safeParse(document, { reportInput: true });
+  const problems = [...earlier];
   if (!result.success) {
-    const issues = result.error.issues.filter((issue) => !report.failed.has(issue.path.map(String).join('.')));
-    problems.push(...issues.flatMap((issue) => describeIssue(issue, { unset: report.unset, portFromEnv })));
+    const issues = result.error.issues.filter((issue) => !reported.has(issue.path.map(String).join('.')));
+    problems.push(...issues.flatMap((issue) => describeIssue(issue, sources)));
   }
+  problems.push(...crossReferenceProblems(document));
   if (problems.length > 0) return { ok: false, problems: [...new Set(problems)] };
   return { ok: true, config: result.data! };
 }

@@ -1,6 +1,6 @@
 import ipaddr from 'ipaddr.js';
 import { z } from 'zod';
-import { bool, httpUrl, intIn, name, NAME_PATTERN, nonEmptyString, numberIn, oneOf } from './schema-helpers';
+import { bool, httpUrl, intIn, name, nonEmptyString, numberIn, oneOf } from './schema-helpers';
 import { breakerSchema, tool } from './tool.schema';
 
 const MiB = 1024 * 1024;
@@ -179,49 +179,28 @@ function isCidr(value: string): boolean {
   }
 }
 
-/** The whole config file (API.md section 5). Every duration is in milliseconds. */
-export const configSchema = z
-  .strictObject({
-    server,
-    auth,
-    store,
-    lanes: z.record(name(), lane).refine((lanes) => Object.keys(lanes).length > 0, {
-      error: 'must define at least one lane',
-    }),
-    tools: z.record(name(), tool).default({}),
-    breakers,
-    idempotency,
-    rateLimits,
-    budgets,
-    containment,
-    llm,
-    /** Mounts the example controller of src/example (a `@Bulkhead` route) when true. */
-    examples: bool().default(false),
-  })
-  .superRefine((config, context) => {
-    for (const breaker of Object.keys(config.breakers)) {
-      if (Object.hasOwn(config.tools, breaker)) {
-        context.addIssue({
-          code: 'custom',
-          path: ['breakers', breaker],
-          message: `is the breaker of tool '${breaker}': set it under tools.${breaker}.breaker`,
-        });
-      }
-    }
-    const lanes = Object.keys(config.lanes);
-    // With no valid lanes at all, or a lane name that is itself invalid, that is the problem to report.
-    if (lanes.length === 0) return;
-    for (const [toolId, definition] of Object.entries(config.tools)) {
-      if (definition.lane === undefined) continue;
-      if (NAME_PATTERN.test(definition.lane) && !Object.hasOwn(config.lanes, definition.lane)) {
-        context.addIssue({
-          code: 'custom',
-          path: ['tools', toolId, 'lane'],
-          message: `unknown lane '${definition.lane}' (lanes: ${lanes.join(', ')})`,
-        });
-      }
-    }
-  });
+/**
+ * The whole config file (README's Configuration section). Every duration is in milliseconds.
+ * Problems between sections are checked on the document (cross-references.ts), so they are
+ * reported beside every other problem.
+ */
+export const configSchema = z.strictObject({
+  server,
+  auth,
+  store,
+  lanes: z.record(name(), lane).refine((lanes) => Object.keys(lanes).length > 0, {
+    error: 'must define at least one lane',
+  }),
+  tools: z.record(name(), tool).default({}),
+  breakers,
+  idempotency,
+  rateLimits,
+  budgets,
+  containment,
+  llm,
+  /** Mounts the example controller of src/example (a `@Bulkhead` route) when true. */
+  examples: bool().default(false),
+});
 
 export type BulkheadConfig = z.output<typeof configSchema>;
 export type LaneConfig = BulkheadConfig['lanes'][string];

@@ -1,4 +1,4 @@
+export * from './bulkhead-config.namespace';
 export * from './config.loader';
-export * from './config.module';
 export * from './config.schema';
 export { NAME_PATTERN } from './schema-helpers';

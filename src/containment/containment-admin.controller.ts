@@ -3,7 +3,8 @@ import { z } from 'zod';
 import { AdminGuard } from '../auth';
 import { ANONYMOUS_TENANT, CLOCK, type Clock, ResilienceError } from '../common';
 import { WithoutTenant } from '../common/nest';
-import { BULKHEAD_CONFIG, type BulkheadConfig, NAME_PATTERN } from '../config';
+import { NAME_PATTERN } from '../config';
+import { CONTAINMENT_MODULE_OPTIONS, type ContainmentModuleOptions } from './containment.module-definition';
 import { EventLedger } from '../events';
 import { CONTAINMENT_POSTURES, CONTAINMENT_STATES, type ContainmentSnapshot } from './containment-snapshot';
 import { ContainmentStore } from './containment.store';
@@ -25,7 +26,7 @@ const CHANGE_RULE =
 export class ContainmentAdminController {
   constructor(
     @Inject(ContainmentStore) private readonly store: ContainmentStore,
-    @Inject(BULKHEAD_CONFIG) private readonly config: BulkheadConfig,
+    @Inject(CONTAINMENT_MODULE_OPTIONS) private readonly options: ContainmentModuleOptions,
     private readonly ledger: EventLedger,
     @Inject(CLOCK) private readonly clock: Clock,
   ) {}
@@ -50,7 +51,7 @@ export class ContainmentAdminController {
     };
     const snapshot = await this.store.write(
       tenant,
-      { state, posture: posture ?? this.config.containment.defaultPosture, reason: reason ?? '' },
+      { state, posture: posture ?? this.options.containment.defaultPosture, reason: reason ?? '' },
       this.clock.wallNow(),
     );
     // Who changed it is an admin; the ledger never holds the token or the reason.

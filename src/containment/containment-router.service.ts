@@ -1,10 +1,10 @@
 import { Inject, Injectable, Logger, type OnModuleInit } from '@nestjs/common';
 import type { Caller } from '../auth';
 import { type Awaitable, CLOCK, type Clock, isPromiseLike } from '../common';
-import { BULKHEAD_CONFIG, type BulkheadConfig } from '../config';
 import { type ContainmentDecision, decide } from './containment-decision';
 import type { ContainmentSnapshot } from './containment-snapshot';
 import { ContainmentStore } from './containment.store';
+import { CONTAINMENT_MODULE_OPTIONS, type ContainmentModuleOptions } from './containment.module-definition';
 
 /**
  * Step 3 of the pipeline: reads the caller's containment snapshot once (the single
@@ -20,13 +20,13 @@ export class ContainmentRouter implements OnModuleInit {
 
   constructor(
     @Inject(ContainmentStore) private readonly store: ContainmentStore,
-    @Inject(BULKHEAD_CONFIG) private readonly config: BulkheadConfig,
+    @Inject(CONTAINMENT_MODULE_OPTIONS) private readonly options: ContainmentModuleOptions,
     @Inject(CLOCK) private readonly clock: Clock,
   ) {}
 
   /** Seeds every configured tenant; one the store cannot take now is seeded on its first call. */
   async onModuleInit(): Promise<void> {
-    for (const tenant of new Set(this.config.auth.apiKeys.map((key) => key.tenant))) {
+    for (const tenant of new Set(this.options.tenants ?? [])) {
       try {
         await this.seed(tenant);
       } catch {
@@ -76,7 +76,7 @@ export class ContainmentRouter implements OnModuleInit {
   private seed(tenant: string): Awaitable<ContainmentSnapshot> {
     const change = {
       state: 'not_contained' as const,
-      posture: this.config.containment.defaultPosture,
+      posture: this.options.containment.defaultPosture,
       reason: 'configured tenant',
     };
     return this.store.seed(tenant, change, this.clock.wallNow());

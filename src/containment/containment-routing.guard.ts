@@ -1,8 +1,9 @@
 import { type CanActivate, type ExecutionContext, Inject, Injectable } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { ApiKeyAuthenticator } from '../auth';
+import { ApiKeyTenantResolver, type Caller, TenantResolver } from '../auth';
 import { isPromiseLike, ResilienceError } from '../common';
+import { NAME_PATTERN } from '../config';
 import { type CallState, callStateOf, RouteCache, WITHOUT_TENANT } from '../common/nest';
 import type { ContainmentDecision } from './containment-decision';
 import { ContainmentRouter } from './containment-router.service';
@@ -11,7 +12,7 @@ import { ContainmentRouter } from './containment-router.service';
  * Registered globally, so every route (the tool routes and a company's own) runs for an
  * authenticated tenant in the pool its containment snapshot gives: steps 1 and 3 of the
  * pipeline. A guard, not an interceptor: on Nest + Fastify a global guard measured free
- * (1.01x) where a global no-op interceptor cost a quarter of the throughput (PITFALLS.md 12).
+ * (1.01x) where a global no-op interceptor cost a quarter of the throughput (docs/pitfalls.md #12).
  * Routes marked `@WithoutTenant()` (health, metrics, admin) are left alone.
  */
 @Injectable()
@@ -24,15 +25,30 @@ export class ContainmentRoutingGuard implements CanActivate {
 
   constructor(
     private readonly reflector: Reflector,
-    @Inject(ApiKeyAuthenticator) private readonly authenticator: ApiKeyAuthenticator,
+    @Inject(TenantResolver) private readonly resolver: TenantResolver,
     private readonly router: ContainmentRouter,
-  ) {}
+  ) {
+    this.ownKeys = resolver instanceof ApiKeyTenantResolver;
+  }
+
+  /** Tenants come from our API keys, which the config validated. */
+  private readonly ownKeys: boolean;
 
   canActivate(context: ExecutionContext): boolean | Promise<boolean> {
     if (context.getType() !== 'http' || !this.takesTenant.get(context)) return true;
     const http = context.switchToHttp();
-    const state = callStateOf(http.getRequest<FastifyRequest>(), http.getResponse<FastifyReply>());
-    const caller = this.authenticator.authenticate(http.getRequest<FastifyRequest>().headers.authorization);
+    const request = http.getRequest<FastifyRequest>();
+    const state = callStateOf(request, http.getResponse<FastifyReply>());
+    const caller = this.resolver.resolve(request);
+    if (isPromiseLike(caller)) return Promise.resolve(caller).then((resolved) => this.routeCaller(state, resolved));
+    return this.routeCaller(state, caller);
+  }
+
+  private routeCaller(state: CallState, caller: Caller): boolean | Promise<boolean> {
+    // An app's own resolver is checked: a tenant names metric series and store keys.
+    if (!this.ownKeys && !NAME_PATTERN.test(caller.tenant)) {
+      throw new ResilienceError('internal', 'the tenant resolver returned an invalid tenant name');
+    }
     state.tenant = caller.tenant;
     const routed = this.router.route(caller);
     if (isPromiseLike(routed)) return Promise.resolve(routed).then((decision) => admit(state, decision));

@@ -1,7 +1,8 @@
-import { Global, Module } from '@nestjs/common';
+import { Module } from '@nestjs/common';
 import { APP_GUARD } from '@nestjs/core';
-import { AdminGuard, ApiKeyAuthenticator } from '../auth';
-import { BULKHEAD_CONFIG, type BulkheadConfig } from '../config';
+import { AdminGuard } from '../auth';
+import { CommonModule } from '../common/nest';
+import { ContainmentConfigurableModule } from './containment.module-definition';
 import { ContainmentAdminController } from './containment-admin.controller';
 import { ContainmentRouter } from './containment-router.service';
 import { ContainmentRoutingGuard } from './containment-routing.guard';
@@ -9,25 +10,22 @@ import { HttpPools } from './http-pools.service';
 import { TenantHttpClient } from './tenant-http-client';
 
 /**
- * Identity and containment: every route but health, metrics and admin gets an authenticated
- * tenant and the pool its containment snapshot gives; the two HTTP pools; `TenantHttpClient`;
- * the admin routes of containment snapshots.
+ * Containment: every route but those marked `@WithoutTenant()` gets the tenant of the app's
+ * TenantResolver (AuthModule) and the pool its containment snapshot gives; the two HTTP pools;
+ * `TenantHttpClient`; the admin routes of containment snapshots. The snapshots are in the
+ * ContainmentStore of StoreModule.
  */
-@Global()
 @Module({
-  controllers: [ContainmentAdminController],
+  imports: [CommonModule],
   providers: [
-    {
-      provide: ApiKeyAuthenticator,
-      useFactory: (config: BulkheadConfig) => new ApiKeyAuthenticator(config.auth),
-      inject: [BULKHEAD_CONFIG],
-    },
     ContainmentRouter,
     HttpPools,
     TenantHttpClient,
     AdminGuard,
     { provide: APP_GUARD, useClass: ContainmentRoutingGuard },
   ],
-  exports: [ApiKeyAuthenticator, ContainmentRouter, HttpPools, TenantHttpClient],
+  exports: [ContainmentRouter, HttpPools, TenantHttpClient],
 })
-export class ContainmentModule {}
+export class ContainmentModule extends ContainmentConfigurableModule {
+  static readonly routes = [ContainmentAdminController];
+}

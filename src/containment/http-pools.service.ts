@@ -1,6 +1,6 @@
 import { Inject, Injectable, type OnApplicationShutdown } from '@nestjs/common';
 import { CLOCK, type Clock } from '../common';
-import { BULKHEAD_CONFIG, type BulkheadConfig } from '../config';
+import { CONTAINMENT_MODULE_OPTIONS, type ContainmentModuleOptions } from './containment.module-definition';
 import type { PoolName } from './containment-decision';
 import { EgressPolicy } from './egress';
 import { HttpPool } from './http-pool';
@@ -11,8 +11,8 @@ export class HttpPools implements OnApplicationShutdown {
   readonly normal: HttpPool;
   readonly isolated: HttpPool;
 
-  constructor(@Inject(BULKHEAD_CONFIG) config: BulkheadConfig, @Inject(CLOCK) clock: Clock) {
-    const { pools, egress } = config.containment;
+  constructor(@Inject(CONTAINMENT_MODULE_OPTIONS) options: ContainmentModuleOptions, @Inject(CLOCK) clock: Clock) {
+    const { pools, egress } = options.containment;
     const policy = new EgressPolicy(egress);
     const common = { timeoutMs: pools.timeoutMs, pooledConnectionLifetimeMs: pools.pooledConnectionLifetimeMs };
     this.normal = new HttpPool(

@@ -2,6 +2,8 @@ export * from './containment-decision';
 export * from './containment-router.service';
 export * from './containment-snapshot';
 export * from './containment.module';
+export * from './containment.module-definition';
+export * from './containment-routing.guard';
 export * from './containment.store';
 export * from './http-pool';
 export * from './http-pools.service';

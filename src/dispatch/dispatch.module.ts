@@ -1,5 +1,7 @@
 import { Module } from '@nestjs/common';
 import { DiscoveryModule } from '@nestjs/core';
+import { CommonModule } from '../common/nest';
+import { EventsModule } from '../events';
 import { AttemptRunner } from './attempt-runner';
 import { BatchRunner } from './batch/batch-runner.service';
 import { CallExecutor } from './call-executor';
@@ -9,11 +11,18 @@ import { IdempotencyService } from './idempotency';
 import { ToolRegistry } from './tool-registry.service';
 import { ToolsController } from './tools.controller';
 
-/** The trusted tool registry, the call pipeline, and the tool routes. */
+/**
+ * The trusted tool registry (config tools and `@Tool` methods), the call pipeline, and the
+ * tool routes. It runs calls through the lanes, breakers, rate limits, budgets, containment
+ * and stores of the modules beside it (LanesModule, CircuitBreakerModule, RateLimitModule,
+ * BudgetModule, ContainmentModule, StoreModule), which it expects to be imported, global, in
+ * the same app: BulkheadModule brings them all.
+ */
 @Module({
-  imports: [DiscoveryModule],
-  controllers: [ToolsController],
+  imports: [DiscoveryModule, CommonModule, EventsModule],
   providers: [ToolRegistry, CallPipeline, CallExecutor, AttemptRunner, IdempotencyService, BatchRunner],
   exports: [ToolRegistry, CallPipeline, CallExecutor],
 })
-export class DispatchModule extends DispatchConfigurableModule {}
+export class DispatchModule extends DispatchConfigurableModule {
+  static readonly routes = [ToolsController];
+}

@@ -1,5 +1,5 @@
 import { Inject, Injectable, type OnModuleInit } from '@nestjs/common';
-import { DiscoveryService, MetadataScanner, Reflector } from '@nestjs/core';
+import { DiscoveryService, MetadataScanner } from '@nestjs/core';
 import { LaneRegistry } from '../bulkhead';
 import { BreakerRegistry, type BreakerSettings } from '../circuit-breaker';
 import { CLOCK, type Clock, ResilienceError } from '../common';
@@ -8,7 +8,7 @@ import { DISPATCH_MODULE_OPTIONS, type DispatchModuleOptions } from './dispatch.
 import { DEFAULT_RETRY_BUDGET, RetryBudget, type RetryBudgetSettings } from './retry/retry-budget';
 import { DEFAULT_RETRY, RetryPolicy, type RetrySettings } from './retry/retry-policy';
 import type { ToolDefinition, ToolHandler } from './tool';
-import { TOOL_METADATA, type ToolRegistration } from './tool.decorator';
+import { ToolMetadata, type ToolRegistration } from './tool.decorator';
 import { delay, validateDelay } from './tools/delay.tool';
 import { echo } from './tools/echo.tool';
 import { httpTool } from './tools/http.tool';
@@ -43,13 +43,12 @@ export class ToolRegistry implements OnModuleInit {
     @Inject(CLOCK) private readonly clock: Clock,
     private readonly discovery: DiscoveryService,
     private readonly scanner: MetadataScanner,
-    private readonly reflector: Reflector,
   ) {}
 
   onModuleInit(): void {
     const registrations = this.findToolMethods();
     const tools = new Map<string, ToolDefinition>();
-    for (const [id, config] of Object.entries(this.options.tools)) {
+    for (const [id, config] of Object.entries(this.options.tools ?? {})) {
       tools.set(id, this.fromConfig(id, config, registrations.get(id)));
     }
     for (const [id, registration] of registrations) {
@@ -162,9 +161,9 @@ export class ToolRegistry implements OnModuleInit {
       const instance = wrapper.instance as Record<string, unknown> | undefined;
       if (!instance || typeof instance !== 'object' || !wrapper.isDependencyTreeStatic()) continue;
       for (const name of this.scanner.getAllMethodNames(Object.getPrototypeOf(instance))) {
-        const method = instance[name] as ToolHandler;
-        const options = this.reflector.get<ToolRegistration | undefined>(TOOL_METADATA, method);
+        const options = this.discovery.getMetadataByDecorator(ToolMetadata, wrapper, name);
         if (!options) continue;
+        const method = instance[name] as ToolHandler;
         const where = `${instance.constructor.name}.${name}`;
         if (!NAME_PATTERN.test(options.id)) {
           throw new Error(`@Tool('${options.id}') on ${where}: a tool id is 1-64 letters, digits, "_", "-" or "."`);

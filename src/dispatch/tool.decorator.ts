@@ -1,4 +1,4 @@
-import { SetMetadata } from '@nestjs/common';
+import { DiscoveryService } from '@nestjs/core';
 import type { BreakerSettings } from '../circuit-breaker';
 import type { RetryBudgetSettings } from './retry/retry-budget';
 import type { RetrySettings } from './retry/retry-policy';
@@ -29,11 +29,11 @@ export interface ToolRegistration extends ToolOptions {
   id: string;
 }
 
-export const TOOL_METADATA = 'bulkhead:tool';
+/** The discoverable metadata behind `@Tool`: the registry reads it with DiscoveryService. */
+export const ToolMetadata = DiscoveryService.createDecorator<ToolRegistration>();
 
 /**
  * Registers a provider method as a tool, called as `method(args, context)`. Options in the
  * config file's `tools.<id>` (kind `code`) override the decorator's.
  */
-export const Tool = (id: string, options: ToolOptions): MethodDecorator =>
-  SetMetadata<string, ToolRegistration>(TOOL_METADATA, { id, ...options });
+export const Tool = (id: string, options: ToolOptions): MethodDecorator => ToolMetadata({ id, ...options });

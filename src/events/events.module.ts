@@ -1,5 +1,6 @@
 import { Global, Module } from '@nestjs/common';
 import { CLOCK, type Clock } from '../common';
+import { CommonModule } from '../common/nest';
 import { CallOutcomes } from './call-outcomes.service';
 import { EventLedger } from './event-ledger';
 import { EventsController } from './events.controller';
@@ -7,9 +8,13 @@ import { EventsController } from './events.controller';
 /** How many recent call outcomes `GET /v1/events` can show. */
 export const EVENT_LEDGER_CAPACITY = 1000;
 
+/**
+ * The event ledger and the call outcomes every call path reports to (metrics and the ledger
+ * listen). One per app, whichever modules import it.
+ */
 @Global()
 @Module({
-  controllers: [EventsController],
+  imports: [CommonModule],
   providers: [
     {
       provide: EventLedger,
@@ -21,3 +26,7 @@ export const EVENT_LEDGER_CAPACITY = 1000;
   exports: [EventLedger, CallOutcomes],
 })
 export class EventsModule {}
+
+/** `GET /v1/events`, the caller's tenant's recent events. */
+@Module({ imports: [EventsModule], controllers: [EventsController] })
+export class EventsRoutesModule {}

@@ -1,4 +1,4 @@
-import { Inject, Injectable } from '@nestjs/common';
+import { Inject, Injectable, Optional } from '@nestjs/common';
 import { HealthIndicatorService, type HealthIndicatorResult } from '@nestjs/terminus';
 import type Redis from 'ioredis';
 import { REDIS } from '../store';
@@ -12,11 +12,11 @@ import { REDIS } from '../store';
 export class RedisIndicator {
   constructor(
     private readonly indicators: HealthIndicatorService,
-    @Inject(REDIS) private readonly redis: Redis | null,
+    @Optional() @Inject(REDIS) private readonly redis: Redis | null,
   ) {}
 
   get configured(): boolean {
-    return this.redis !== null;
+    return this.redis != null;
   }
 
   check(): HealthIndicatorResult {

@@ -1,3 +1,4 @@
 export * from './connection-close.hook';
 export * from './lifecycle.module';
 export * from './lifecycle.service';
+export * from './lifecycle.module-definition';

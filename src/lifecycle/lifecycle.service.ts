@@ -1,20 +1,24 @@
-import { type BeforeApplicationShutdown, Inject, Injectable, Logger } from '@nestjs/common';
+import { type BeforeApplicationShutdown, Inject, Injectable, Logger, type OnModuleInit } from '@nestjs/common';
 import { HttpAdapterHost } from '@nestjs/core';
 import type { Server } from 'node:http';
+import type { FastifyInstance } from 'fastify';
+import { closeConnectionsWhileDraining } from './connection-close.hook';
 import { LaneRegistry } from '../bulkhead';
 import { CLOCK, type Clock, ResilienceError } from '../common';
-import { BULKHEAD_CONFIG, type BulkheadConfig } from '../config';
+import { LIFECYCLE_MODULE_OPTIONS, type LifecycleModuleOptions } from './lifecycle.module-definition';
+
+const DEFAULT_DRAIN_MS = 10_000;
 
 /** The answer of calls still unfinished when the drain time is over. */
 export const SHUTDOWN_STOPPED = new ResilienceError('stopped', 'the service shut down before the call finished');
 
 /**
- * The shutdown sequence of DESIGN.md: stop admission, flip readiness, let running and
+ * The shutdown sequence of docs/design.md ("Shutdown"): stop admission, flip readiness, let running and
  * waiting calls finish within `server.shutdownDrainMs`, then stop what is left as `stopped`.
  * Nest runs it before it closes the HTTP server, on `app.close()` or a shutdown signal.
  */
 @Injectable()
-export class Lifecycle implements BeforeApplicationShutdown {
+export class Lifecycle implements OnModuleInit, BeforeApplicationShutdown {
   private readonly logger = new Logger('Bulkhead');
   private drainingFlag = false;
   private drained: Promise<void> | undefined;
@@ -22,13 +26,19 @@ export class Lifecycle implements BeforeApplicationShutdown {
   constructor(
     private readonly lanes: LaneRegistry,
     private readonly adapterHost: HttpAdapterHost,
-    @Inject(BULKHEAD_CONFIG) private readonly config: BulkheadConfig,
+    @Inject(LIFECYCLE_MODULE_OPTIONS) private readonly options: LifecycleModuleOptions,
     @Inject(CLOCK) private readonly clock: Clock,
   ) {}
 
   /** True from the moment shutdown starts: readiness answers 503, responses close their connection. */
   get draining(): boolean {
     return this.drainingFlag;
+  }
+
+  /** Keep-alive clients are told to leave while draining, in whatever app this module is in. */
+  onModuleInit(): void {
+    const fastify = this.adapterHost.httpAdapter?.getInstance() as FastifyInstance | undefined;
+    if (typeof fastify?.addHook === 'function') closeConnectionsWhileDraining(fastify, this);
   }
 
   beforeApplicationShutdown(): Promise<void> {
@@ -45,9 +55,9 @@ export class Lifecycle implements BeforeApplicationShutdown {
     this.drainingFlag = true;
     this.lanes.close();
     // Keep-alive sockets with no request in flight would otherwise carry the next request
-    // into a closing server (PITFALLS.md 6).
+    // into a closing server (docs/pitfalls.md #6).
     (this.adapterHost.httpAdapter?.getHttpServer() as Server | undefined)?.closeIdleConnections?.();
-    const drainMs = this.config.server.shutdownDrainMs;
+    const drainMs = this.options.shutdownDrainMs ?? DEFAULT_DRAIN_MS;
     this.logger.log(`shutting down: admission stopped, draining for up to ${drainMs} ms`);
     let timer: unknown;
     const deadline = new Promise<false>((resolve) => {

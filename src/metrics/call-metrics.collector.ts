@@ -1,4 +1,4 @@
-import { Injectable, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
+import { Injectable, type OnModuleDestroy, type OnModuleInit, Optional } from '@nestjs/common';
 import { Counter } from 'prom-client';
 import { CallOutcomes } from '../events';
 import { HistogramFamily, type HistogramSeries } from './histogram-family';
@@ -22,11 +22,13 @@ export class CallMetricsCollector implements OnModuleInit, OnModuleDestroy {
   private readonly byTool = new Map<string, Map<string, HistogramSeries>>();
 
   constructor(
-    private readonly outcomes: CallOutcomes,
+    // Optional, like every collector's mechanism: metrics of what the app has.
+    @Optional() private readonly outcomes: CallOutcomes | null,
     private readonly registry: MetricsRegistry,
   ) {}
 
   onModuleInit(): void {
+    if (!this.outcomes) return;
     const durations = this.durations;
     this.durations.register(this.registry);
     new Counter({

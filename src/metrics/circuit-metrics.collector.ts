@@ -1,4 +1,4 @@
-import { Injectable, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
+import { Injectable, type OnModuleDestroy, type OnModuleInit, Optional } from '@nestjs/common';
 import { Counter, Gauge } from 'prom-client';
 import { BreakerRegistry, type CircuitState } from '../circuit-breaker';
 import { METRIC } from './metric-names';
@@ -13,12 +13,13 @@ export class CircuitMetricsCollector implements OnModuleInit, OnModuleDestroy {
   private dispose: (() => void) | undefined;
 
   constructor(
-    private readonly breakers: BreakerRegistry,
+    @Optional() private readonly breakers: BreakerRegistry | null,
     private readonly registry: MetricsRegistry,
   ) {}
 
   onModuleInit(): void {
     const breakers = this.breakers;
+    if (!breakers) return;
     new Gauge({
       name: METRIC.circuitState,
       help: 'Circuit state: 0 closed, 1 half open, 2 open',

@@ -1,4 +1,4 @@
-import { Injectable, type OnModuleInit } from '@nestjs/common';
+import { Injectable, type OnModuleInit, Optional } from '@nestjs/common';
 import { Counter, Gauge } from 'prom-client';
 import { ContainmentRouter, HttpPools } from '../containment';
 import { METRIC } from './metric-names';
@@ -8,13 +8,14 @@ import { MetricsRegistry } from './metrics-registry.provider';
 @Injectable()
 export class ContainmentMetricsCollector implements OnModuleInit {
   constructor(
-    private readonly router: ContainmentRouter,
-    private readonly pools: HttpPools,
+    @Optional() private readonly router: ContainmentRouter | null,
+    @Optional() private readonly pools: HttpPools | null,
     private readonly registry: MetricsRegistry,
   ) {}
 
   onModuleInit(): void {
     const { router, pools } = this;
+    if (!router || !pools) return;
     const registers = [this.registry];
     new Counter({
       name: METRIC.containmentRoutes,

@@ -1,3 +1,4 @@
 export * from './metric-names';
 export * from './metrics-registry.provider';
 export * from './metrics.module';
+export * from './metrics.module-definition';

@@ -1,4 +1,4 @@
-import { Injectable, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
+import { Injectable, type OnModuleDestroy, type OnModuleInit, Optional } from '@nestjs/common';
 import { Counter, Gauge, type Registry } from 'prom-client';
 import { type Lane, LaneRegistry } from '../bulkhead';
 import { HistogramFamily } from './histogram-family';
@@ -15,11 +15,12 @@ export class LaneMetricsCollector implements OnModuleInit, OnModuleDestroy {
   private readonly disposers: Array<() => void> = [];
 
   constructor(
-    private readonly lanes: LaneRegistry,
+    @Optional() private readonly lanes: LaneRegistry | null,
     private readonly registry: MetricsRegistry,
   ) {}
 
   onModuleInit(): void {
+    if (!this.lanes) return;
     const lanes = [...this.lanes.all()];
     const registers: Registry[] = [this.registry];
     gauge(METRIC.laneActive, 'Calls running in the lane now', registers, lanes, (lane) => lane.snapshot().active);

@@ -1,4 +1,4 @@
-/** Every metric name of API.md section 6, in one place. */
+/** Every metric name of docs/http-contract.md section 8, in one place. */
 export const METRIC = {
   laneActive: 'bulkhead_lane_active',
   laneWaiting: 'bulkhead_lane_waiting',

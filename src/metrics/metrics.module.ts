@@ -2,14 +2,18 @@ import { Module } from '@nestjs/common';
 import { CallMetricsCollector } from './call-metrics.collector';
 import { CircuitMetricsCollector } from './circuit-metrics.collector';
 import { ContainmentMetricsCollector } from './containment-metrics.collector';
-import { SharedStateMetricsCollector } from './shared-state-metrics.collector';
 import { LaneMetricsCollector } from './lane-metrics.collector';
+import { MetricsConfigurableModule } from './metrics.module-definition';
 import { metricsRegistryProvider, MetricsRegistry } from './metrics-registry.provider';
 import { MetricsController } from './metrics.controller';
+import { SharedStateMetricsCollector } from './shared-state-metrics.collector';
 
-/** `GET /metrics`: collectors subscribe to mechanism events; mechanisms never import prom-client. */
+/**
+ * `GET /metrics` and the app's prom-client registry (inject `MetricsRegistry` to add your own
+ * metrics). Collectors read the mechanisms of the modules present in the app when Prometheus
+ * scrapes; mechanisms never import prom-client.
+ */
 @Module({
-  controllers: [MetricsController],
   providers: [
     metricsRegistryProvider,
     LaneMetricsCollector,
@@ -20,4 +24,6 @@ import { MetricsController } from './metrics.controller';
   ],
   exports: [MetricsRegistry],
 })
-export class MetricsModule {}
+export class MetricsModule extends MetricsConfigurableModule {
+  static readonly routes = [MetricsController];
+}

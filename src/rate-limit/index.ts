@@ -4,3 +4,4 @@ export * from './redis-rate-limit.store';
 export * from './token-bucket';
 export * from './rate-limit.module';
 export * from './rate-limiter.service';
+export * from './rate-limit.module-definition';

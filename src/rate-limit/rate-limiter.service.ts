@@ -1,6 +1,6 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { type Awaitable, isPromiseLike, ResilienceError } from '../common';
-import { BULKHEAD_CONFIG, type BulkheadConfig } from '../config';
+import { RATE_LIMIT_MODULE_OPTIONS, type RateLimitModuleOptions } from './rate-limit.module-definition';
 import { type BucketRule, type RateLimitDecision, RateLimitStore } from './rate-limit.store';
 
 /** Where a response's headers go: the HTTP reply of the call. */
@@ -42,7 +42,7 @@ export class RateLimiter {
 
   constructor(
     @Inject(RateLimitStore) private readonly store: RateLimitStore,
-    @Inject(BULKHEAD_CONFIG) private readonly config: BulkheadConfig,
+    @Inject(RATE_LIMIT_MODULE_OPTIONS) private readonly config: RateLimitModuleOptions,
   ) {}
 
   /**

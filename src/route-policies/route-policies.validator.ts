@@ -1,4 +1,4 @@
-import { Injectable, type OnModuleInit } from '@nestjs/common';
+import { Injectable, type OnModuleInit, Optional } from '@nestjs/common';
 import { DiscoveryService, MetadataScanner, Reflector } from '@nestjs/core';
 import { LaneRegistry } from '../bulkhead';
 import { BreakerRegistry } from '../circuit-breaker';
@@ -17,8 +17,10 @@ export class RoutePoliciesValidator implements OnModuleInit {
     private readonly discovery: DiscoveryService,
     private readonly scanner: MetadataScanner,
     private readonly reflector: Reflector,
-    private readonly lanes: LaneRegistry,
-    private readonly breakers: BreakerRegistry,
+    // Optional, so an app may use one decorator without the other's module; a route that
+    // needs a missing one is refused below, by name.
+    @Optional() private readonly lanes: LaneRegistry | null,
+    @Optional() private readonly breakers: BreakerRegistry | null,
   ) {}
 
   onModuleInit(): void {
@@ -38,6 +40,7 @@ export class RoutePoliciesValidator implements OnModuleInit {
   private checkLane(route: { lane: string; queueTtlMs?: number } | undefined, where: string): void {
     if (!route) return;
     const decorator = `@Bulkhead('${route.lane}') on ${where}`;
+    if (!this.lanes) throw new Error(`${decorator}: import LanesModule (or BulkheadModule) into the app for its lanes`);
     if (!this.lanes.get(route.lane)) {
       throw new Error(`${decorator}: the config has no lane '${route.lane}' (lanes: ${this.lanes.names().join(', ')})`);
     }
@@ -52,6 +55,9 @@ export class RoutePoliciesValidator implements OnModuleInit {
       throw new Error(
         `@CircuitBreaker('${name}') on ${where}: a breaker name is 1-64 letters, digits, "_", "-" or ".", and not 'default'`,
       );
+    }
+    if (!this.breakers) {
+      throw new Error(`@CircuitBreaker('${name}') on ${where}: import CircuitBreakerModule (or BulkheadModule) into the app`);
     }
     this.breakers.register(name);
   }

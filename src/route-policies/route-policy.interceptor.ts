@@ -5,6 +5,7 @@ import {
   Inject,
   Injectable,
   type NestInterceptor,
+  Optional,
 } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import type { FastifyReply, FastifyRequest } from 'fastify';
@@ -27,7 +28,7 @@ interface RoutePlan {
 
 /**
  * The one interceptor behind `@Bulkhead` and `@CircuitBreaker` (each Nest interceptor costs
- * about a quarter of a route's throughput, PITFALLS.md 12): an open circuit refuses first,
+ * about a quarter of a route's throughput, docs/pitfalls.md #12): an open circuit refuses first,
  * then the lane admits, then the handler runs under the breaker. Route metadata is read once
  * per handler and cached. Nest creates one instance per module that uses the decorators, so
  * it depends only on global providers.
@@ -39,8 +40,9 @@ export class RoutePolicyInterceptor implements NestInterceptor {
 
   constructor(
     private readonly reflector: Reflector,
-    private readonly lanes: LaneRegistry,
-    private readonly breakers: BreakerRegistry,
+    // Optional: the validator refused at start every route that needs one that is missing.
+    @Optional() private readonly lanes: LaneRegistry | null,
+    @Optional() private readonly breakers: BreakerRegistry | null,
     private readonly outcomes: CallOutcomes,
     @Inject(CLOCK) private readonly clock: Clock,
   ) {}
@@ -114,8 +116,8 @@ export class RoutePolicyInterceptor implements NestInterceptor {
     const targets = [handler, controller];
     const route = this.reflector.getAllAndOverride(BulkheadMetadata, targets);
     const breakerName = this.reflector.getAllAndOverride(CircuitBreakerMetadata, targets);
-    const lane = route ? this.lanes.get(route.lane) : undefined;
-    const breaker = breakerName ? this.breakers.get(breakerName) : undefined;
+    const lane = route ? this.lanes?.get(route.lane) : undefined;
+    const breaker = breakerName ? this.breakers?.get(breakerName) : undefined;
     if (!lane && !breaker) return null;
     return { lane, queueTtlMs: route?.queueTtlMs, breaker, label: `${controller.name}.${handler.name}` };
   }

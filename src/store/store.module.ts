@@ -1,16 +1,24 @@
-import { Global, Inject, Injectable, type OnApplicationShutdown, Module } from '@nestjs/common';
+import { Inject, Injectable, Logger, type OnApplicationShutdown, Module } from '@nestjs/common';
 import type Redis from 'ioredis';
 import { BudgetStore, MemoryBudgetStore, RedisBudgetStore } from '../budget';
 import { CLOCK, type Clock } from '../common';
-import { BULKHEAD_CONFIG, type BulkheadConfig } from '../config';
+import { CommonModule } from '../common/nest';
 import { ContainmentStore, MemoryContainmentStore, RedisContainmentStore } from '../containment';
 import { IdempotencyStore, MemoryIdempotencyStore, RedisIdempotencyStore } from '../dispatch/idempotency';
 import { MemoryRateLimitStore, RateLimitStore, RedisRateLimitStore } from '../rate-limit';
 import { createRedisConnection, readyWithin } from './redis-connection';
 import { RedisKeys, RedisTime } from './redis-keys';
+import {
+  type CustomStores,
+  STORE_MODULE_OPTIONS,
+  StoreConfigurableModule,
+  type StoreModuleOptions,
+} from './store.module-definition';
 
 /** How long start-up waits for Redis before going on without it (readiness stays 503). */
 const BOOT_WAIT_MS = 3_000;
+const DEFAULT_PREFIX = 'bh:';
+const DEFAULT_IDEMPOTENCY_ENTRIES = 10_000;
 
 /** Injection token of the Redis connection; null with the memory store. */
 export const REDIS = Symbol('REDIS');
@@ -20,38 +28,47 @@ export const REDIS_TIME = Symbol('REDIS_TIME');
 
 type Stores = Array<{
   provide: symbol;
+  custom: keyof CustomStores;
   redis: (redis: Redis, keys: RedisKeys, time: RedisTime) => unknown;
-  memory: (config: BulkheadConfig, clock: Clock) => unknown;
+  memory: (options: StoreModuleOptions, clock: Clock) => unknown;
 }>;
 
 /** Every store interface, in memory and in Redis. */
 const STORES: Stores = [
   {
     provide: IdempotencyStore,
+    custom: 'idempotency',
     redis: (redis, keys, time) => new RedisIdempotencyStore(redis, keys, time),
-    memory: (config, clock) => new MemoryIdempotencyStore(clock, config.idempotency.maxEntries),
+    memory: (options, clock) =>
+      new MemoryIdempotencyStore(clock, options.idempotencyMaxEntries ?? DEFAULT_IDEMPOTENCY_ENTRIES),
   },
   {
     provide: ContainmentStore,
+    custom: 'containment',
     redis: (redis, keys) => new RedisContainmentStore(redis, keys),
     memory: () => new MemoryContainmentStore(),
   },
   {
     provide: RateLimitStore,
+    custom: 'rateLimit',
     redis: (redis, keys, time) => new RedisRateLimitStore(redis, keys, time),
-    memory: (_config, clock) => new MemoryRateLimitStore(clock),
+    memory: (_options, clock) => new MemoryRateLimitStore(clock),
   },
   {
     provide: BudgetStore,
+    custom: 'budget',
     redis: (redis, keys, time) => new RedisBudgetStore(redis, keys, time),
-    memory: (_config, clock) => new MemoryBudgetStore(clock),
+    memory: (_options, clock) => new MemoryBudgetStore(clock),
   },
 ];
+
+/** The connection this module opened itself, which it closes; an app's own client is the app's. */
+const OWN_CONNECTION = Symbol('OWN_REDIS_CONNECTION');
 
 /** Closes the Redis connection after everything else has stopped. */
 @Injectable()
 class RedisCloser implements OnApplicationShutdown {
-  constructor(@Inject(REDIS) private readonly redis: Redis | null) {}
+  constructor(@Inject(OWN_CONNECTION) private readonly redis: Redis | null) {}
 
   async onApplicationShutdown(): Promise<void> {
     if (!this.redis) return;
@@ -62,32 +79,54 @@ class RedisCloser implements OnApplicationShutdown {
 /**
  * The one seam for shared state: every store interface (idempotency, containment, rate limits,
  * budgets), in memory (the default: one process, nothing to install) or in Redis (several
- * replicas deciding as one), as the config's `store.kind` says.
+ * replicas deciding as one), as `store.kind` says; an app may pass its own ioredis client or
+ * its own implementation of any store.
  */
-@Global()
 @Module({
+  imports: [CommonModule],
   providers: [
     {
-      provide: REDIS,
-      useFactory: async (config: BulkheadConfig): Promise<Redis | null> => {
-        if (config.store.kind !== 'redis') return null;
-        const redis = createRedisConnection({ url: config.store.url, commandTimeoutMs: config.store.commandTimeoutMs });
+      provide: OWN_CONNECTION,
+      useFactory: async (options: StoreModuleOptions): Promise<Redis | null> => {
+        const store = options.store;
+        if (options.redis || store?.kind !== 'redis') return null;
+        const redis = createRedisConnection({ url: store.url, commandTimeoutMs: store.commandTimeoutMs });
         await readyWithin(redis, BOOT_WAIT_MS);
         return redis;
       },
-      inject: [BULKHEAD_CONFIG],
+      inject: [STORE_MODULE_OPTIONS],
+    },
+    {
+      provide: REDIS,
+      useFactory: (options: StoreModuleOptions, own: Redis | null): Redis | null => {
+        if (options.redis) warnOfOfflineQueue(options.redis);
+        return options.redis ?? own;
+      },
+      inject: [STORE_MODULE_OPTIONS, OWN_CONNECTION],
     },
     RedisCloser,
     { provide: REDIS_TIME, useFactory: () => new RedisTime() },
-    ...STORES.map(({ provide, redis, memory }) => ({
+    ...STORES.map(({ provide, custom, redis, memory }) => ({
       provide,
-      useFactory: (config: BulkheadConfig, clock: Clock, connection: Redis | null, time: RedisTime) =>
-        connection && config.store.kind === 'redis'
-          ? redis(connection, new RedisKeys(config.store.prefix), time)
-          : memory(config, clock),
-      inject: [BULKHEAD_CONFIG, CLOCK, REDIS, REDIS_TIME],
+      useFactory: (options: StoreModuleOptions, clock: Clock, connection: Redis | null, time: RedisTime) => {
+        const own = options.stores?.[custom];
+        if (own) return own;
+        if (!connection) return memory(options, clock);
+        const prefix = options.store?.kind === 'redis' ? options.store.prefix : DEFAULT_PREFIX;
+        return redis(connection, new RedisKeys(prefix), time);
+      },
+      inject: [STORE_MODULE_OPTIONS, CLOCK, REDIS, REDIS_TIME],
     })),
   ],
   exports: [REDIS, REDIS_TIME, IdempotencyStore, ContainmentStore, RateLimitStore, BudgetStore],
 })
-export class StoreModule {}
+export class StoreModule extends StoreConfigurableModule {}
+
+/** A client that queues commands while Redis is down holds decisions instead of failing them. */
+function warnOfOfflineQueue(redis: Redis): void {
+  if (redis.options.enableOfflineQueue !== false) {
+    new Logger('Bulkhead').warn(
+      'the Redis client given to StoreModule has its offline queue on: while Redis is down, decisions wait instead of failing fast',
+    );
+  }
+}

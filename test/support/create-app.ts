@@ -4,7 +4,7 @@ import { Test } from '@nestjs/testing';
 import { AppModule } from '../../src/app.module';
 import { appOptions, configureApp, createAdapter } from '../../src/bootstrap';
 import { CLOCK, type Clock, RANDOM, type Random } from '../../src/common';
-import { type BulkheadConfig, parseConfig } from '../../src/config';
+import { type BulkheadConfig, bulkheadConfigOf, parseConfig } from '../../src/config';
 import { REDIS_TIME, RedisTime } from '../../src/store';
 
 export interface TestApp {
@@ -36,10 +36,12 @@ export interface TestAppOptions {
  * be), listening on a free loopback port. Every test closes its app.
  */
 export async function createTestApp(document: Record<string, unknown>, options: TestAppOptions = {}): Promise<TestApp> {
-  const parsed = parseConfig(withTestDefaults(document), {});
+  const withDefaults = withTestDefaults(document);
+  const parsed = parseConfig(withDefaults, {});
   if (!parsed.ok) throw new Error(`invalid test config:\n${parsed.problems.join('\n')}`);
   const config = parsed.config;
-  let builder = Test.createTestingModule({ imports: [AppModule.forRoot(config), ...(options.imports ?? [])] });
+  const appModule = AppModule.forRoot({ config: bulkheadConfigOf(withDefaults, {}), examples: config.examples });
+  let builder = Test.createTestingModule({ imports: [appModule, ...(options.imports ?? [])] });
   if (options.clock) builder = builder.overrideProvider(CLOCK).useValue(options.clock);
   if (options.random) builder = builder.overrideProvider(RANDOM).useValue(options.random);
   if (options.redisOnClock && options.clock) {

@@ -7,3 +7,4 @@ export * from './framework-errors';
 export * from './unexpected-errors';
 export * from './without-tenant.decorator';
 export * from './route-cache';
+export * from './module-extras';

@@ -5,6 +5,8 @@ import type { ToolArguments } from '../tool';
 import { argumentsFingerprint } from './fingerprint';
 import { IdempotencyStore, type StoredOutcome } from './idempotency.store';
 
+/** How long a finished call's outcome is replayed when the options do not say. */
+const DEFAULT_RETENTION_MS = 60_000;
 /** How often a call looks again at a key another replica is running. */
 const IN_FLIGHT_POLL_MS = 100;
 
@@ -82,7 +84,7 @@ export class IdempotencyService {
   private lead(key: string, token: string): IdempotencyLead {
     const shared = deferred<StoredOutcome>();
     this.running.set(key, shared.promise);
-    const { retentionMs } = this.options.idempotency;
+    const retentionMs = this.options.idempotency?.retentionMs ?? DEFAULT_RETENTION_MS;
     return {
       kind: 'lead',
       finish: async (outcome, started) => {

@@ -1,0 +1,16 @@
+import { Inject, Injectable } from '@nestjs/common';
+import type { FastifyRequest } from 'fastify';
+import { ApiKeyAuthenticator, type Caller } from './api-key-authenticator';
+import { TenantResolver } from './tenant-resolver';
+
+/** The default {@link TenantResolver}: `Authorization: Bearer <key>` against `auth.apiKeys`. */
+@Injectable()
+export class ApiKeyTenantResolver extends TenantResolver {
+  constructor(@Inject(ApiKeyAuthenticator) private readonly authenticator: ApiKeyAuthenticator) {
+    super();
+  }
+
+  resolve(request: FastifyRequest): Caller {
+    return this.authenticator.authenticate(request.headers.authorization);
+  }
+}

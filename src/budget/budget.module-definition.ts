@@ -1,0 +1,14 @@
+import { ConfigurableModuleBuilder } from '@nestjs/common';
+import { DEFAULT_MODULE_EXTRAS, withExtras } from '../common/nest';
+import type { BulkheadConfig } from '../config';
+
+export interface BudgetModuleOptions {
+  /** The `budgets` section of the config file: period, default and per-tenant caps in USD. */
+  budgets: BulkheadConfig['budgets'];
+}
+
+export const { ConfigurableModuleClass: BudgetConfigurableModule, MODULE_OPTIONS_TOKEN: BUDGET_MODULE_OPTIONS } =
+  new ConfigurableModuleBuilder<BudgetModuleOptions>()
+    .setClassMethodName('forRoot')
+    .setExtras(DEFAULT_MODULE_EXTRAS, withExtras)
+    .build();

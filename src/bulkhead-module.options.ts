@@ -1,0 +1,74 @@
+import type { ModuleMetadata, Type } from '@nestjs/common';
+import type Redis from 'ioredis';
+import type { z } from 'zod';
+import type { TenantResolver } from './auth';
+import type { BulkheadConfig, configSchema } from './config';
+import type { CustomStores } from './store';
+
+/**
+ * Everything BulkheadModule configures, in the shape of the service's YAML file (README,
+ * "Configuration"): `lanes` (required), `tools`, `breakers`, `auth`, `containment`, `store`,
+ * `rateLimits`, `budgets`, `idempotency`, `server.shutdownDrainMs`. Validated at start like the
+ * file, with the same defaults; a problem stops the app with one line each.
+ */
+export type BulkheadConfigInput = z.input<typeof configSchema>;
+
+export interface BulkheadModuleOptions extends BulkheadConfigInput {
+  /**
+   * An ioredis client of the app's own for the shared state (rate limits, budgets, idempotency,
+   * containment), instead of connecting to `store.url`. Made with `enableOfflineQueue: false`
+   * and a short `commandTimeout`, or an outage holds decisions instead of failing them.
+   */
+  redis?: Redis;
+  /** The app's own implementation of any store interface, in place of memory or Redis. */
+  stores?: CustomStores;
+}
+
+/** Which of the service's own routes are mounted; each true unless set false. */
+export interface BulkheadRoutes {
+  /** `POST /v1/tools/{id}/invoke`, `POST /v1/tools/batch`. */
+  tools?: boolean;
+  /** `GET /v1/lanes`. */
+  lanes?: boolean;
+  /** `GET /v1/circuits`. */
+  circuits?: boolean;
+  /** `GET /v1/events`. */
+  events?: boolean;
+  /** `/v1/admin/...`: circuits, containment, budgets (404 anyway without `auth.adminToken`). */
+  admin?: boolean;
+  /** `GET /metrics`. */
+  metrics?: boolean;
+  /** `GET /health/live`, `GET /health/ready`. */
+  health?: boolean;
+}
+
+/** What is fixed when the module is imported, beside options that may come from a factory. */
+export interface BulkheadModuleExtras {
+  /** Its providers (TenantHttpClient, LaneRegistry, ...) can be injected anywhere in the app. @default true */
+  isGlobal?: boolean;
+  /** The service's own routes: all (true), none (false), or some. @default true */
+  routes?: boolean | BulkheadRoutes;
+  /** The app's own identity instead of Bulkhead's API keys: a class Nest builds with its injections. */
+  tenantResolver?: Type<TenantResolver>;
+  /**
+   * Every failure of every route answers with Bulkhead's error envelope (a global exception
+   * filter). False: the app maps `ResilienceError` itself (its `status` and `toEnvelope`).
+   * @default true
+   */
+  errorEnvelope?: boolean;
+}
+
+export interface BulkheadModuleAsyncOptions extends BulkheadModuleExtras, Pick<ModuleMetadata, 'imports'> {
+  // Nest's own factory signature: any injections, in `inject` order.
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  useFactory: (...args: any[]) => BulkheadModuleOptions | Promise<BulkheadModuleOptions>;
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  inject?: any[];
+}
+
+/** The options once validated: the config with every default, and the code-only parts. */
+export interface ResolvedBulkheadOptions {
+  config: BulkheadConfig;
+  redis?: Redis;
+  stores?: CustomStores;
+}

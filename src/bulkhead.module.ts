@@ -1,0 +1,144 @@
+import { type DynamicModule, Module } from '@nestjs/common';
+import { APP_FILTER } from '@nestjs/core';
+import { AuthModule } from './auth';
+import { BudgetModule } from './budget';
+import { LanesModule } from './bulkhead';
+import type {
+  BulkheadModuleAsyncOptions,
+  BulkheadModuleExtras,
+  BulkheadModuleOptions,
+  BulkheadRoutes,
+  ResolvedBulkheadOptions,
+} from './bulkhead-module.options';
+import { CircuitBreakerModule } from './circuit-breaker';
+import { CommonModule, EnvelopeExceptionFilter } from './common/nest';
+import { type BulkheadConfig, ConfigError, validateConfig } from './config';
+import { ContainmentModule } from './containment';
+import { DispatchModule } from './dispatch';
+import { EventsModule, EventsRoutesModule } from './events';
+import { HealthModule } from './health';
+import { LifecycleModule } from './lifecycle';
+import { MetricsModule } from './metrics';
+import { RateLimitModule } from './rate-limit';
+import { RoutePoliciesModule } from './route-policies';
+import { StoreModule } from './store';
+
+/** Injection token of the validated {@link ResolvedBulkheadOptions}. */
+export const BULKHEAD_OPTIONS = Symbol('BULKHEAD_OPTIONS');
+
+/** Holds the options once, for every feature module's slice. */
+@Module({})
+class BulkheadOptionsModule {}
+
+/**
+ * Everything in one import: lanes and `@Bulkhead`, breakers and `@CircuitBreaker`, tools and
+ * `@Tool`, identity, containment and its two HTTP pools (`TenantHttpClient`), rate limits,
+ * budgets, the stores, metrics, health and the drain on shutdown. Each feature module is
+ * imported with its own slice of the options and can also be imported alone.
+ *
+ * ```ts
+ * BulkheadModule.forRoot({ lanes: { render: { concurrency: 4, queueCapacity: 8 } } })
+ * BulkheadModule.forRootAsync({ inject: [ConfigService], useFactory: (config) => config.get('bulkhead') })
+ * ```
+ */
+@Module({})
+export class BulkheadModule {
+  static forRoot(options: BulkheadModuleOptions & BulkheadModuleExtras): DynamicModule {
+    const { isGlobal, routes, tenantResolver, errorEnvelope, ...rest } = options;
+    return this.forRootAsync({ isGlobal, routes, tenantResolver, errorEnvelope, useFactory: () => rest });
+  }
+
+  static forRootAsync(options: BulkheadModuleAsyncOptions): DynamicModule {
+    const optionsModule: DynamicModule = {
+      module: BulkheadOptionsModule,
+      imports: options.imports ?? [],
+      providers: [
+        {
+          provide: BULKHEAD_OPTIONS,
+          useFactory: async (...args: unknown[]) => resolveOptions(await options.useFactory(...args)),
+          inject: options.inject ?? [],
+        },
+      ],
+      exports: [BULKHEAD_OPTIONS],
+    };
+    const slice = <T>(pick: (config: BulkheadConfig, resolved: ResolvedBulkheadOptions) => T) => ({
+      imports: [optionsModule],
+      inject: [BULKHEAD_OPTIONS],
+      useFactory: (resolved: ResolvedBulkheadOptions) => pick(resolved.config, resolved),
+    });
+    const routes = routeSwitches(options.routes);
+    const modules = [
+      CommonModule,
+      EventsModule,
+      AuthModule.forRootAsync({ ...slice((config) => config.auth), tenantResolver: options.tenantResolver }),
+      StoreModule.forRootAsync(
+        slice((config, { redis, stores }) => ({
+          store: config.store,
+          redis,
+          stores,
+          idempotencyMaxEntries: config.idempotency.maxEntries,
+        })),
+      ),
+      LanesModule.forRootAsync({ ...slice((config) => ({ lanes: config.lanes })), routes: routes.lanes }),
+      CircuitBreakerModule.forRootAsync({
+        ...slice((config) => ({ breakers: config.breakers })),
+        routes: routes.circuits,
+      }),
+      ContainmentModule.forRootAsync({
+        ...slice((config) => ({ containment: config.containment, tenants: keyTenants(config) })),
+        routes: routes.admin,
+      }),
+      RateLimitModule.forRootAsync(slice((config) => ({ rateLimits: config.rateLimits }))),
+      BudgetModule.forRootAsync({ ...slice((config) => ({ budgets: config.budgets })), routes: routes.admin }),
+      DispatchModule.forRootAsync({
+        ...slice((config) => ({ tools: config.tools, idempotency: config.idempotency })),
+        routes: routes.tools,
+      }),
+      RoutePoliciesModule,
+      LifecycleModule.forRootAsync(slice((config) => ({ shutdownDrainMs: config.server.shutdownDrainMs }))),
+      MetricsModule.forRootAsync({ ...slice((config) => ({ tenants: labelTenants(config) })), routes: routes.metrics }),
+      ...(routes.events ? [EventsRoutesModule] : []),
+      ...(routes.health ? [HealthModule] : []),
+    ];
+    return {
+      module: BulkheadModule,
+      global: options.isGlobal ?? true,
+      imports: modules,
+      exports: modules,
+      providers: options.errorEnvelope === false ? [] : [{ provide: APP_FILTER, useClass: EnvelopeExceptionFilter }],
+    };
+  }
+}
+
+/** Validates the options as the config file would be; every problem at once. */
+function resolveOptions(options: BulkheadModuleOptions): ResolvedBulkheadOptions {
+  const { redis, stores, ...document } = options;
+  const result = validateConfig(document);
+  if (!result.ok) throw new ConfigError('BulkheadModule options', result.problems);
+  return { config: result.config, redis, stores };
+}
+
+function routeSwitches(routes: boolean | BulkheadRoutes | undefined): Required<BulkheadRoutes> {
+  const all = routes !== false;
+  const some = typeof routes === 'object' ? routes : {};
+  return {
+    tools: some.tools ?? all,
+    lanes: some.lanes ?? all,
+    circuits: some.circuits ?? all,
+    events: some.events ?? all,
+    admin: some.admin ?? all,
+    metrics: some.metrics ?? all,
+    health: some.health ?? all,
+  };
+}
+
+/** The API keys' tenants: vouched for, so they start in the normal pool. */
+function keyTenants(config: BulkheadConfig): string[] {
+  return [...new Set(config.auth.apiKeys.map((key) => key.tenant))];
+}
+
+/** Every tenant the config names: these, and only these, are metric labels. */
+function labelTenants(config: BulkheadConfig): string[] {
+  const named = [...keyTenants(config), ...Object.keys(config.rateLimits.tenants), ...Object.keys(config.budgets.tenants)];
+  return [...new Set(named)];
+}

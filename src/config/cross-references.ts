@@ -1,0 +1,33 @@
+import { NAME_PATTERN } from './schema-helpers';
+
+/**
+ * Problems between sections (a tool naming a lane that does not exist, a breaker named like a
+ * tool), found on the document as written, so that they are reported together with every
+ * other problem instead of only once the rest of the file is valid. Only names that are
+ * themselves well formed are checked: a bad name is reported once, as a bad name.
+ */
+export function crossReferenceProblems(document: unknown): string[] {
+  if (!isMapping(document)) return [];
+  const lanes = isMapping(document.lanes) ? Object.keys(document.lanes) : [];
+  const tools = isMapping(document.tools) ? document.tools : {};
+  const breakers = isMapping(document.breakers) ? Object.keys(document.breakers) : [];
+  const problems: string[] = [];
+  for (const breaker of breakers) {
+    if (NAME_PATTERN.test(breaker) && Object.hasOwn(tools, breaker)) {
+      problems.push(`breakers.${breaker}: is the breaker of tool '${breaker}': set it under tools.${breaker}.breaker`);
+    }
+  }
+  // With no lanes at all, that is the problem to report, not every tool's lane.
+  if (lanes.length === 0) return problems;
+  for (const [toolId, definition] of Object.entries(tools)) {
+    const lane = isMapping(definition) ? definition.lane : undefined;
+    if (typeof lane === 'string' && NAME_PATTERN.test(lane) && !lanes.includes(lane)) {
+      problems.push(`tools.${toolId}.lane: unknown lane '${lane}' (lanes: ${lanes.join(', ')})`);
+    }
+  }
+  return problems;
+}
+
+function isMapping(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}

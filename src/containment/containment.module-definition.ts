@@ -1,0 +1,21 @@
+import { ConfigurableModuleBuilder } from '@nestjs/common';
+import { DEFAULT_MODULE_EXTRAS, withExtras } from '../common/nest';
+import type { BulkheadConfig } from '../config';
+
+export interface ContainmentModuleOptions {
+  /** The `containment` section of the config file: default posture, the two pools, egress rules. */
+  containment: BulkheadConfig['containment'];
+  /**
+   * Tenants the app vouches for, seeded `not_contained` at start so they use the normal pool
+   * until an operator says otherwise (the API keys' tenants). @default []
+   */
+  tenants?: readonly string[];
+}
+
+export const {
+  ConfigurableModuleClass: ContainmentConfigurableModule,
+  MODULE_OPTIONS_TOKEN: CONTAINMENT_MODULE_OPTIONS,
+} = new ConfigurableModuleBuilder<ContainmentModuleOptions>()
+  .setClassMethodName('forRoot')
+  .setExtras(DEFAULT_MODULE_EXTRAS, withExtras)
+  .build();

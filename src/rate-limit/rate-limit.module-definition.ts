@@ -1,0 +1,13 @@
+import { ConfigurableModuleBuilder } from '@nestjs/common';
+import type { BulkheadConfig } from '../config';
+
+export interface RateLimitModuleOptions {
+  /** The `rateLimits` section of the config file: per-tenant rpm/tpm, fail mode, enforce. */
+  rateLimits: BulkheadConfig['rateLimits'];
+}
+
+export const { ConfigurableModuleClass: RateLimitConfigurableModule, MODULE_OPTIONS_TOKEN: RATE_LIMIT_MODULE_OPTIONS } =
+  new ConfigurableModuleBuilder<RateLimitModuleOptions>()
+    .setClassMethodName('forRoot')
+    .setExtras({ isGlobal: true }, (definition, extras) => ({ ...definition, global: extras.isGlobal }))
+    .build();

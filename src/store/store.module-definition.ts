@@ -1,0 +1,37 @@
+import { ConfigurableModuleBuilder } from '@nestjs/common';
+import type Redis from 'ioredis';
+import type { BudgetStore } from '../budget';
+import type { BulkheadConfig } from '../config';
+import type { ContainmentStore } from '../containment';
+import type { IdempotencyStore } from '../dispatch/idempotency';
+import type { RateLimitStore } from '../rate-limit';
+
+/** Store implementations of an app's own, each in place of the memory or Redis one. */
+export interface CustomStores {
+  idempotency?: IdempotencyStore;
+  containment?: ContainmentStore;
+  rateLimit?: RateLimitStore;
+  budget?: BudgetStore;
+}
+
+export interface StoreModuleOptions {
+  /** The `store` section of the config file: memory, or Redis with its URL and key prefix. @default { kind: 'memory' } */
+  store?: BulkheadConfig['store'];
+  /**
+   * An ioredis client of the app's own, used instead of connecting to `store.url` (Redis
+   * stores then, keys under `store.prefix`, default `bh:`). The app keeps it: it is not closed
+   * here. Make it with `enableOfflineQueue: false` and a short `commandTimeout`, or a Redis
+   * outage holds decisions instead of failing them (`createRedisConnection` does both).
+   */
+  redis?: Redis;
+  /** Store implementations of the app's own; the others stay memory or Redis. */
+  stores?: CustomStores;
+  /** Most idempotency keys the memory store keeps. @default 10000 */
+  idempotencyMaxEntries?: number;
+}
+
+export const { ConfigurableModuleClass: StoreConfigurableModule, MODULE_OPTIONS_TOKEN: STORE_MODULE_OPTIONS } =
+  new ConfigurableModuleBuilder<StoreModuleOptions>()
+    .setClassMethodName('forRoot')
+    .setExtras({ isGlobal: true }, (definition, extras) => ({ ...definition, global: extras.isGlobal }))
+    .build();
