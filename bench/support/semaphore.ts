@@ -1,6 +1,6 @@
 /**
  * The baseline: the semaphore people write by hand, a count and an array of waiting resolvers
- * around async/await (the one PITFALLS.md 14 measured at 9.5 M/s uncontended).
+ * around async/await (the one docs/pitfalls.md #14 measured at 9.5 M/s uncontended).
  */
 export class Semaphore {
   private active = 0;

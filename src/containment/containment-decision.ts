@@ -57,7 +57,7 @@ const ROUTED = {
 } as const;
 
 /**
- * The routing table of DESIGN.md, failing closed toward isolation: only a snapshot of exactly
+ * The routing table of docs/design.md ("Containment"), failing closed toward isolation: only a snapshot of exactly
  * this tenant saying `not_contained` or `released` gives the normal pool. `snapshot` is
  * undefined when the store failed.
  */

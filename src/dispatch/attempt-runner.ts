@@ -69,7 +69,7 @@ class AttemptHttp implements ToolHttp {
 
 /**
  * Starts one attempt of a tool with its own AbortController (never one shared by the
- * breaker, PITFALLS.md 2): aborted when the call is, and at the attempt's deadline. The
+ * breaker, docs/pitfalls.md #2): aborted when the call is, and at the attempt's deadline. The
  * caller hears `timeout` at the deadline, right after the handler was told to stop; whoever
  * holds the lane slot waits for `settled`, as the work has not stopped until the handler
  * returns. A handler's own unexpected error becomes `internal`, without its message.

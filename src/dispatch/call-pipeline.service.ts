@@ -31,7 +31,7 @@ export interface ToolCall {
   headers?: HeaderSink;
 }
 
-/** The success body of API.md section 2. */
+/** The success body of docs/http-contract.md section 4. */
 export interface ToolCallSuccess {
   callId: string;
   toolId: string;
@@ -56,7 +56,7 @@ interface CallProgress extends ExecutionProgress {
 const LEASE_MARGIN_MS = 5_000;
 
 /**
- * One tool call through the steps of API.md section 3, in order. Each step is a small
+ * One tool call through the steps of docs/http-contract.md section 5, in order. Each step is a small
  * injectable; a step that refuses the call leaves no trace in the steps after it.
  */
 @Injectable()

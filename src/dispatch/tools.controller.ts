@@ -12,7 +12,7 @@ import { ToolRegistry } from './tool-registry.service';
 
 /**
  * The tool routes. They call the pipeline directly, with no interceptor on the way: on
- * Nest + Fastify each interceptor costs about a quarter of a route's throughput (PITFALLS.md 12).
+ * Nest + Fastify each interceptor costs about a quarter of a route's throughput (docs/pitfalls.md #12).
  */
 @Controller('v1/tools')
 export class ToolsController {

@@ -6,7 +6,7 @@ import { send } from '../support/http-client';
 const INVOKE = '/v1/tools/echo/invoke';
 
 /**
- * Every failure of every route is the envelope of API.md section 4, whoever refused the
+ * Every failure of every route is the envelope of docs/http-contract.md section 6, whoever refused the
  * request: our code, Nest's router or Fastify's body parsing. None shows a stack or a path.
  */
 describe('the error envelope on every route', () => {

@@ -4,7 +4,7 @@ import { listeningPort, spawnService, type ServiceProcess } from '../support/spa
 
 /**
  * Start-up of the real process (src/main.ts in a child process) from a config file:
- * API.md section 5. A bad config stops start-up with exit code 1 and one line per problem;
+ * docs/http-contract.md section 7. A bad config stops start-up with exit code 1 and one line per problem;
  * a good one serves, and SIGTERM ends it with exit code 0.
  */
 

@@ -33,7 +33,7 @@ async function forward(http: TenantHttpClient, body: unknown, signal: AbortSigna
   return { status: response.statusCode, echoed: JSON.parse(response.body.toString('utf8')) as unknown };
 }
 
-/** A company's own controller that calls its dependency through TenantHttpClient, as API.md §7 shows. */
+/** A company's own controller that calls its dependency through TenantHttpClient, as docs/http-contract.md section 9 describes. */
 @Controller('test/outbound')
 class OutboundController {
   constructor(@Inject(TenantHttpClient) private readonly http: TenantHttpClient) {}

@@ -7,7 +7,7 @@ import { listeningPort, spawnService, type ServiceProcess } from '../support/spa
 import { hang, Upstream } from '../support/upstream';
 
 /**
- * The shutdown sequence of DESIGN.md ("Lane semantics: Shutdown") on the real process:
+ * The shutdown sequence of docs/design.md ("Lanes: Shutdown") on the real process:
  * src/main.ts in a child process, a real signal, a real upstream held by hand. Nothing here
  * measures time; the tests check what happens, in which order, and how the process ends.
  */

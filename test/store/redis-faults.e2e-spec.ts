@@ -282,7 +282,7 @@ describe('Redis stopped and started again under the service', () => {
 
   it('replays nothing on reconnect after a connection cut while Redis keeps its scripts', async () => {
     // A restarted Redis has no scripts, so a replayed EVALSHA would fail NOSCRIPT and hide a
-    // replay; a cut link keeps Redis (and its script cache) running (PITFALLS.md 8).
+    // replay; a cut link keeps Redis (and its script cache) running (docs/pitfalls.md #8).
     link = await RedisLink.open(redis!);
     const app = await startApp('open', link.url);
     const before = await invoke(app.url, 'charge', {}, acme.headers);

@@ -1,7 +1,7 @@
 import type { ErrorKind } from './error-kinds';
 import type { ResilienceError } from './resilience-error';
 
-/** The body of every failure response (API.md section 4). */
+/** The body of every failure response (docs/http-contract.md section 6). */
 export interface ErrorEnvelope {
   error: {
     kind: ErrorKind;

@@ -8,7 +8,7 @@ interface ErrorKindSpec {
 }
 
 /**
- * The error kinds of the API contract (API.md section 4): the HTTP status, the JSON-RPC code
+ * The error kinds of the API contract (docs/http-contract.md section 6): the HTTP status, the JSON-RPC code
  * and the retry rule of each live here and nowhere else.
  */
 export const ERROR_KINDS = {

@@ -2,7 +2,7 @@ import { toEnvelope } from './envelope';
 import { ERROR_KINDS, type ErrorKind } from './error-kinds';
 import { isResilienceError, ResilienceError } from './resilience-error';
 
-/** The table of API.md section 4, written out here so the code cannot grade itself. */
+/** The table of docs/http-contract.md section 6, written out here so the code cannot grade itself. */
 const CONTRACT: Array<[ErrorKind, number, number]> = [
   ['invalid_request', 400, -32600],
   ['schema', 400, -32602],

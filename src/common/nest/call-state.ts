@@ -32,7 +32,7 @@ type WithCallState = FastifyRequest & { [CALL_STATE]?: CallState };
 /**
  * The call state of this request, created on first use. Creating it starts watching for the
  * client going away: on a POST the request's 'close' fires as soon as the body is read, so the
- * reliable signal is the response closing before it was fully written (PITFALLS.md 5).
+ * reliable signal is the response closing before it was fully written (docs/pitfalls.md #5).
  */
 export function callStateOf(request: FastifyRequest, reply: FastifyReply): CallState {
   const holder = request as WithCallState;

@@ -19,7 +19,7 @@ const systemLookup: Lookup = async (hostname) => {
 };
 
 /**
- * An undici connector that enforces the egress policy at connect time (PITFALLS.md 3): pass it
+ * An undici connector that enforces the egress policy at connect time (docs/pitfalls.md #3): pass it
  * as `new Agent({ connect: egressConnector(policy, options) })`. It refuses other schemes and
  * hosts outside allowHosts, checks an IP literal before connecting, resolves a name itself and
  * refuses it if ANY address is denied, connects to the checked address (so nothing resolves

@@ -2,7 +2,7 @@ import { isIP } from 'node:net';
 import ipaddr from 'ipaddr.js';
 import { ResilienceError } from '../../common';
 
-/** Where outbound HTTP may go (`containment.egress` in the config, API.md section 5). */
+/** Where outbound HTTP may go (`containment.egress` in the config, docs/http-contract.md section 7). */
 export interface EgressRules {
   /** Hosts a URL may name, matched exactly (case and a trailing dot aside); `*` allows any. */
   allowHosts: string[];

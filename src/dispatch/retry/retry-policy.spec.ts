@@ -9,7 +9,7 @@ function policy(overrides: Partial<RetrySettings> = {}): RetryPolicy {
 const ALMOST_ONE = () => 1 - Number.EPSILON / 2;
 const ZERO = () => 0;
 
-/** Which kinds the contract retries (API.md section 4), written out so the code cannot grade itself. */
+/** Which kinds the contract retries (docs/http-contract.md section 6), written out so the code cannot grade itself. */
 const RETRY_RULES: Array<[ErrorKind, 'always' | 'idempotent_only' | 'never']> = [
   ['invalid_request', 'never'],
   ['schema', 'never'],
