@@ -1,12 +1,12 @@
 import { type DynamicModule, Module } from '@nestjs/common';
 import { ConfigModule } from '@nestjs/config';
 import { BulkheadModule } from './bulkhead.module';
-import { bulkheadConfig, type BulkheadConfigNamespace, type BulkheadConfigType } from './config';
+import type { BulkheadConfigNamespace, BulkheadConfigType } from './config';
 import { ExampleModule } from './example/example.module';
 
 export interface AppModuleOptions {
-  /** The config namespace: the YAML file `BULKHEAD_CONFIG` names, unless tests give a document's. */
-  config?: BulkheadConfigNamespace;
+  /** The config namespace: `bulkheadConfig` (the file `BULKHEAD_CONFIG` names), or a document's (`bulkheadConfigOf`). */
+  config: BulkheadConfigNamespace;
   /** Mounts the example controller (`examples: true` in the file). @default false */
   examples?: boolean;
 }
@@ -17,8 +17,8 @@ export interface AppModuleOptions {
  */
 @Module({})
 export class AppModule {
-  static forRoot(options: AppModuleOptions = {}): DynamicModule {
-    const config = options.config ?? bulkheadConfig;
+  static forRoot(options: AppModuleOptions): DynamicModule {
+    const { config } = options;
     return {
       module: AppModule,
       imports: [

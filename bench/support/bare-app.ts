@@ -205,7 +205,11 @@ async function createServiceApp(): Promise<NestFastifyApplication> {
   const { config } = loaded;
   const root: DynamicModule = {
     module: BenchAppModule,
-    imports: [dist.appModule.AppModule.forRoot(config), policyRouteModule(dist.routePolicies), InterceptorRouteModule],
+    imports: [
+      dist.appModule.AppModule.forRoot({ config: dist.config.bulkheadConfigOf(document) }),
+      policyRouteModule(dist.routePolicies),
+      InterceptorRouteModule,
+    ],
   };
   const app = await NestFactory.create<NestFastifyApplication>(
     root,

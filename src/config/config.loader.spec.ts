@@ -218,10 +218,37 @@ describe('config loader', () => {
       ]);
     });
 
-    it('does not check tool lanes when a lane is missing a required key', () => {
+    it('reports an unknown lane together with a lane that is missing a required key', () => {
       const doc = { lanes: { render: { concurrency: 1 } }, tools: { x: { lane: 'nope', kind: 'code' } } };
 
-      expect(problemsOf(parseConfig(doc, {}))).toEqual(['lanes.render.queueCapacity: is required']);
+      expect(problemsOf(parseConfig(doc, {}))).toEqual([
+        'lanes.render.queueCapacity: is required',
+        "tools.x.lane: unknown lane 'nope' (lanes: render)",
+      ]);
+    });
+
+    it('reports an unknown lane together with the problems of other tools', () => {
+      const doc = document({
+        tools: { x: { lane: 'rendr', kind: 'code' }, y: { lane: 'render', kind: 'http', url: 'ftp://a/' } },
+      });
+
+      expect(problemsOf(parseConfig(doc, {}))).toEqual([
+        expect.stringMatching(/^tools\.y\.url: /),
+        "tools.x.lane: unknown lane 'rendr' (lanes: render)",
+      ]);
+    });
+
+    it('reports a breaker named like a tool together with the other problems', () => {
+      const doc = document({
+        lanes: { render: { concurrency: 0, queueCapacity: 1 } },
+        tools: { x: { lane: 'render', kind: 'code' } },
+        breakers: { x: { volumeThreshold: 3 } },
+      });
+
+      expect(problemsOf(parseConfig(doc, {}))).toEqual([
+        'lanes.render.concurrency: must be an integer from 1 to 4096',
+        "breakers.x: is the breaker of tool 'x': set it under tools.x.breaker",
+      ]);
     });
 
     it.each(['bad name', '_render', 'a'.repeat(65)])('reports the lane name %p', (laneName) => {

@@ -3,7 +3,7 @@ import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { request } from 'undici';
 import { AppModule } from '../app.module';
 import { appOptions, configureApp, createAdapter } from '../bootstrap';
-import { type BulkheadConfig, parseConfig } from '../config';
+import { bulkheadConfigOf, parseConfig } from '../config';
 import { DemoUpstream } from './demo-upstream';
 
 export interface DemoSummary {
@@ -21,26 +21,21 @@ interface Answer {
 }
 
 /** The demo's lanes and tools: seed 000's render (C=1, Q=2) and notes (C=1, Q=1). */
-function demoConfig(renderUrl: string): BulkheadConfig {
-  const parsed = parseConfig(
-    {
-      server: { port: 0, host: '127.0.0.1', shutdownDrainMs: 2000 },
-      // Local callers without a key; the renderer stands in on loopback, which egress must allow.
-      auth: { allowAnonymous: true },
-      containment: { egress: { allowHosts: ['127.0.0.1'], allowPrivateCidrs: ['127.0.0.1/32'] } },
-      lanes: {
-        render: { concurrency: 1, queueCapacity: 2, queueTtlMs: 30_000 },
-        notes: { concurrency: 1, queueCapacity: 1 },
-      },
-      tools: {
-        render_preview: { lane: 'render', kind: 'http', url: renderUrl, timeoutMs: 10_000 },
-        read_notes: { lane: 'notes', kind: 'builtin', builtin: 'echo' },
-      },
+function demoDocument(renderUrl: string): Record<string, unknown> {
+  return {
+    server: { port: 0, host: '127.0.0.1', shutdownDrainMs: 2000 },
+    // Local callers without a key; the renderer stands in on loopback, which egress must allow.
+    auth: { allowAnonymous: true },
+    containment: { egress: { allowHosts: ['127.0.0.1'], allowPrivateCidrs: ['127.0.0.1/32'] } },
+    lanes: {
+      render: { concurrency: 1, queueCapacity: 2, queueTtlMs: 30_000 },
+      notes: { concurrency: 1, queueCapacity: 1 },
     },
-    {},
-  );
-  if (!parsed.ok) throw new Error(parsed.problems.join('\n'));
-  return parsed.config;
+    tools: {
+      render_preview: { lane: 'render', kind: 'http', url: renderUrl, timeoutMs: 10_000 },
+      read_notes: { lane: 'notes', kind: 'builtin', builtin: 'echo' },
+    },
+  };
 }
 
 /**
@@ -50,9 +45,12 @@ function demoConfig(renderUrl: string): BulkheadConfig {
  */
 export async function runSeed000Demo(print: (line: string) => void): Promise<DemoSummary> {
   const upstream = new DemoUpstream();
-  const config = demoConfig(await upstream.start());
+  const document = demoDocument(await upstream.start());
+  const parsed = parseConfig(document, {});
+  if (!parsed.ok) throw new Error(parsed.problems.join('\n'));
+  const config = parsed.config;
   const app = await NestFactory.create<NestFastifyApplication>(
-    AppModule.forRoot(config),
+    AppModule.forRoot({ config: bulkheadConfigOf(document, {}) }),
     createAdapter(config),
     appOptions(['error', 'warn']),
   );

@@ -1,4 +1,4 @@
-import { Injectable, type OnModuleDestroy, type OnModuleInit, Optional } from '@nestjs/common';
+import { Inject, Injectable, type OnModuleDestroy, type OnModuleInit, Optional } from '@nestjs/common';
 import { Counter } from 'prom-client';
 import { CallOutcomes } from '../events';
 import { HistogramFamily, type HistogramSeries } from './histogram-family';
@@ -23,7 +23,7 @@ export class CallMetricsCollector implements OnModuleInit, OnModuleDestroy {
 
   constructor(
     // Optional, like every collector's mechanism: metrics of what the app has.
-    @Optional() private readonly outcomes: CallOutcomes | null,
+    @Optional() @Inject(CallOutcomes) private readonly outcomes: CallOutcomes | null,
     private readonly registry: MetricsRegistry,
   ) {}
 

@@ -1,4 +1,4 @@
-import { Injectable, type OnModuleDestroy, type OnModuleInit, Optional } from '@nestjs/common';
+import { Inject, Injectable, type OnModuleDestroy, type OnModuleInit, Optional } from '@nestjs/common';
 import { Counter, Gauge } from 'prom-client';
 import { BreakerRegistry, type CircuitState } from '../circuit-breaker';
 import { METRIC } from './metric-names';
@@ -13,7 +13,7 @@ export class CircuitMetricsCollector implements OnModuleInit, OnModuleDestroy {
   private dispose: (() => void) | undefined;
 
   constructor(
-    @Optional() private readonly breakers: BreakerRegistry | null,
+    @Optional() @Inject(BreakerRegistry) private readonly breakers: BreakerRegistry | null,
     private readonly registry: MetricsRegistry,
   ) {}
 

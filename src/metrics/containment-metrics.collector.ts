@@ -1,4 +1,4 @@
-import { Injectable, type OnModuleInit, Optional } from '@nestjs/common';
+import { Inject, Injectable, type OnModuleInit, Optional } from '@nestjs/common';
 import { Counter, Gauge } from 'prom-client';
 import { ContainmentRouter, HttpPools } from '../containment';
 import { METRIC } from './metric-names';
@@ -8,8 +8,8 @@ import { MetricsRegistry } from './metrics-registry.provider';
 @Injectable()
 export class ContainmentMetricsCollector implements OnModuleInit {
   constructor(
-    @Optional() private readonly router: ContainmentRouter | null,
-    @Optional() private readonly pools: HttpPools | null,
+    @Optional() @Inject(ContainmentRouter) private readonly router: ContainmentRouter | null,
+    @Optional() @Inject(HttpPools) private readonly pools: HttpPools | null,
     private readonly registry: MetricsRegistry,
   ) {}
 

@@ -1,4 +1,4 @@
-import { Injectable, type OnModuleDestroy, type OnModuleInit, Optional } from '@nestjs/common';
+import { Inject, Injectable, type OnModuleDestroy, type OnModuleInit, Optional } from '@nestjs/common';
 import { Counter, Gauge, type Registry } from 'prom-client';
 import { type Lane, LaneRegistry } from '../bulkhead';
 import { HistogramFamily } from './histogram-family';
@@ -15,7 +15,7 @@ export class LaneMetricsCollector implements OnModuleInit, OnModuleDestroy {
   private readonly disposers: Array<() => void> = [];
 
   constructor(
-    @Optional() private readonly lanes: LaneRegistry | null,
+    @Optional() @Inject(LaneRegistry) private readonly lanes: LaneRegistry | null,
     private readonly registry: MetricsRegistry,
   ) {}
 

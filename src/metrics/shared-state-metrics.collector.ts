@@ -13,8 +13,8 @@ import { MetricsRegistry } from './metrics-registry.provider';
 @Injectable()
 export class SharedStateMetricsCollector implements OnModuleInit {
   constructor(
-    @Optional() private readonly limiter: RateLimiter | null,
-    @Optional() private readonly budget: BudgetGate | null,
+    @Optional() @Inject(RateLimiter) private readonly limiter: RateLimiter | null,
+    @Optional() @Inject(BudgetGate) private readonly budget: BudgetGate | null,
     private readonly registry: MetricsRegistry,
     @Inject(METRICS_MODULE_OPTIONS) private readonly options: MetricsModuleOptions,
   ) {}

@@ -1,4 +1,4 @@
-import { Injectable, type OnModuleInit, Optional } from '@nestjs/common';
+import { Inject, Injectable, type OnModuleInit, Optional } from '@nestjs/common';
 import { DiscoveryService, MetadataScanner, Reflector } from '@nestjs/core';
 import { LaneRegistry } from '../bulkhead';
 import { BreakerRegistry } from '../circuit-breaker';
@@ -19,8 +19,8 @@ export class RoutePoliciesValidator implements OnModuleInit {
     private readonly reflector: Reflector,
     // Optional, so an app may use one decorator without the other's module; a route that
     // needs a missing one is refused below, by name.
-    @Optional() private readonly lanes: LaneRegistry | null,
-    @Optional() private readonly breakers: BreakerRegistry | null,
+    @Optional() @Inject(LaneRegistry) private readonly lanes: LaneRegistry | null,
+    @Optional() @Inject(BreakerRegistry) private readonly breakers: BreakerRegistry | null,
   ) {}
 
   onModuleInit(): void {
@@ -57,7 +57,9 @@ export class RoutePoliciesValidator implements OnModuleInit {
       );
     }
     if (!this.breakers) {
-      throw new Error(`@CircuitBreaker('${name}') on ${where}: import CircuitBreakerModule (or BulkheadModule) into the app`);
+      throw new Error(
+        `@CircuitBreaker('${name}') on ${where}: import CircuitBreakerModule (or BulkheadModule) into the app`,
+      );
     }
     this.breakers.register(name);
   }

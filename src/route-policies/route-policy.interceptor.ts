@@ -41,8 +41,8 @@ export class RoutePolicyInterceptor implements NestInterceptor {
   constructor(
     private readonly reflector: Reflector,
     // Optional: the validator refused at start every route that needs one that is missing.
-    @Optional() private readonly lanes: LaneRegistry | null,
-    @Optional() private readonly breakers: BreakerRegistry | null,
+    @Optional() @Inject(LaneRegistry) private readonly lanes: LaneRegistry | null,
+    @Optional() @Inject(BreakerRegistry) private readonly breakers: BreakerRegistry | null,
     private readonly outcomes: CallOutcomes,
     @Inject(CLOCK) private readonly clock: Clock,
   ) {}

@@ -1,0 +1,77 @@
+// The public entry a company's Nest app imports (package.json "exports"). Everything a host
+// needs is here; anything not exported is internal and may change.
+
+// One import for everything, and its options.
+export { BulkheadModule, BULKHEAD_OPTIONS } from './bulkhead.module';
+export type {
+  BulkheadConfigInput,
+  BulkheadModuleAsyncOptions,
+  BulkheadModuleExtras,
+  BulkheadModuleOptions,
+  BulkheadRoutes,
+  ResolvedBulkheadOptions,
+} from './bulkhead-module.options';
+
+// Each feature module alone, with its own options slice.
+export { AuthModule, type AuthModuleOptions, type AuthModuleExtras } from './auth';
+export { BudgetModule, type BudgetModuleOptions } from './budget';
+export { LanesModule, type LanesModuleOptions, type LaneSettings } from './bulkhead';
+export { CircuitBreakerModule, type CircuitBreakerModuleOptions } from './circuit-breaker';
+export { CommonModule, type ModuleExtras } from './common/nest';
+export { ContainmentModule, type ContainmentModuleOptions } from './containment';
+export { DispatchModule, type DispatchModuleOptions } from './dispatch';
+export { EventsModule, EventsRoutesModule } from './events';
+export { HealthModule } from './health';
+export { LifecycleModule, type LifecycleModuleOptions } from './lifecycle';
+export { MetricsModule, type MetricsModuleOptions } from './metrics';
+export { RateLimitModule, type RateLimitModuleOptions } from './rate-limit';
+export { RoutePoliciesModule } from './route-policies';
+export { StoreModule, type StoreModuleOptions, type CustomStores } from './store';
+
+// Decorators for an app's controllers and providers.
+export { Bulkhead, CallSignal, CircuitBreaker, type BulkheadRouteOptions } from './route-policies';
+export { Tool, type ToolOptions, type ToolContext, type ToolArguments, type ToolHttp } from './dispatch';
+export { WithoutTenant } from './common/nest';
+
+// Identity and the tenant's outbound HTTP.
+export { TenantResolver, ApiKeyTenantResolver, type Caller } from './auth';
+export { TenantHttpClient } from './containment';
+
+// Mechanisms an app may inject or build on.
+export { LaneRegistry, Lane, type LaneSnapshot } from './bulkhead';
+export { BreakerRegistry, Breaker, type BreakerSettings, type CircuitSnapshot, type CircuitState } from './circuit-breaker';
+export { MetricsRegistry } from './metrics';
+export { EventLedger, type LedgerEvent } from './events';
+export { CLOCK, type Clock, SystemClock, RANDOM, type Random } from './common';
+export { FakeClock } from './common/fake-clock';
+
+// Store interfaces (each with its injection token of the same name) and their implementations.
+export {
+  IdempotencyStore,
+  MemoryIdempotencyStore,
+  RedisIdempotencyStore,
+} from './dispatch/idempotency';
+export { ContainmentStore, MemoryContainmentStore, RedisContainmentStore } from './containment';
+export { RateLimitStore, MemoryRateLimitStore, RedisRateLimitStore } from './rate-limit';
+export { BudgetStore, MemoryBudgetStore, RedisBudgetStore } from './budget';
+export { createRedisConnection, REDIS } from './store';
+
+// Errors and the envelope every failure is answered with.
+export {
+  ResilienceError,
+  isResilienceError,
+  toEnvelope,
+  type ErrorKind,
+} from './common';
+export { EnvelopeExceptionFilter } from './common/nest';
+
+// The YAML config, for an app that wants the service's file format.
+export {
+  bulkheadConfig,
+  bulkheadConfigOf,
+  type BulkheadConfig,
+  type BulkheadConfigType,
+  BULKHEAD_CONFIG_NAMESPACE,
+  ConfigError,
+  validateConfig,
+} from './config';
