@@ -1,15 +1,18 @@
-import { ResilienceError, SystemClock } from '../common';
+import { ResilienceError } from '../common';
+import { FakeClock } from '../common/fake-clock';
+import { advanceClocks, installFakeTimers } from '../../test/support/fake-timers';
 import type { Breaker, CircuitState } from './breaker';
 import { BreakerRegistry } from './breaker-registry.service';
 import { breakerSettings, DEFAULT_BREAKER_SETTINGS } from './breaker-settings';
 import type { CircuitBreakerModuleOptions } from './circuit-breaker.module-definition';
 
-// A breaker's open → half-open timer is a SystemClock timer: jest's fake timers hold it.
+// A breaker's open → half-open timer is opossum's own setTimeout: jest's fake timers hold it.
 
 const made: BreakerRegistry[] = [];
+let clock: FakeClock;
 
 function registry(breakers: CircuitBreakerModuleOptions['breakers']): BreakerRegistry {
-  const created = new BreakerRegistry({ breakers }, new SystemClock());
+  const created = new BreakerRegistry({ breakers }, clock);
   made.push(created);
   return created;
 }
@@ -27,7 +30,8 @@ function failOnce(breaker: Breaker): Promise<unknown> {
 }
 
 beforeEach(() => {
-  jest.useFakeTimers();
+  clock = new FakeClock();
+  installFakeTimers(clock);
 });
 
 afterEach(() => {
@@ -188,14 +192,14 @@ describe('BreakerRegistry', () => {
       await failOnce(breakers.get('payments')!);
       await failOnce(render);
       breakers.get('search')!.forceOpen();
-      // Two opened by failures wait to half-open; the one an operator opened waits for nobody.
-      expect(jest.getTimerCount()).toBe(2);
+      // opossum keeps a reset timer for each open circuit, the one an operator holds open too.
+      expect(jest.getTimerCount()).toBe(3);
       const listener = jest.fn();
       breakers.onTransition(listener);
 
       breakers.onApplicationShutdown();
       expect(jest.getTimerCount()).toBe(0);
-      jest.advanceTimersByTime(60_000);
+      advanceClocks(clock, 60_000);
       render.close();
       expect(listener).not.toHaveBeenCalled();
     });

@@ -1,10 +1,12 @@
 import { HttpException } from '@nestjs/common';
-import { deferred, type ErrorKind, ResilienceError, SystemClock } from '../common';
-import { Breaker, type CircuitState, countsAgainstBreaker } from './breaker';
+import { deferred, type ErrorKind, ResilienceError } from '../common';
+import { FakeClock } from '../common/fake-clock';
+import { advanceClocks, installFakeTimers } from '../../test/support/fake-timers';
+import { Breaker, type CircuitState, countsAgainstBreaker, type OpossumCircuit } from './breaker';
 import type { BreakerSettings } from './breaker-settings';
 
-// The breaker runs on a SystemClock under jest's fake timers, which fake performance.now
-// too: its open → half-open timer and its window move with them.
+// The window and Retry-After go by the injected FakeClock; opossum's open → half-open timer is
+// its own setTimeout, held by jest's fake timers. advanceClocks moves both.
 
 const SETTINGS: BreakerSettings = {
   errorThresholdPercentage: 50,
@@ -14,14 +16,24 @@ const SETTINGS: BreakerSettings = {
 };
 
 const made: Breaker[] = [];
+let clock: FakeClock;
 
 function breaker(overrides: Partial<BreakerSettings> = {}): Breaker {
-  const created = new Breaker('search', { ...SETTINGS, ...overrides }, new SystemClock());
+  const created = new Breaker('search', { ...SETTINGS, ...overrides }, clock);
   made.push(created);
   return created;
 }
 
 const transient = () => new ResilienceError('transient', 'upstream answered 503');
+
+/** The names of the opossum circuit's open, halfOpen and close events, as they come. */
+function eventsOf(circuit: OpossumCircuit): string[] {
+  const events: string[] = [];
+  circuit.on('open', () => events.push('open'));
+  circuit.on('halfOpen', () => events.push('halfOpen'));
+  circuit.on('close', () => events.push('close'));
+  return events;
+}
 
 /** One attempt that fails with `error`; resolves to what the caller got. */
 function fail(target: Breaker, error: unknown = transient()): Promise<unknown> {
@@ -64,7 +76,8 @@ async function opened(overrides: Partial<BreakerSettings> = {}): Promise<Breaker
 }
 
 beforeEach(() => {
-  jest.useFakeTimers();
+  clock = new FakeClock();
+  installFakeTimers(clock);
 });
 
 afterEach(() => {
@@ -124,9 +137,9 @@ describe('Breaker', () => {
 
     it('gives a Retry-After of the time left until it half-opens, shrinking as time passes', async () => {
       const target = await opened({ resetTimeoutMs: 5_000 });
-      jest.advanceTimersByTime(1_200);
+      advanceClocks(clock, 1_200);
       expect((await refusalOf(target)).retryAfterMs).toBe(3_800);
-      jest.advanceTimersByTime(3_799);
+      advanceClocks(clock, 3_799);
       expect((await refusalOf(target)).retryAfterMs).toBe(1);
       expect(target.state).toBe('open');
     });
@@ -140,9 +153,9 @@ describe('Breaker', () => {
 
     it('half-opens once resetTimeoutMs has passed', async () => {
       const target = await opened({ resetTimeoutMs: 5_000 });
-      jest.advanceTimersByTime(4_999);
+      advanceClocks(clock, 4_999);
       expect(target.state).toBe('open');
-      jest.advanceTimersByTime(1);
+      advanceClocks(clock, 1);
       expect(target.state).toBe('half_open');
       expect(target.refusal()).toBeUndefined();
     });
@@ -151,7 +164,7 @@ describe('Breaker', () => {
   describe('half open', () => {
     it('lets exactly one probe through and refuses a second call meanwhile with a Retry-After of one second', async () => {
       const target = await opened();
-      jest.advanceTimersByTime(SETTINGS.resetTimeoutMs);
+      advanceClocks(clock, SETTINGS.resetTimeoutMs);
       const answer = deferred<string>();
       const probeAction = jest.fn(() => answer.promise);
       const probe = target.fire(probeAction);
@@ -168,7 +181,7 @@ describe('Breaker', () => {
 
     it('closes with an empty window when the probe succeeds, so one new failure does not reopen it', async () => {
       const target = await opened({ volumeThreshold: 4, resetTimeoutMs: 5_000, rollingCountTimeoutMs: 10_000 });
-      jest.advanceTimersByTime(5_000);
+      advanceClocks(clock, 5_000);
       await expect(succeed(target)).resolves.toBe('ok');
       expect(target.snapshot()).toEqual({ state: 'closed', failures: 0, successes: 0 });
 
@@ -180,22 +193,22 @@ describe('Breaker', () => {
 
     it('opens again with a fresh reset timer when the probe fails', async () => {
       const target = await opened({ resetTimeoutMs: 5_000 });
-      jest.advanceTimersByTime(5_000);
-      jest.advanceTimersByTime(700);
+      advanceClocks(clock, 5_000);
+      advanceClocks(clock, 700);
       const error = transient();
       await expect(fail(target, error)).resolves.toBe(error);
       expect(target.state).toBe('open');
       expect((await refusalOf(target)).retryAfterMs).toBe(5_000);
 
-      jest.advanceTimersByTime(4_999);
+      advanceClocks(clock, 4_999);
       expect(target.state).toBe('open');
-      jest.advanceTimersByTime(1);
+      advanceClocks(clock, 1);
       expect(target.state).toBe('half_open');
     });
 
     it('closes when the probe fails with an error that does not count: the dependency answered', async () => {
       const target = await opened();
-      jest.advanceTimersByTime(SETTINGS.resetTimeoutMs);
+      advanceClocks(clock, SETTINGS.resetTimeoutMs);
       const error = new ResilienceError('schema', 'upstream answered 422');
       await expect(fail(target, error)).resolves.toBe(error);
       expect(target.state).toBe('closed');
@@ -294,7 +307,7 @@ describe('Breaker', () => {
     it('still counts failures from just inside rollingCountTimeoutMs', async () => {
       const target = breaker({ volumeThreshold: 4, rollingCountTimeoutMs: 10_000 });
       await failTimes(target, 3);
-      jest.advanceTimersByTime(9_000);
+      advanceClocks(clock, 9_000);
       await fail(target);
       expect(target.state).toBe('open');
     });
@@ -302,7 +315,7 @@ describe('Breaker', () => {
     it('forgets failures older than rollingCountTimeoutMs', async () => {
       const target = breaker({ volumeThreshold: 4, rollingCountTimeoutMs: 10_000 });
       await failTimes(target, 3);
-      jest.advanceTimersByTime(10_000);
+      advanceClocks(clock, 10_000);
       await fail(target);
       expect(target.state).toBe('closed');
       expect(target.snapshot()).toEqual({ state: 'closed', failures: 1, successes: 0 });
@@ -311,11 +324,11 @@ describe('Breaker', () => {
     it('shows only the attempts of the window in its snapshot', async () => {
       const target = breaker({ volumeThreshold: 4, rollingCountTimeoutMs: 10_000 });
       await failTimes(target, 3);
-      jest.advanceTimersByTime(4_000);
+      advanceClocks(clock, 4_000);
       await succeed(target);
-      jest.advanceTimersByTime(6_000);
+      advanceClocks(clock, 6_000);
       expect(target.snapshot()).toEqual({ state: 'closed', failures: 0, successes: 1 });
-      jest.advanceTimersByTime(4_000);
+      advanceClocks(clock, 4_000);
       expect(target.snapshot()).toEqual({ state: 'closed', failures: 0, successes: 0 });
     });
 
@@ -326,7 +339,7 @@ describe('Breaker', () => {
       const outcome = target.fire(() => slow.promise).catch((error: unknown) => error);
       expect(target.state).toBe('closed');
 
-      jest.advanceTimersByTime(30_000);
+      advanceClocks(clock, 30_000);
       slow.reject(new ResilienceError('timeout', 'attempt timed out'));
       await outcome;
       // Only the one failure of the last 10 s may count: fewer attempts than volumeThreshold.
@@ -342,7 +355,7 @@ describe('Breaker', () => {
       expect(target.state).toBe('open');
       expect((await refusalOf(target)).retryAfterMs).toBe(5_000);
 
-      jest.advanceTimersByTime(60_000);
+      advanceClocks(clock, 60_000);
       expect(target.state).toBe('open');
       const refusal = await refusalOf(target);
       expect(refusal.kind).toBe('circuit_open');
@@ -355,10 +368,41 @@ describe('Breaker', () => {
 
     it('forceOpen() holds an open circuit open past the time it would have half-opened', async () => {
       const target = await opened({ resetTimeoutMs: 5_000 });
-      jest.advanceTimersByTime(2_000);
+      advanceClocks(clock, 2_000);
       target.forceOpen();
-      jest.advanceTimersByTime(10_000);
+      advanceClocks(clock, 10_000);
       expect(target.state).toBe('open');
+      await refusalOf(target);
+    });
+
+    it('forceOpen() holds opossum open too: when its reset timer half-opens it, the breaker opens it again and reports nothing', async () => {
+      const target = breaker({ resetTimeoutMs: 5_000 });
+      target.forceOpen();
+      expect(target.circuit.opened).toBe(true);
+      const transitions = jest.fn();
+      target.onStateChange(transitions);
+      const events = eventsOf(target.circuit);
+
+      advanceClocks(clock, 15_000);
+
+      expect(target.circuit.opened).toBe(true);
+      expect([...events].sort()).toEqual(['halfOpen', 'halfOpen', 'halfOpen', 'open', 'open', 'open']);
+      expect(transitions).not.toHaveBeenCalled();
+      await refusalOf(target);
+    });
+
+    it('forceOpen() is not undone by a late success of an attempt that started before it', async () => {
+      const target = breaker({ resetTimeoutMs: 5_000 });
+      const slow = deferred<string>();
+      const late = target.fire(() => slow.promise);
+      target.forceOpen();
+      advanceClocks(clock, 5_000);
+
+      slow.resolve('late');
+      await expect(late).resolves.toBe('late');
+
+      expect(target.state).toBe('open');
+      expect(target.circuit.opened).toBe(true);
       await refusalOf(target);
     });
 
@@ -388,14 +432,14 @@ describe('Breaker', () => {
 
       await failTimes(target, 2);
       await refusalOf(target);
-      jest.advanceTimersByTime(5_000);
+      advanceClocks(clock, 5_000);
       await fail(target);
-      jest.advanceTimersByTime(5_000);
+      advanceClocks(clock, 5_000);
       await succeed(target);
       await succeed(target);
       target.forceOpen();
       target.forceOpen();
-      jest.advanceTimersByTime(5_000);
+      advanceClocks(clock, 5_000);
       target.close();
       target.close();
 
@@ -424,6 +468,21 @@ describe('Breaker', () => {
     });
   });
 
+  describe('circuit', () => {
+    it('is the opossum circuit, named after the breaker, whose events follow its changes of state', async () => {
+      const target = breaker({ volumeThreshold: 1, resetTimeoutMs: 5_000 });
+      const events = eventsOf(target.circuit);
+
+      await fail(target);
+      advanceClocks(clock, 5_000);
+      await succeed(target);
+
+      expect(target.circuit.name).toBe('search');
+      expect(events).toEqual(['open', 'halfOpen', 'close']);
+      expect(target.circuit.closed).toBe(true);
+    });
+  });
+
   describe('snapshot', () => {
     it('gives the state and the failures and successes of the window', async () => {
       const target = breaker({ volumeThreshold: 4 });
@@ -434,7 +493,7 @@ describe('Breaker', () => {
       expect(target.snapshot()).toEqual({ state: 'closed', failures: 1, successes: 2 });
       await failTimes(target, 2);
       expect(target.snapshot()).toEqual({ state: 'open', failures: 3, successes: 2 });
-      jest.advanceTimersByTime(SETTINGS.resetTimeoutMs);
+      advanceClocks(clock, SETTINGS.resetTimeoutMs);
       expect(target.snapshot().state).toBe('half_open');
     });
   });
@@ -456,7 +515,7 @@ describe('Breaker', () => {
       ['rollingCountTimeoutMs Infinity', { rollingCountTimeoutMs: Number.POSITIVE_INFINITY }],
       ['rollingCountTimeoutMs NaN', { rollingCountTimeoutMs: Number.NaN }],
     ])('refuses %s with a RangeError naming the breaker', (_what, overrides) => {
-      expect(() => new Breaker('search', { ...SETTINGS, ...overrides }, new SystemClock())).toThrow(
+      expect(() => new Breaker('search', { ...SETTINGS, ...overrides }, clock)).toThrow(
         expect.objectContaining({ name: 'RangeError', message: expect.stringContaining("breaker 'search'") }),
       );
     });
@@ -482,11 +541,12 @@ describe('Breaker', () => {
       expect(jest.getTimerCount()).toBe(0);
     });
 
-    it('sets no timer for a circuit an operator opened: it never half-opens by itself', async () => {
+    it('clears the reset timer opossum keeps for a circuit an operator holds open', async () => {
       const target = await opened();
-      expect(jest.getTimerCount()).toBe(1);
       target.forceOpen();
-      expect(jest.getTimerCount()).toBe(0);
+      // opossum sets its reset timer whenever it opens, and the breaker opens it again while held.
+      advanceClocks(clock, 3 * SETTINGS.resetTimeoutMs);
+      expect(jest.getTimerCount()).toBe(1);
       target.shutdown();
       expect(jest.getTimerCount()).toBe(0);
     });

@@ -1,4 +1,5 @@
-import { type Clock, isResilienceError, ResilienceError, type TimerHandle } from '../common';
+import CircuitBreaker from 'opossum';
+import { type Clock, isResilienceError, ResilienceError } from '../common';
 import type { BreakerSettings } from './breaker-settings';
 import { RollingWindow } from './rolling-window';
 
@@ -12,6 +13,12 @@ export interface CircuitSnapshot {
 }
 
 export type CircuitStateListener = (to: CircuitState, from: CircuitState) => void;
+
+/** One attempt as the breaker fires it: opossum's action gets it as its only argument. */
+export type Attempt = () => Promise<unknown>;
+
+/** The opossum circuit inside a {@link Breaker}. */
+export type OpossumCircuit = CircuitBreaker<[Attempt], unknown>;
 
 const BUCKETS = 10;
 /** Retry-After while the one half-open probe is out: it settles within its attempt timeout. */
@@ -30,40 +37,71 @@ export function countsAgainstBreaker(error: unknown): boolean {
   return typeof getStatus === 'function' && DEPENDENCY_STATUSES.has(getStatus.call(error) as number);
 }
 
+// opossum's action and error filter, one of each for every breaker: an attempt comes in as the
+// action's argument, so firing it makes no closure.
+function runAttempt(attempt: Attempt): Promise<unknown> {
+  return attempt();
+}
+
+/** opossum counts an error its filter lets through as a success. */
+function doesNotCount(error: unknown): boolean {
+  return !countsAgainstBreaker(error);
+}
+
+/** The part of opossum's semaphore its circuit uses. */
+interface OpossumSemaphore {
+  test(): boolean;
+  release(): void;
+}
+
 /**
- * A circuit breaker over a rolling window of attempt outcomes (10 buckets of
- * `rollingCountTimeoutMs / 10`, moved on lazily by the injected clock). It counts failures of
- * kind `transient` and `timeout` only; any other outcome (a 4xx, a caller that left, a refused
- * destination) is a success as far as it knows, as resilience4j treats exceptions it does not
- * record. Once the window holds `volumeThreshold` outcomes and more than
- * `errorThresholdPercentage` of them failed, it opens: it refuses with `circuit_open` and a
- * Retry-After of the time until it half-opens, `resetTimeoutMs` later (a clock timer). Half
- * open, it lets exactly one probe through: a counted failure opens it again, any other
- * outcome closes it with an empty window.
+ * Admits every call and makes nothing. opossum's own semaphore, with no capacity, admits every
+ * call too, but takes each slot through `Promise.resolve()`: one promise per call, about a
+ * tenth of what a call through opossum allocates and of its time (bench/breaker.ts).
+ */
+const UNBOUNDED: OpossumSemaphore = Object.freeze({ test: () => true, release: () => undefined });
+
+/**
+ * A circuit breaker with opossum as its engine. It counts failures of kind `transient` and
+ * `timeout` only; any other outcome (a 4xx, a caller that left, a refused destination) is a
+ * success as far as it knows, as resilience4j treats exceptions it does not record. Once its
+ * rolling window (10 buckets of `rollingCountTimeoutMs / 10`) holds `volumeThreshold` attempts
+ * that ended and more than `errorThresholdPercentage` of them failed, it opens: it refuses with
+ * `circuit_open` and a Retry-After of the time until it half-opens, `resetTimeoutMs` after it
+ * opened. Half open, it lets exactly one probe through: a counted failure opens it again, any
+ * other outcome closes it with an empty window.
  *
- * It bounds no concurrency (lanes do), has no timeout of its own (the attempt's timeout aborts
- * the work and only then reports it) and aborts nothing: an outcome is only counted. Firing
- * one attempt costs one promise reaction: no timer, event or closure per call.
+ * opossum decides: it counts (through {@link RollingWindow}, its `status`), opens, half-opens
+ * and closes, and lets the one probe through; this class refuses before opossum would (so a
+ * refusal is a `circuit_open` ResilienceError with its Retry-After, and costs opossum nothing),
+ * holds it open for operators, and reports its changes of state. opossum gets no `capacity`
+ * and `timeout: false`: lanes bound concurrency (opossum's semaphore lets a timed-out call go
+ * on running beside the next one), and the attempt's own timeout aborts the work before it
+ * reports failure, so opossum sets no timer per call. It gets no `abortController` either:
+ * opossum's is one per circuit, and its abort would stop every call in flight; each attempt
+ * has its own.
+ *
+ * Time: the window moves on the injected clock, lazily (no interval), and the Retry-After is
+ * measured on it from when opossum opened. The open → half-open timer is opossum's own
+ * `setTimeout` (unref'd, cleared by {@link shutdown}): opossum half-opens only on that timer
+ * and takes no clock. In production both run on real time. Tests move that timer with jest's
+ * fake timers and the injected FakeClock with it, an app serving HTTP on loopback included
+ * (test/support/fake-timers.ts says what must stay real for that).
+ *
+ * An operator's {@link forceOpen} opens opossum too, and keeps it open: opossum starts its
+ * reset timer whenever it opens, so when that timer half-opens it, this opens it again at
+ * once, within opossum's `halfOpen` event (listeners of {@link circuit} get that `open` before
+ * the `halfOpen`; {@link onStateChange} reports neither). Left half open, opossum would close on
+ * the late success of an attempt that started before the operator opened it.
  */
 export class Breaker {
+  private readonly engine: OpossumCircuit;
+  private readonly window: RollingWindow;
   private current: CircuitState = 'closed';
-  /** Half open, the one probe has gone through and not come back. */
-  private probing = false;
   private forcedOpen = false;
   private stopped = false;
   private openedAt = 0;
-  private resetTimer: TimerHandle = undefined;
-  private readonly window: RollingWindow;
   private listeners: CircuitStateListener[] = [];
-  // Made once: an attempt's outcome is counted without a closure per call.
-  private readonly countSuccess = <T>(value: T): T => {
-    this.succeeded();
-    return value;
-  };
-  private readonly countFailure = (error: unknown): never => {
-    this.failed(error);
-    throw error;
-  };
 
   constructor(
     readonly name: string,
@@ -71,7 +109,41 @@ export class Breaker {
     private readonly clock: Clock,
   ) {
     checkSettings(name, settings);
-    this.window = new RollingWindow(settings.rollingCountTimeoutMs, BUCKETS, clock.now());
+    this.window = new RollingWindow(clock, settings.rollingCountTimeoutMs, BUCKETS);
+    this.engine = new CircuitBreaker(runAttempt, {
+      name,
+      status: this.window,
+      timeout: false,
+      errorThresholdPercentage: settings.errorThresholdPercentage,
+      volumeThreshold: settings.volumeThreshold,
+      resetTimeout: settings.resetTimeoutMs,
+      rollingCountTimeout: settings.rollingCountTimeoutMs,
+      rollingCountBuckets: BUCKETS,
+      rollingPercentilesEnabled: false,
+      enableSnapshots: false,
+      errorFilter: doesNotCount,
+    });
+    // No capacity: lanes bound concurrency. `semaphore` is a plain property of opossum's circuit.
+    (this.engine as unknown as { semaphore: OpossumSemaphore }).semaphore = UNBOUNDED;
+    this.engine.on('open', () => {
+      this.openedAt = this.clock.now();
+      this.moveTo('open');
+    });
+    this.engine.on('halfOpen', () => {
+      if (this.forcedOpen) this.engine.open();
+      else this.moveTo('half_open');
+    });
+    this.engine.on('close', () => this.moveTo('closed'));
+  }
+
+  /**
+   * The opossum circuit, for its events (`open`, `halfOpen`, `close`, `success`, `failure`...)
+   * and its `stats`. Fire calls through {@link fire}, and open or close through
+   * {@link forceOpen} and {@link close}: calls fired on the circuit itself are neither refused
+   * while an operator holds it open nor given a Retry-After.
+   */
+  get circuit(): OpossumCircuit {
+    return this.engine;
   }
 
   get state(): CircuitState {
@@ -80,11 +152,12 @@ export class Breaker {
 
   /** The `circuit_open` error a call would get now, or undefined when it may go through. */
   refusal(): ResilienceError | undefined {
-    if (this.stopped || this.current === 'closed') return undefined;
+    if (this.stopped) return undefined;
     if (this.forcedOpen) return this.openError('an operator opened it', this.settings.resetTimeoutMs);
-    if (this.current === 'half_open') {
-      return this.probing ? this.openError('its one probe is in flight', PROBE_RETRY_AFTER_MS) : undefined;
-    }
+    const engine = this.engine;
+    // opossum's own test: closed, or half open with the probe not yet taken.
+    if (engine.closed || engine.pendingClose) return undefined;
+    if (engine.halfOpen) return this.openError('its one probe is in flight', PROBE_RETRY_AFTER_MS);
     const untilHalfOpen = this.openedAt + this.settings.resetTimeoutMs - this.clock.now();
     return this.openError('the dependency keeps failing', Math.max(1, Math.ceil(untilHalfOpen)));
   }
@@ -94,20 +167,12 @@ export class Breaker {
     if (this.stopped) return action();
     const refusal = this.refusal();
     if (refusal) return Promise.reject(refusal);
-    let outcome: Promise<T>;
-    try {
-      outcome = action();
-    } catch (error) {
-      outcome = Promise.reject(error);
-    }
-    // Half open, this attempt is the one probe: nothing else goes through until it is back.
-    if (this.current === 'half_open') this.probing = true;
-    return outcome.then(this.countSuccess, this.countFailure);
+    return this.engine.fire(action) as Promise<T>;
   }
 
   snapshot(): CircuitSnapshot {
     if (this.stopped) return { state: this.current, failures: 0, successes: 0 };
-    this.window.advance(this.clock.now());
+    this.window.moveOn();
     return { state: this.current, failures: this.window.failures, successes: this.window.successes };
   }
 
@@ -115,18 +180,16 @@ export class Breaker {
   forceOpen(): void {
     if (this.stopped) return;
     this.forcedOpen = true;
-    this.clearResetTimer();
-    this.openedAt = this.clock.now();
-    this.moveTo('open');
+    this.engine.open();
   }
 
   /** For operators: close now with an empty window, whatever the state. */
   close(): void {
     if (this.stopped) return;
     this.forcedOpen = false;
-    this.clearResetTimer();
-    this.window.clear(this.clock.now());
-    this.moveTo('closed');
+    // A closing circuit empties the window itself; one already closed does not close again.
+    if (this.engine.closed) this.window.clear();
+    else this.engine.close();
   }
 
   /** Calls `listener` on every change of state; returns a function that removes it. */
@@ -137,56 +200,11 @@ export class Breaker {
     };
   }
 
-  /** Clears the reset timer; the breaker refuses nothing and counts nothing after. */
+  /** Clears opossum's reset timer; the breaker refuses nothing and counts nothing after. */
   shutdown(): void {
     this.stopped = true;
-    this.clearResetTimer();
+    this.engine.shutdown();
     this.listeners = [];
-  }
-
-  /**
-   * An attempt that succeeded, or failed in a way that does not count. Half open, the
-   * dependency answered, which is what the probe was for: it closes (so does a late answer of
-   * an attempt that started before it opened).
-   */
-  private succeeded(): void {
-    if (this.stopped) return;
-    this.window.recordSuccess(this.clock.now());
-    if (this.current === 'half_open') this.close();
-  }
-
-  /** An attempt that failed: a counted failure opens it when over the threshold, or at once when half open. */
-  private failed(error: unknown): void {
-    if (!countsAgainstBreaker(error)) return this.succeeded();
-    if (this.stopped) return;
-    // The window moves on first: a long attempt's failure is not counted with old ones.
-    this.window.recordFailure(this.clock.now());
-    if (this.current === 'half_open') this.open();
-    else if (this.current === 'closed' && this.overThreshold()) this.open();
-  }
-
-  private overThreshold(): boolean {
-    const { volume, failures } = this.window;
-    return volume >= this.settings.volumeThreshold && failures * 100 > this.settings.errorThresholdPercentage * volume;
-  }
-
-  private open(): void {
-    this.openedAt = this.clock.now();
-    this.clearResetTimer();
-    this.resetTimer = this.clock.setTimer(() => this.halfOpen(), this.settings.resetTimeoutMs, { unref: true });
-    this.moveTo('open');
-  }
-
-  private halfOpen(): void {
-    this.resetTimer = undefined;
-    if (this.stopped || this.forcedOpen) return;
-    this.moveTo('half_open');
-  }
-
-  private clearResetTimer(): void {
-    if (this.resetTimer === undefined) return;
-    this.clock.clearTimer(this.resetTimer);
-    this.resetTimer = undefined;
   }
 
   private openError(why: string, retryAfterMs: number): ResilienceError {
@@ -194,7 +212,6 @@ export class Breaker {
   }
 
   private moveTo(to: CircuitState): void {
-    this.probing = false;
     const from = this.current;
     if (to === from) return;
     this.current = to;

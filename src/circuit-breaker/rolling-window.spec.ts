@@ -1,55 +1,177 @@
+import CircuitBreaker from 'opossum';
+import type { Clock } from '../common';
+import { FakeClock } from '../common/fake-clock';
 import { RollingWindow } from './rolling-window';
 
-describe('RollingWindow', () => {
-  it('counts failures and successes recorded within the window', () => {
-    const window = new RollingWindow(10_000, 10, 0);
-    window.recordFailure(0);
-    window.recordSuccess(500);
-    window.recordFailure(9_999);
+let clock: FakeClock;
+const made: RollingWindow[] = [];
 
-    expect([window.failures, window.successes, window.volume]).toEqual([2, 1, 3]);
+function rollingWindow(windowMs = 10_000, buckets = 10, on: Clock = clock): RollingWindow {
+  const created = new RollingWindow(on, windowMs, buckets);
+  made.push(created);
+  return created;
+}
+
+function counts(window: RollingWindow): [failures: number, successes: number] {
+  window.moveOn();
+  return [window.failures, window.successes];
+}
+
+beforeEach(() => {
+  clock = new FakeClock();
+});
+
+afterEach(() => {
+  for (const window of made.splice(0)) window.shutdown();
+  jest.useRealTimers();
+});
+
+describe('RollingWindow', () => {
+  it('counts the failures and successes opossum reports within the window', () => {
+    const window = rollingWindow();
+    window.increment('failures');
+    clock.advance(500);
+    window.increment('successes');
+    clock.advance(9_499);
+    window.increment('failures');
+
+    expect(counts(window)).toEqual([2, 1]);
+  });
+
+  it('ignores what else opossum reports: fires, rejects, timeouts, fallbacks, cache and semaphore counts', () => {
+    const window = rollingWindow();
+    for (const property of ['fires', 'rejects', 'timeouts', 'fallbacks', 'cacheHits', 'semaphoreRejections']) {
+      window.increment(property, 12);
+    }
+
+    expect(window.stats).toMatchObject({ failures: 0, successes: 0, fires: 0, rejects: 0, timeouts: 0 });
+  });
+
+  it('gives opossum as fires the attempts that ended, and keeps no latency', () => {
+    const window = rollingWindow();
+    window.increment('fires');
+    window.increment('failures', 40);
+    window.increment('fires');
+    window.increment('successes', 7);
+    window.increment('fires');
+
+    expect(window.stats).toMatchObject({ failures: 1, successes: 1, fires: 2, latencyTimes: [], latencyMean: -1 });
   });
 
   it('drops a bucket once the whole window has passed it, one bucket at a time', () => {
-    const window = new RollingWindow(10_000, 10, 0);
-    window.recordFailure(0);
-    window.recordFailure(1_000);
+    const window = rollingWindow(10_000, 10);
+    window.increment('failures');
+    clock.advance(1_000);
+    window.increment('failures');
 
-    window.advance(9_999);
-    expect(window.failures).toBe(2);
-    window.advance(10_000);
-    expect(window.failures).toBe(1);
-    window.advance(11_000);
-    expect(window.failures).toBe(0);
+    clock.advance(8_999);
+    expect(counts(window)).toEqual([2, 0]);
+    clock.advance(1);
+    expect(counts(window)).toEqual([1, 0]);
+    clock.advance(1_000);
+    expect(counts(window)).toEqual([0, 0]);
+  });
+
+  it('moves on by itself before it counts or gives its stats: no timer needs to move it', () => {
+    const window = rollingWindow(10_000, 10);
+    window.increment('failures');
+    clock.advance(10_000);
+
+    window.increment('successes');
+    expect([window.failures, window.successes]).toEqual([0, 1]);
+    clock.advance(10_000);
+    expect(window.stats).toMatchObject({ failures: 0, successes: 0, fires: 0 });
   });
 
   it('empties itself after a gap longer than the window, however long', () => {
-    const window = new RollingWindow(10_000, 10, 0);
-    for (let at = 0; at < 10_000; at += 1_000) window.recordSuccess(at);
+    const window = rollingWindow(10_000, 10);
+    for (let at = 0; at < 10; at++) {
+      window.increment('successes');
+      clock.advance(1_000);
+    }
 
-    window.recordFailure(1_000_000);
+    clock.advance(1_000_000);
+    window.increment('failures');
 
-    expect([window.failures, window.successes]).toEqual([1, 0]);
+    expect(counts(window)).toEqual([1, 0]);
   });
 
   it('drops nothing when the clock steps back', () => {
-    const window = new RollingWindow(10_000, 10, 5_000);
-    window.recordFailure(5_000);
+    let now = 5_000;
+    const steppingBack: Clock = {
+      now: () => now,
+      wallNow: () => now,
+      setTimer: () => undefined,
+      clearTimer: () => undefined,
+    };
+    const window = rollingWindow(10_000, 10, steppingBack);
+    window.increment('failures');
 
-    window.recordSuccess(1_000);
+    now = 1_000;
+    window.increment('successes');
 
-    expect([window.failures, window.successes]).toEqual([1, 1]);
+    expect(counts(window)).toEqual([1, 1]);
   });
 
-  it('clear() empties it and starts the buckets from the given time', () => {
-    const window = new RollingWindow(10_000, 10, 0);
-    window.recordFailure(0);
-    window.clear(3_500);
-    window.recordFailure(3_500);
+  it('gives its buckets newest first', () => {
+    const window = rollingWindow(10_000, 10);
+    window.increment('failures');
+    clock.advance(1_000);
+    window.increment('successes');
+    window.increment('successes');
 
-    window.advance(13_499);
-    expect(window.failures).toBe(1);
-    window.advance(13_500);
-    expect(window.failures).toBe(0);
+    const buckets = window.window;
+
+    expect(buckets).toHaveLength(10);
+    expect(buckets.slice(0, 3).map(({ failures, successes, fires }) => [failures, successes, fires])).toEqual([
+      [0, 2, 2],
+      [1, 0, 1],
+      [0, 0, 0],
+    ]);
+  });
+
+  it('empties itself when opossum closes the circuit, and counts its buckets afresh from then', () => {
+    const window = rollingWindow(10_000, 10);
+    window.increment('failures');
+    clock.advance(3_500);
+
+    window.close();
+    window.increment('failures');
+
+    expect(counts(window)).toEqual([1, 0]);
+    clock.advance(9_999);
+    expect(counts(window)).toEqual([1, 0]);
+    clock.advance(1);
+    expect(counts(window)).toEqual([0, 0]);
+  });
+
+  it('is a status opossum takes as it is: it opens on the attempts that ended, whatever is in flight', async () => {
+    const window = rollingWindow();
+    const circuit = new CircuitBreaker((attempt: () => Promise<void>) => attempt(), {
+      status: window,
+      timeout: false,
+      volumeThreshold: 2,
+      errorThresholdPercentage: 70,
+    });
+    const fail = () => circuit.fire(() => Promise.reject(new Error('down'))).catch(() => undefined);
+    void circuit.fire(() => new Promise<never>(() => undefined));
+
+    await fail();
+    expect(circuit.opened).toBe(false);
+    await fail();
+
+    // Two of two ended attempts failed; counting the one in flight, it would be two of three.
+    expect(circuit.status).toBe(window);
+    expect(circuit.opened).toBe(true);
+    circuit.shutdown();
+  });
+
+  it('sets no timer: opossum’s own Status rotates its buckets on an interval', () => {
+    jest.useFakeTimers();
+    rollingWindow();
+    expect(jest.getTimerCount()).toBe(0);
+
+    CircuitBreaker.newStatus({ rollingCountTimeout: 10_000, rollingCountBuckets: 10, enableSnapshots: false });
+    expect(jest.getTimerCount()).toBe(1);
   });
 });

@@ -1,9 +1,54 @@
+import { EventEmitter } from 'node:events';
+import CircuitBreaker from 'opossum';
+import type { Clock } from '../common';
+
+/** The methods opossum's circuit calls on its Status, beyond what its type declares. */
+interface OpossumStatus extends CircuitBreaker.Status {
+  increment(property: string, latencyMs?: number): void;
+  open(): void;
+  close(): void;
+  shutdown(): void;
+}
+
+/** A Status of opossum's own that starts no timer: no snapshots, buckets moved by an emitter. */
+function timerlessStatusOptions(windowMs: number, buckets: number): CircuitBreaker.StatusOptions {
+  return {
+    rollingCountTimeout: windowMs,
+    rollingCountBuckets: buckets,
+    rollingPercentilesEnabled: false,
+    enableSnapshots: false,
+    // Given only so that opossum's Status sets no interval of its own; nothing emits on it.
+    rotateBucketController: new EventEmitter(),
+  };
+}
+
 /**
- * Failures and successes of the last `windowMs`, in `buckets` equal buckets. It moves on
- * lazily: each use first drops the buckets the clock has passed since the last one, so it
- * needs no timer, and recording an outcome is O(1) and allocates nothing.
+ * opossum's Status class. The package exports it as a type only; `newStatus()` is its public
+ * way to make one, and opossum takes a `status` option only if it is an instance of that class.
  */
-export class RollingWindow {
+const OpossumStatusClass = Object.getPrototypeOf(CircuitBreaker.newStatus(timerlessStatusOptions(10, 1)))
+  .constructor as new (options: CircuitBreaker.StatusOptions) => OpossumStatus;
+
+/**
+ * The rolling window of one breaker's opossum circuit, given to it as its `status`: failures
+ * and successes of the last `windowMs`, in `buckets` equal buckets. opossum reads it to decide
+ * to open (`stats`), and the breaker reads it for its snapshot.
+ *
+ * It differs from opossum's own Status in three ways, each on purpose:
+ * - It moves on lazily, on the injected clock: each use first drops the buckets the clock has
+ *   passed, so there is no interval, and tests move it with their clock.
+ * - It counts only what the breaker needs, when an attempt ends: no latency per call (opossum's
+ *   Status keeps one for every outcome until its bucket is dropped, even with percentiles
+ *   off), no fires, rejects or cache counts; recording is O(1) and allocates nothing, and the
+ *   totals are kept as it goes, so `stats` costs the same whatever the buckets hold.
+ * - `fires` is the attempts that ended (failures + successes), not those started: opossum
+ *   compares the failures with it, and attempts still in flight have no outcome to dilute the
+ *   share with, nor to count.
+ *
+ * opossum empties it when the circuit closes (`close()`): a circuit that closed starts
+ * counting afresh.
+ */
+export class RollingWindow extends OpossumStatusClass {
   private readonly failuresIn: number[];
   private readonly successesIn: number[];
   private readonly bucketMs: number;
@@ -14,32 +59,65 @@ export class RollingWindow {
   private successTotal = 0;
 
   constructor(
+    private readonly clock: Clock,
     readonly windowMs: number,
     readonly buckets: number,
-    now: number,
   ) {
+    super(timerlessStatusOptions(windowMs, buckets));
     this.bucketMs = windowMs / buckets;
     this.failuresIn = new Array<number>(buckets).fill(0);
     this.successesIn = new Array<number>(buckets).fill(0);
-    this.currentStartedAt = now;
+    this.currentStartedAt = clock.now();
   }
 
+  /** Failures in the window as of the last outcome or {@link moveOn}. */
   get failures(): number {
     return this.failureTotal;
   }
 
+  /** Successes in the window as of the last outcome or {@link moveOn}. */
   get successes(): number {
     return this.successTotal;
   }
 
-  /** Outcomes in the window: failures and successes. */
-  get volume(): number {
-    return this.failureTotal + this.successTotal;
+  /** Totals of the window now, in opossum's shape; `fires` is the attempts that ended. */
+  override get stats(): CircuitBreaker.Stats {
+    this.moveOn();
+    return statsOf(this.failureTotal, this.successTotal);
   }
 
-  /** Drops what is older than the window at `now`; a clock that stepped back drops nothing. */
-  advance(now: number): void {
-    const due = Math.floor((now - this.currentStartedAt) / this.bucketMs);
+  /** The buckets now, newest first, in opossum's shape. */
+  override get window(): CircuitBreaker.Window {
+    this.moveOn();
+    const window: CircuitBreaker.Window = [];
+    for (let age = 0; age < this.buckets; age++) {
+      const index = (this.current - age + this.buckets) % this.buckets;
+      window.push(statsOf(this.failuresIn[index], this.successesIn[index]));
+    }
+    return window;
+  }
+
+  /** opossum's circuit reports each event here; only the outcomes of attempts count. */
+  override increment(property: string, _latencyMs?: number): void {
+    if (property === 'failures') {
+      this.moveOn();
+      this.failuresIn[this.current]++;
+      this.failureTotal++;
+    } else if (property === 'successes') {
+      this.moveOn();
+      this.successesIn[this.current]++;
+      this.successTotal++;
+    }
+  }
+
+  /** opossum calls this when the circuit closes. */
+  override close(): void {
+    this.clear();
+  }
+
+  /** Drops what is older than the window now; a clock that stepped back drops nothing. */
+  moveOn(): void {
+    const due = Math.floor((this.clock.now() - this.currentStartedAt) / this.bucketMs);
     if (due <= 0) return;
     this.currentStartedAt += due * this.bucketMs;
     for (let step = Math.min(due, this.buckets); step > 0; step--) {
@@ -51,24 +129,30 @@ export class RollingWindow {
     }
   }
 
-  recordFailure(now: number): void {
-    this.advance(now);
-    this.failuresIn[this.current]++;
-    this.failureTotal++;
-  }
-
-  recordSuccess(now: number): void {
-    this.advance(now);
-    this.successesIn[this.current]++;
-    this.successTotal++;
-  }
-
-  /** Empties the window; it counts afresh from `now`. */
-  clear(now: number): void {
+  /** Empties the window; it counts afresh from now. */
+  clear(): void {
     this.failuresIn.fill(0);
     this.successesIn.fill(0);
     this.failureTotal = 0;
     this.successTotal = 0;
-    this.currentStartedAt = now;
+    this.currentStartedAt = this.clock.now();
   }
+}
+
+/** One object literal: opossum reads the stats on every failure that counts. */
+function statsOf(failures: number, successes: number): CircuitBreaker.Stats {
+  return {
+    failures,
+    successes,
+    fires: failures + successes,
+    fallbacks: 0,
+    rejects: 0,
+    timeouts: 0,
+    cacheHits: 0,
+    cacheMisses: 0,
+    semaphoreRejections: 0,
+    percentiles: {},
+    latencyTimes: [],
+    latencyMean: -1,
+  };
 }

@@ -10,6 +10,7 @@ import {
 import { FakeClock } from '../../src/common/fake-clock';
 import { Bulkhead, CircuitBreaker } from '../../src/route-policies';
 import { closeOnFakeClock } from '../support/close-app';
+import { advanceClocks, installFakeTimers } from '../support/fake-timers';
 import { createTestApp, type TestApp } from '../support/create-app';
 import { expectEnvelope, expectNothingLeaked } from '../support/envelope';
 import { invoke, type Response, send } from '../support/http-client';
@@ -112,6 +113,10 @@ class DefaultBreakerController {
 @Module({ controllers: [DefaultBreakerController] })
 class DefaultBreakerModule {}
 
+// A breaker's open → half-open timer is opossum's own setTimeout: jest's fake timers hold it
+// (the I/O queues stay real, so the app still serves on loopback), and advanceClocks moves it
+// together with the FakeClock the app runs on.
+
 describe('circuit breakers over HTTP', () => {
   let clock: FakeClock;
   let upstreams: Upstream[] = [];
@@ -125,6 +130,7 @@ describe('circuit breakers over HTTP', () => {
 
   async function service(document: Record<string, unknown>): Promise<TestApp> {
     clock = new FakeClock();
+    installFakeTimers(clock);
     current = await createTestApp(document, { clock });
     return current;
   }
@@ -141,6 +147,7 @@ describe('circuit breakers over HTTP', () => {
     upstreams = [];
     await closeOnFakeClock(current, clock);
     current = undefined;
+    jest.useRealTimers();
   });
 
   describe('a tool breaker', () => {
@@ -167,12 +174,44 @@ describe('circuit breakers over HTTP', () => {
       const app = await service(config(up.url('/')));
       await fetchTimes(app.url, 3);
 
-      clock.advance(12_500);
+      advanceClocks(clock, 12_500);
       const refused = await invoke(app.url, 'fetch', {});
 
       expect(expectEnvelope(refused, 503, 'circuit_open').retryAfterMs).toBe(17_500);
       expect(refused.headers['retry-after']).toBe('18');
       expect(up.requests).toHaveLength(3);
+    });
+
+    it('half-opens resetTimeoutMs after it opened: one probe reaches the upstream and, answered, closes it', async () => {
+      const up = await upstream(503);
+      const app = await service(config(up.url('/')));
+      await fetchTimes(app.url, 3);
+
+      advanceClocks(clock, 29_999);
+      expect(expectEnvelope(await invoke(app.url, 'fetch', {}), 503, 'circuit_open').retryAfterMs).toBe(1);
+      up.use(json(200, { fine: true }));
+      advanceClocks(clock, 1);
+      expect((await circuits(app.url)).fetch.state).toBe('half_open');
+
+      const probe = await invoke(app.url, 'fetch', {});
+
+      expect(probe.status).toBe(200);
+      expect(up.requests).toHaveLength(4);
+      expect((await circuits(app.url)).fetch).toEqual({ state: 'closed', failures: 0, successes: 0 });
+    });
+
+    it('opens again for a whole resetTimeoutMs when its half-open probe fails', async () => {
+      const up = await upstream(503);
+      const app = await service(config(up.url('/')));
+      await fetchTimes(app.url, 3);
+      advanceClocks(clock, 30_000);
+
+      expectEnvelope(await invoke(app.url, 'fetch', {}), 502, 'transient');
+      const refused = await invoke(app.url, 'fetch', {});
+
+      expect(expectEnvelope(refused, 503, 'circuit_open').retryAfterMs).toBe(30_000);
+      expect(up.requests).toHaveLength(4);
+      expect((await circuits(app.url)).fetch.state).toBe('open');
     });
 
     it('stays closed while the calls are under the volume threshold', async () => {
@@ -275,7 +314,7 @@ describe('circuit breakers over HTTP', () => {
       const app = await service(config(up.url('/')));
       expect((await admin(app.url, 'fetch/open', asAdmin)).status).toBe(200);
 
-      clock.advance(60_000);
+      advanceClocks(clock, 60_000);
       expectEnvelope(await invoke(app.url, 'fetch', {}), 503, 'circuit_open');
       expect(up.requests).toHaveLength(0);
 
@@ -432,12 +471,14 @@ describe('@CircuitBreaker on a company route with @Bulkhead', () => {
   beforeEach(async () => {
     runs.unavailable = runs.badGateway = runs.badRequest = 0;
     clock = new FakeClock();
+    installFakeTimers(clock);
     current = await createTestApp(CONFIG, { clock, imports: [RenderModule] });
   });
 
   afterEach(async () => {
     await closeOnFakeClock(current, clock);
     current = undefined;
+    jest.useRealTimers();
   });
 
   const post = (path: string, callId?: string) =>
@@ -491,7 +532,7 @@ describe('@CircuitBreaker on a company route with @Bulkhead', () => {
     expect((await circuits(current!.url))['render-gateway'].state).toBe('open');
   });
 
-  // API.md section 4: a failed dependency is `transient`, HTTP 502. The breaker already counts a
+  // A failed dependency is `transient`, HTTP 502, for every client. The breaker already counts a
   // BadGatewayException as the dependency's failure; the client must not be told it was our bug.
   it('answers a BadGatewayException of a guarded route as 502 transient, not 500 internal', async () => {
     const answer = await post('bad-gateway');
