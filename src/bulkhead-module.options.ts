@@ -48,8 +48,13 @@ export interface BulkheadModuleExtras {
   isGlobal?: boolean;
   /** The service's own routes: all (true), none (false), or some. @default true */
   routes?: boolean | BulkheadRoutes;
-  /** The app's own identity instead of Bulkhead's API keys: a class Nest builds with its injections. */
+  /**
+   * The app's own identity instead of Bulkhead's API keys: a class Nest builds, which may
+   * inject the providers of `imports`.
+   */
   tenantResolver?: Type<TenantResolver>;
+  /** Modules whose providers the options factory and the `tenantResolver` inject. */
+  imports?: ModuleMetadata['imports'];
   /**
    * Every failure of every route answers with Bulkhead's error envelope (a global exception
    * filter). False: the app maps `ResilienceError` itself (its `status` and `toEnvelope`).
@@ -58,7 +63,7 @@ export interface BulkheadModuleExtras {
   errorEnvelope?: boolean;
 }
 
-export interface BulkheadModuleAsyncOptions extends BulkheadModuleExtras, Pick<ModuleMetadata, 'imports'> {
+export interface BulkheadModuleAsyncOptions extends BulkheadModuleExtras {
   // Nest's own factory signature: any injections, in `inject` order.
   // eslint-disable-next-line @typescript-eslint/no-explicit-any
   useFactory: (...args: any[]) => BulkheadModuleOptions | Promise<BulkheadModuleOptions>;

@@ -44,8 +44,8 @@ class BulkheadOptionsModule {}
 @Module({})
 export class BulkheadModule {
   static forRoot(options: BulkheadModuleOptions & BulkheadModuleExtras): DynamicModule {
-    const { isGlobal, routes, tenantResolver, errorEnvelope, ...rest } = options;
-    return this.forRootAsync({ isGlobal, routes, tenantResolver, errorEnvelope, useFactory: () => rest });
+    const { isGlobal, routes, tenantResolver, errorEnvelope, imports, ...rest } = options;
+    return this.forRootAsync({ isGlobal, routes, tenantResolver, errorEnvelope, imports, useFactory: () => rest });
   }
 
   static forRootAsync(options: BulkheadModuleAsyncOptions): DynamicModule {
@@ -70,7 +70,11 @@ export class BulkheadModule {
     const modules = [
       CommonModule,
       EventsModule,
-      AuthModule.forRootAsync({ ...slice((config) => config.auth), tenantResolver: options.tenantResolver }),
+      AuthModule.forRootAsync({
+        ...slice((config) => config.auth),
+        imports: [optionsModule, ...(options.imports ?? [])],
+        tenantResolver: options.tenantResolver,
+      }),
       StoreModule.forRootAsync(
         slice((config, { redis, stores }) => ({
           store: config.store,
