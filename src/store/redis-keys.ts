@@ -2,7 +2,7 @@ import type { Clock } from '../common';
 
 /**
  * Key names under the configured prefix, each with a hash tag, so every key one decision
- * touches lands on one Redis Cluster slot (PITFALLS.md 9): `<prefix>{<tag>}:<kind>`.
+ * touches lands on one Redis Cluster slot (docs/pitfalls.md #9): `<prefix>{<tag>}:<kind>`.
  */
 export class RedisKeys {
   constructor(readonly prefix: string) {}
@@ -14,7 +14,7 @@ export class RedisKeys {
 
 /**
  * Where a Redis script takes its time from. In production from Redis itself (`TIME`), so
- * replicas with skewed clocks agree (PITFALLS.md 9); a test may pass a clock to run the same
+ * replicas with skewed clocks agree (docs/pitfalls.md #9); a test may pass a clock to run the same
  * scripts in virtual time. Scripts read an empty argument as "ask Redis".
  */
 export class RedisTime {

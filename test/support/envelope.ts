@@ -1,6 +1,6 @@
 import type { Response } from './http-client';
 
-/** The JSON-RPC code of each error kind, copied from API.md section 4 (not from the code under test). */
+/** The JSON-RPC code of each error kind, copied from docs/http-contract.md section 6 (not from the code under test). */
 export const JSONRPC_CODE = {
   invalid_request: -32600,
   schema: -32602,
@@ -27,7 +27,7 @@ const ENVELOPE_KEYS = ['callId', 'error', 'toolId'];
 const ERROR_KEYS = ['attempts', 'jsonrpcCode', 'kind', 'message', 'retryAfterMs'];
 
 /**
- * Asserts that a response is the error envelope of API.md section 4 with this status and kind,
+ * Asserts that a response is the error envelope of docs/http-contract.md section 6 with this status and kind,
  * and nothing else: no extra fields beside `error`, `callId` and `toolId`. Returns `body.error`.
  */
 export function expectEnvelope(response: Response, status: number, kind: ContractKind) {
