@@ -24,6 +24,7 @@ import {
   EnvelopeExceptionFilter,
   LanesModule,
   LaneRegistry,
+  MemoryContainmentStore,
   ResilienceError,
   RoutePoliciesModule,
   TenantHttpClient,
@@ -67,6 +68,19 @@ class HostTenantResolver extends TenantResolver {
     return caller;
   }
 }
+
+/** The company's own containment store: Bulkhead's memory one, with the tenants it was asked about. */
+class RecordingContainmentStore extends MemoryContainmentStore {
+  readonly asked: string[] = [];
+
+  override read(tenant: string) {
+    this.asked.push(tenant);
+    return super.read(tenant);
+  }
+}
+
+/** The store the next app gets; a new one for each test. */
+let containmentStore = new RecordingContainmentStore();
 
 /** Where the report renderer is; set once the upstream has started. */
 let renderUrl = '';
@@ -114,6 +128,7 @@ class StatusController {
         lanes: { reports: config.getOrThrow('reports') },
         breakers: { 'render-api': { volumeThreshold: 2, errorThresholdPercentage: 50, resetTimeoutMs: 60_000 } },
         containment: { egress: { allowHosts: ['127.0.0.1'], allowPrivateCidrs: ['127.0.0.0/8'] } },
+        stores: { containment: containmentStore },
       }),
       tenantResolver: HostTenantResolver,
       routes: { tools: false, events: false, admin: false },
@@ -142,6 +157,7 @@ describe('a company app that imports the public entry', () => {
     held = [];
     upstream = await Upstream.start(json(200, { rendered: true }));
     renderUrl = upstream.url('/render');
+    containmentStore = new RecordingContainmentStore();
     app = await NestFactory.create<NestFastifyApplication>(HostAppModule, new FastifyAdapter(), {
       logger: false,
       abortOnError: false,
@@ -195,6 +211,17 @@ describe('a company app that imports the public entry', () => {
     expect(sampleValue(prom, 'bulkhead_http_pool_peak', { pool: 'normal' })).toBe(1);
     expect(sampleValue(prom, 'bulkhead_http_pool_peak', { pool: 'isolated' })).toBe(1);
     expect(upstream.requests).toHaveLength(2);
+  });
+
+  it("routes by the app's own containment store: a tenant it holds contained goes to the isolated pool", async () => {
+    containmentStore.write('acme', { state: 'active', posture: 'degraded', reason: 'under review' }, Date.now());
+
+    expect((await render('token-acme')).status).toBe(200);
+
+    expect(containmentStore.asked).toEqual(['acme']);
+    const prom = await metrics();
+    expect(sampleValue(prom, 'bulkhead_http_pool_peak', { pool: 'isolated' })).toBe(1);
+    expect(sampleValue(prom, 'bulkhead_http_pool_peak', { pool: 'normal' })).toBe(0);
   });
 
   it("refuses a caller the host's auth does not know with 401 in the error envelope, before any request leaves", async () => {
