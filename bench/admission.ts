@@ -36,7 +36,6 @@
  * by default), and the child process is stopped on error, SIGINT and SIGTERM.
  */
 import { resolve } from 'node:path';
-import { Bench } from 'tinybench';
 import {
   BASELINE,
   BURST,
@@ -53,6 +52,7 @@ import {
 import { type RefusalFigures, type RejectionFigures, REFUSALS_NODE_ARGS } from './admission/refusals';
 import { median, pairedRatio, spread } from './support/stats';
 import { printTable, writeResults } from './support/report';
+import { microBench } from './support/micro-bench';
 import { option } from './support/options';
 import { runForResult, runMain } from './support/processes';
 
@@ -85,13 +85,7 @@ async function measureThroughput(rounds: number, timeMs: number) {
     // Rotating the order spreads drift (thermal, a neighbour's load, GC debt) over everyone.
     const order = CANDIDATES.map((_, i) => CANDIDATES[(i + round) % CANDIDATES.length]!);
     for (const mode of ['uncontended', 'bursts'] as const) {
-      const bench = new Bench({
-        time: timeMs,
-        warmupTime: Math.max(10, timeMs / 3),
-        iterations: 8,
-        warmupIterations: 4,
-        throws: true,
-      });
+      const bench = microBench(timeMs);
       for (const { name } of order) {
         const run = runners.get(mode)!.get(name)!;
         // Declared async: tinybench would otherwise call the function once more to find out.

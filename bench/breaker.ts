@@ -38,7 +38,6 @@
  * default), and the child process is stopped on error, SIGINT and SIGTERM.
  */
 import { resolve } from 'node:path';
-import { Bench } from 'tinybench';
 import { ALLOCATION_NODE_ARGS, type AllocationFigures } from './breaker/allocation';
 import {
   BASELINE,
@@ -52,6 +51,7 @@ import {
   MODES,
   OPOSSUM,
 } from './breaker/candidates';
+import { microBench } from './support/micro-bench';
 import { option } from './support/options';
 import { runForResult, runMain } from './support/processes';
 import { fixed, printTable, range, writeResults } from './support/report';
@@ -69,13 +69,7 @@ async function measureTime(rounds: number, timeMs: number): Promise<Series> {
     // Rotating the order spreads drift (thermal, a neighbour's load, GC debt) over everyone.
     const order = CANDIDATES.map((_, i) => CANDIDATES[(i + round) % CANDIDATES.length]!);
     for (const mode of MODES) {
-      const bench = new Bench({
-        time: timeMs,
-        warmupTime: Math.max(10, timeMs / 3),
-        iterations: 8,
-        warmupIterations: 4,
-        throws: true,
-      });
+      const bench = microBench(timeMs);
       for (const { name } of order) {
         const guard = guards.get(name)!;
         // Declared async: tinybench would otherwise call the function once more to find out.

@@ -6,11 +6,10 @@
  * calls (`run()` returns 'queue_full'); the same around an empty loop (what the measuring
  * itself allocates) and, as the control, cockatiel's refusals (CONTROL_REFUSALS of them).
  */
-import { PerformanceObserver } from 'node:perf_hooks';
 import { setTimeout as wait } from 'node:timers/promises';
-import { getHeapStatistics } from 'node:v8';
 import { bulkhead } from 'cockatiel';
 import { built } from '../support/built';
+import { forceGc, GcLog, usedHeap } from '../support/heap';
 import { option } from '../support/options';
 import { exitWithParent, sendResult } from '../support/processes';
 import { immediate } from './candidates';
@@ -41,17 +40,8 @@ export interface RejectionFigures {
   cockatiel: RefusalFigures;
 }
 
-const gcTimes: number[] = [];
-
-function usedHeap(): number {
-  return getHeapStatistics().used_heap_size;
-}
-
-function forceGc(): void {
-  const gc = (globalThis as { gc?: () => void }).gc!;
-  gc();
-  gc();
-}
+/** Set when the child starts: --expose-gc is needed. */
+let gcLog: GcLog;
 
 /**
  * Occasional heap growth that has nothing to do with the calls (code of an optimisation that
@@ -79,7 +69,7 @@ async function measureLoop(calls: number, refuse: (calls: number) => void | Prom
     allocatedBytesPerRefusal: (afterLoop - before) / calls,
     retainedBytes: afterGc - before,
     retainedBytesPerRefusal: (afterGc - before) / calls,
-    gcsDuringLoop: gcTimes.filter((at) => at >= start && at <= end).length,
+    gcsDuringLoop: gcLog.countBetween(start, end),
   };
 }
 
@@ -97,11 +87,7 @@ async function measureRefusals(
 }
 
 async function rejectionChild(refusals: number): Promise<void> {
-  if (typeof (globalThis as { gc?: unknown }).gc !== 'function') throw new Error('run with --expose-gc');
-  const observer = new PerformanceObserver((list) => {
-    for (const entry of list.getEntries()) gcTimes.push(entry.startTime);
-  });
-  observer.observe({ entryTypes: ['gc'] });
+  gcLog = new GcLog();
 
   let unexpected = 0;
   const emptyLoop = await measureRefusals(refusals, (calls) => {
@@ -128,7 +114,7 @@ async function rejectionChild(refusals: number): Promise<void> {
     for (let i = 0; i < calls; i++) policy.execute(immediate).catch(countRejection);
     await new Promise((settled) => setImmediate(settled));
   });
-  observer.disconnect();
+  gcLog.stop();
   const expected = (1 + MEASURED_LOOPS) * CONTROL_REFUSALS;
   if (rejected !== expected) throw new Error(`cockatiel rejected ${rejected} of ${expected}`);
   sendResult({ emptyLoop, lane: laneFigures, cockatiel: cockatielFigures } satisfies RejectionFigures);

@@ -5,9 +5,8 @@
  * after the other, five times after a warm-up (allocated bytes), then 100,000 calls through a
  * new breaker (retained bytes).
  */
-import { PerformanceObserver } from 'node:perf_hooks';
 import { setTimeout as wait } from 'node:timers/promises';
-import { getHeapStatistics } from 'node:v8';
+import { forceGc, GcLog, usedHeap } from '../support/heap';
 import { option } from '../support/options';
 import { exitWithParent, sendResult } from '../support/processes';
 import { calls, type Candidate, CANDIDATES, type Mode, MODES } from './candidates';
@@ -40,17 +39,8 @@ const MEASURED_LOOPS = 5;
  */
 const RETAINED_CALLS = 100_000;
 
-const gcTimes: number[] = [];
-
-function usedHeap(): number {
-  return getHeapStatistics().used_heap_size;
-}
-
-function forceGc(): void {
-  const gc = (globalThis as { gc?: () => void }).gc!;
-  gc();
-  gc();
-}
+/** Set when the child starts: --expose-gc is needed. */
+let gcLog: GcLog;
 
 /** Bytes allocated per call: the least allocating of MEASURED_LOOPS loops after a warm-up. */
 async function allocated(
@@ -69,7 +59,7 @@ async function allocated(
     const end = performance.now();
     const bytesPerCall = (usedHeap() - before) / count;
     await wait(20); // the GC observer reports asynchronously
-    if (bytesPerCall < least[0]) least = [bytesPerCall, gcTimes.filter((at) => at >= start && at <= end).length];
+    if (bytesPerCall < least[0]) least = [bytesPerCall, gcLog.countBetween(start, end)];
   }
   guard.shutdown?.();
   return least;
@@ -99,16 +89,12 @@ async function measure(candidate: Candidate, mode: Mode, count: number): Promise
 }
 
 async function allocationChild(count: number): Promise<void> {
-  if (typeof (globalThis as { gc?: unknown }).gc !== 'function') throw new Error('run with --expose-gc');
-  const observer = new PerformanceObserver((list) => {
-    for (const entry of list.getEntries()) gcTimes.push(entry.startTime);
-  });
-  observer.observe({ entryTypes: ['gc'] });
+  gcLog = new GcLog();
   const figures: AllocationFigures[] = [];
   for (const mode of MODES) {
     for (const candidate of CANDIDATES) figures.push(await measure(candidate, mode, count));
   }
-  observer.disconnect();
+  gcLog.stop();
   sendResult(figures);
 }
 
