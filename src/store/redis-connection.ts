@@ -1,19 +1,26 @@
 import type { Writable } from 'node:stream';
+import { Logger, type LoggerService } from '@nestjs/common';
 import Redis from 'ioredis';
 
 export interface RedisConnectionOptions {
   url: string;
   /** A command not answered within this fails, instead of holding a decision. */
   commandTimeoutMs: number;
+  /**
+   * Where the connection's state changes go, one line each (connected, lost, cannot connect).
+   * @default new Logger('Redis')
+   */
+  logger?: LoggerService;
 }
 
 /**
  * A Redis connection for decisions: commands fail at once while Redis is down (no offline
- * queue, PITFALLS.md 8: a queued command would hang a fail-open limit and double-count on
- * replay) and after `commandTimeoutMs` when it does not answer; it reconnects in the background.
+ * queue: a queued command would hang a fail-open limit, and count twice when replayed) and
+ * after `commandTimeoutMs` when it does not answer; it reconnects in the background and logs
+ * each change of its state once.
  */
 export function createRedisConnection(options: RedisConnectionOptions): Redis {
-  return new Redis(options.url, {
+  const redis = new Redis(options.url, {
     enableOfflineQueue: false,
     commandTimeout: options.commandTimeoutMs,
     connectTimeout: Math.max(options.commandTimeoutMs, 1_000),
@@ -24,6 +31,64 @@ export function createRedisConnection(options: RedisConnectionOptions): Redis {
     // A connection whose socket is already gone would otherwise keep a 2 s timer at shutdown.
     disconnectTimeout: 100,
   });
+  logStateChanges(redis, options.url, options.logger ?? new Logger('Redis'));
+  return redis;
+}
+
+/**
+ * Logs one line when the connection comes up and one when it goes down, and nothing while it
+ * stays down: ioredis emits 'error' on every failed reconnect, and without a listener Node
+ * prints each one with its stack. A line names the host and port and the error's code, never
+ * the URL's credentials nor a stack.
+ */
+function logStateChanges(redis: Redis, url: string, logger: LoggerService): void {
+  const where = endpointOf(url);
+  let state: 'starting' | 'up' | 'down' = 'starting';
+  let cause = 'connection closed';
+  redis.on('error', (error: Error) => {
+    cause = causeOf(error, url);
+  });
+  redis.on('ready', () => {
+    if (state !== 'up') logger.log(`redis: connected to ${where}`);
+    state = 'up';
+    cause = 'connection closed';
+  });
+  // 'reconnecting' follows every close that ioredis retries, and no close that quit() or
+  // disconnect() asked for: a connection closed on purpose logs nothing.
+  redis.on('reconnecting', () => {
+    if (state === 'up') logger.warn(`redis: connection to ${where} lost (${cause}); reconnecting`);
+    else if (state === 'starting') logger.warn(`redis: cannot connect to ${where} (${cause}); retrying`);
+    state = 'down';
+  });
+}
+
+/** `host:port` of a Redis URL: what a log line may show of it. */
+function endpointOf(url: string): string {
+  try {
+    const { hostname, port } = new URL(url);
+    return `${hostname || '127.0.0.1'}:${port || 6379}`;
+  } catch {
+    return 'redis';
+  }
+}
+
+/** The error's code (`ECONNREFUSED`), or the first line of its message without the URL's password. */
+function causeOf(error: Error, url: string): string {
+  const code = (error as NodeJS.ErrnoException).code;
+  if (typeof code === 'string' && code !== '') return code;
+  let text = String(error.message ?? error).split('\n', 1)[0];
+  const password = passwordOf(url);
+  if (password) text = text.split(password).join('***');
+  return text;
+}
+
+function passwordOf(url: string): string | undefined {
+  try {
+    const { password } = new URL(url);
+    return password ? decodeURIComponent(password) : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /**
