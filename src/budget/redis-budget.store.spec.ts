@@ -3,13 +3,22 @@ import { createRedisConnection } from '../store/redis-connection';
 import { RedisKeys, RedisTime } from '../store/redis-keys';
 import { describeBudgetStore } from './budget-store.contract';
 import { BUDGET_KEY_RETENTION_MS, RedisBudgetStore } from './redis-budget.store';
-import { connectRedis, hashTag, keysUnder, redisNow, RedisTestRun } from '../../test/support/redis';
+import {
+  closeRedis,
+  connectRedis,
+  hashTag,
+  keysUnder,
+  redisNow,
+  RedisTestRun,
+  silentLogger,
+} from '../../test/support/redis';
+import { describeRedis } from '../../test/support/redis-availability';
 
 const DAY = 'day:2026-01-01';
 const TTL_MS = 60_000;
 const DAY_MS = 24 * 60 * 60 * 1000;
 
-describe('RedisBudgetStore', () => {
+describeRedis('RedisBudgetStore', () => {
   const run = RedisTestRun.setUp();
 
   describeBudgetStore(
@@ -141,7 +150,7 @@ describe('RedisBudgetStore', () => {
         await ended;
       } finally {
         monitor.disconnect();
-        await watcher.quit();
+        await closeRedis(watcher);
       }
 
       const names = commands.map(([name]) => name.toLowerCase());
@@ -219,8 +228,7 @@ describe('RedisBudgetStore', () => {
   });
 
   it('rejects at once, without waiting for Redis, while Redis is unreachable', async () => {
-    const down = createRedisConnection({ url: 'redis://127.0.0.1:1', commandTimeoutMs: 200 });
-    down.on('error', () => undefined);
+    const down = createRedisConnection({ url: 'redis://127.0.0.1:1', commandTimeoutMs: 200, logger: silentLogger });
     const store = new RedisBudgetStore(down, new RedisKeys(run.prefix()), new RedisTime(new FakeClock()));
     try {
       await expect(store.reserve('acme', DAY, 3_000, 'r1', 1_000, TTL_MS)).rejects.toThrow();

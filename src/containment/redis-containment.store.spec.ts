@@ -2,12 +2,13 @@ import type { ContainmentChange } from './containment-snapshot';
 import { describeContainmentStore } from './containment-store.contract';
 import { RedisContainmentStore } from './redis-containment.store';
 import { RedisTestRun } from '../../test/support/redis';
+import { describeRedis } from '../../test/support/redis-availability';
 
 const T0 = Date.UTC(2026, 0, 1, 12, 0, 0);
 const ACTIVE_HARD: ContainmentChange = { state: 'active', posture: 'hard', reason: 'incident' };
 const NOT_CONTAINED: ContainmentChange = { state: 'not_contained', posture: 'degraded', reason: 'configured tenant' };
 
-describe('RedisContainmentStore', () => {
+describeRedis('RedisContainmentStore', () => {
   const run = RedisTestRun.setUp();
 
   describeContainmentStore('RedisContainmentStore', () => new RedisContainmentStore(run.redis, run.keys()));

@@ -7,7 +7,8 @@ import { MemoryRateLimitStore } from './memory-rate-limit.store';
 import type { BucketRule } from './rate-limit.store';
 import { describeRateLimitStore } from './rate-limit-store.contract';
 import { RedisRateLimitStore } from './redis-rate-limit.store';
-import { connectRedis, keysUnder, redisNow } from '../../test/support/redis';
+import { closeRedis, connectRedis, keysUnder, redisNow } from '../../test/support/redis';
+import { describeRedis } from '../../test/support/redis-availability';
 
 /** Every key this file writes is under this prefix, one sub-prefix per store. */
 const RUN_PREFIX = `bh-test:${randomUUID()}:`;
@@ -18,16 +19,6 @@ const TPM_1000: BucketRule = { name: 'tpm', perMinute: 1000 };
 
 let redis: Redis;
 let stores = 0;
-
-beforeAll(async () => {
-  redis = await connectRedis();
-});
-
-afterAll(async () => {
-  const keys = await keysUnder(redis, RUN_PREFIX);
-  if (keys.length > 0) await redis.del(...keys);
-  await redis.quit();
-});
 
 /** A store on a prefix of its own, on `clock` through RedisTime (Redis TIME without one). */
 function redisStore(clock?: FakeClock, connection: Redis = redis) {
@@ -40,9 +31,18 @@ async function deleteRunKeys(): Promise<void> {
   if (keys.length > 0) await redis.del(...keys);
 }
 
-describeRateLimitStore('RedisRateLimitStore', (clock) => redisStore(clock).store, deleteRunKeys);
+describeRedis('RedisRateLimitStore', () => {
+  beforeAll(async () => {
+    redis = await connectRedis();
+  });
 
-describe('RedisRateLimitStore', () => {
+  afterAll(async () => {
+    await deleteRunKeys();
+    await closeRedis(redis);
+  });
+
+  describeRateLimitStore('RedisRateLimitStore', (clock) => redisStore(clock).store, deleteRunKeys);
+
   let clock: FakeClock;
 
   beforeEach(() => {
@@ -152,7 +152,7 @@ describe('RedisRateLimitStore', () => {
 
       expect(decisions.filter((decision) => decision.allowed)).toHaveLength(10);
     } finally {
-      await other.quit();
+      await closeRedis(other);
     }
   });
 

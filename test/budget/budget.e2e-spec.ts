@@ -1,7 +1,6 @@
-import { once } from 'node:events';
 import { randomUUID } from 'node:crypto';
 import type { ServerResponse } from 'node:http';
-import Redis from 'ioredis';
+import type Redis from 'ioredis';
 import { seededRandom } from '../../src/common';
 import { FakeClock } from '../../src/common/fake-clock';
 import { closeOnFakeClock } from '../support/close-app';
@@ -10,11 +9,13 @@ import { expectEnvelope } from '../support/envelope';
 import { eventually } from '../support/eventually';
 import { invoke, type Response, send } from '../support/http-client';
 import { parsePromText, sampleValue } from '../support/prom-text';
+import { closeRedis, connectRedis, deleteKeysUnder, SHARED_REDIS_URL } from '../support/redis';
+import { describeRedis, itRedis } from '../support/redis-availability';
 import { ADMIN_TOKEN, AS_ADMIN, testTenant } from '../support/tenants';
 import { json, Upstream, type UpstreamHandler } from '../support/upstream';
 import { WhoGate } from '../support/who-gate';
 
-const REDIS_URL = 'redis://127.0.0.1:6379';
+const REDIS_URL = SHARED_REDIS_URL;
 const HOUR_MS = 3_600_000;
 const DAY_MS = 24 * HOUR_MS;
 
@@ -57,15 +58,11 @@ describe('USD budgets over HTTP', () => {
   const upstreams: Upstream[] = [];
   const gates: WhoGate[] = [];
   const prefixes: string[] = [];
-  let redis: Redis;
-
-  beforeAll(async () => {
-    redis = new Redis(REDIS_URL, { lazyConnect: false, maxRetriesPerRequest: 1 });
-    if (redis.status !== 'ready') await once(redis, 'ready');
-  });
+  /** Connected by the first test that wrote to Redis: a memory-store test never needs one. */
+  let redis: Redis | undefined;
 
   afterAll(async () => {
-    await redis.quit();
+    await closeRedis(redis);
   });
 
   beforeEach(() => {
@@ -78,12 +75,8 @@ describe('USD budgets over HTTP', () => {
     for (const upstream of upstreams.splice(0)) await upstream.close();
     for (const app of apps.splice(0)) await closeOnFakeClock(app, clock);
     for (const prefix of prefixes.splice(0)) {
-      let cursor = '0';
-      do {
-        const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 1000);
-        if (keys.length > 0) await redis.del(...keys);
-        cursor = next;
-      } while (cursor !== '0');
+      redis ??= await connectRedis();
+      await deleteKeysUnder(redis, prefix);
     }
   });
 
@@ -93,11 +86,6 @@ describe('USD budgets over HTTP', () => {
     prefixes.push(prefix);
     return { kind: 'redis', url: REDIS_URL, prefix, commandTimeoutMs: 2_000 };
   }
-
-  const STORES: Array<[string, () => Record<string, unknown>]> = [
-    ['memory', () => ({ kind: 'memory' })],
-    ['redis', redisStore],
-  ];
 
   async function upstream(handler: UpstreamHandler = json(200, { ok: true })): Promise<Upstream> {
     const started = await Upstream.start(handler);
@@ -201,7 +189,8 @@ describe('USD budgets over HTTP', () => {
     });
   });
 
-  describe.each(STORES)('a cap of three calls (%s store)', (_kind, store) => {
+  /** The tests of a cap of three calls, on the store `store()` configures. */
+  function threeCallCapTests(store: () => Record<string, unknown>): void {
     async function threeCallCap() {
       const up = await upstream();
       const app = await service(
@@ -252,7 +241,10 @@ describe('USD budgets over HTTP', () => {
       expect(up.requests).toHaveLength(6);
       expect(await budgetOf(app, 'acme')).toMatchObject({ spentUsd: 3, reservedUsd: 0, period: NEXT_PERIOD });
     });
-  });
+  }
+
+  describe('a cap of three calls (memory store)', () => threeCallCapTests(() => ({ kind: 'memory' })));
+  describeRedis('a cap of three calls (redis store)', () => threeCallCapTests(redisStore));
 
   describe('a burst of 10 concurrent calls against a budget of 3 calls', () => {
     /**
@@ -293,7 +285,7 @@ describe('USD budgets over HTTP', () => {
       expect(await budgetOf(app, 'acme')).toMatchObject({ capUsd: 3, spentUsd: 3, reservedUsd: 0 });
     });
 
-    it('admits exactly 3 and refuses 7 with 402 across two app instances sharing one Redis', async () => {
+    itRedis('admits exactly 3 and refuses 7 with 402 across two app instances sharing one Redis', async () => {
       const { gate, up } = await heldUpstream();
       const store = redisStore();
       const document = { tools: { paid: httpTool(up.url('/paid')) }, budgets: { tenants: { acme: 3 } } };

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import Redis from 'ioredis';
+import type Redis from 'ioredis';
 import { FakeClock } from '../../src/common/fake-clock';
 import { closeOnFakeClock } from '../support/close-app';
 import { createTestApp, type TestApp, type TestAppOptions } from '../support/create-app';
@@ -7,9 +7,10 @@ import { expectEnvelope } from '../support/envelope';
 import { invoke, type Response, send } from '../support/http-client';
 import { parsePromText, sampleValue } from '../support/prom-text';
 import { ADMIN_TOKEN, AS_ADMIN, testTenant } from '../support/tenants';
-import { keysUnder } from '../support/redis';
+import { closeRedis, connectRedis, keysUnder, SHARED_REDIS_URL } from '../support/redis';
+import { describeRedis } from '../support/redis-availability';
 
-const REDIS_URL = 'redis://127.0.0.1:6379';
+const REDIS_URL = SHARED_REDIS_URL;
 /** A port nothing listens on: every connection to it is refused at once. */
 const CLOSED_REDIS_URL = 'redis://127.0.0.1:1';
 const SECOND = 1_000;
@@ -316,12 +317,12 @@ describe('rate limits over HTTP', () => {
     });
   });
 
-  describe('on one Redis shared by two app instances', () => {
+  describeRedis('on one Redis shared by two app instances', () => {
     let redis: Redis;
     let prefix: string;
 
-    beforeAll(() => {
-      redis = new Redis(REDIS_URL, { lazyConnect: true });
+    beforeAll(async () => {
+      redis = await connectRedis();
     });
 
     beforeEach(() => {
@@ -334,7 +335,7 @@ describe('rate limits over HTTP', () => {
     });
 
     afterAll(async () => {
-      await redis.quit();
+      await closeRedis(redis);
     });
 
     /** Two instances on one Redis and one prefix, each on a FakeClock of its own at the same time. */

@@ -6,6 +6,7 @@ import { expectEnvelope } from '../support/envelope';
 import { eventually } from '../support/eventually';
 import { invoke, type Response, send } from '../support/http-client';
 import { PrivateRedis, RedisLink } from '../support/private-redis';
+import { describeRedisServer } from '../support/redis-availability';
 import { parsePromText, sampleValue } from '../support/prom-text';
 import { ADMIN_TOKEN, AS_ADMIN, testTenant } from '../support/tenants';
 import { Upstream } from '../support/upstream';
@@ -72,7 +73,7 @@ function expectSuccess(response: Response, pool: 'normal' | 'isolated') {
   expect({ status: response.status, pool: response.body?.pool }).toEqual({ status: 200, pool });
 }
 
-describe('Redis stopped and started again under the service', () => {
+describeRedisServer('Redis stopped and started again under the service', () => {
   let redis: PrivateRedis | undefined;
   let upstream: Upstream | undefined;
   let link: RedisLink | undefined;

@@ -1,8 +1,8 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { accessSync, constants, mkdtempSync, rmSync, statSync } from 'node:fs';
 import { type AddressInfo, connect, createServer, type Server, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { delimiter, join } from 'node:path';
 import { setTimeout as wait } from 'node:timers/promises';
 
 /** How long a fresh redis-server may take to answer PING before start() gives up. */
@@ -21,10 +21,36 @@ function cleanUpOnExit(): void {
   if (exitHookInstalled) return;
   exitHookInstalled = true;
   // 'exit' handlers may only do synchronous work: kill() and rmSync() are.
-  process.on('exit', () => {
+  const cleanUp = () => {
     for (const child of children) child.kill('SIGKILL');
     for (const directory of directories) rmSync(directory, { recursive: true, force: true });
-  });
+  };
+  process.on('exit', cleanUp);
+  // A signal ends the process without 'exit': clean up, then die of the signal as before,
+  // unless someone else listens for it and decides.
+  for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
+    const onSignal = () => {
+      cleanUp();
+      process.off(signal, onSignal);
+      if (process.listenerCount(signal) === 0) process.kill(process.pid, signal);
+    };
+    process.on(signal, onSignal);
+  }
+}
+
+/** Whether `redis-server`, what {@link PrivateRedis} runs, is an executable file on PATH. */
+export function redisServerOnPath(): boolean {
+  for (const directory of (process.env.PATH ?? '').split(delimiter)) {
+    if (directory === '') continue;
+    const file = join(directory, 'redis-server');
+    try {
+      accessSync(file, constants.X_OK);
+      if (statSync(file).isFile()) return true;
+    } catch {
+      // Not in this directory.
+    }
+  }
+  return false;
 }
 
 function killOnExit(child: ChildProcess): void {
@@ -42,7 +68,8 @@ function newDirectory(): string {
 
 /**
  * A redis-server of one test file's own, on a free loopback port, that the test may stop and
- * start again on the same port (the shared Redis on 6379 is never touched). It keeps no data
+ * start again on the same port (the shared Redis on 6379 is never touched); the global setup
+ * starts one for the whole run when no shared Redis answers. It keeps no data
  * on its own (`--save "" --appendonly no`); `stop()` writes one snapshot first unless told not
  * to, so a restart finds the keys as a Redis with persistence would, and the test can tell a
  * double count from a lost one. Call `dispose()` in afterAll; a process that exits without it

@@ -1,16 +1,50 @@
 import { randomUUID } from 'node:crypto';
-import { once } from 'node:events';
+import type { LoggerService } from '@nestjs/common';
 import type Redis from 'ioredis';
-import { createRedisConnection, RedisKeys } from '../../src/store';
+import { createRedisConnection, readyWithin, RedisKeys } from '../../src/store';
+import { DEFAULT_REDIS_URL, withoutPassword } from './redis-url';
 
-/** The Redis every session and CI has (.ci/run starts one if none answers). */
-export const SHARED_REDIS_URL = 'redis://127.0.0.1:6379';
+/**
+ * The Redis the Redis suites share: REDIS_URL, which the global setup (redis-global-setup.ts)
+ * points at a redis-server of the run's own when nothing answers at redis://127.0.0.1:6379.
+ */
+export const SHARED_REDIS_URL = process.env.REDIS_URL || DEFAULT_REDIS_URL;
 
-/** A decision connection like the service's own, once it is ready. */
+/** A logger for connections whose state changes a test expects: it drops every line. */
+export const silentLogger: LoggerService = { log: () => undefined, warn: () => undefined, error: () => undefined };
+
+/** How long connectRedis waits for a connection to be ready before it gives up. */
+const CONNECT_WITHIN_MS = 5_000;
+
+/**
+ * A decision connection like the service's own, once it is ready; it throws if the connection
+ * is not ready within 5 s, and stops that connection's retries first.
+ */
 export async function connectRedis(url = SHARED_REDIS_URL): Promise<Redis> {
-  const redis = createRedisConnection({ url, commandTimeoutMs: 2_000 });
-  if (redis.status !== 'ready') await once(redis, 'ready');
+  const problems: string[] = [];
+  // Connections come and go by the hundred in a run: only their trouble is worth a line, and
+  // that goes into the error below.
+  const logger: LoggerService = {
+    log: () => undefined,
+    warn: (message: unknown) => problems.push(String(message)),
+    error: (message: unknown) => problems.push(String(message)),
+  };
+  const redis = createRedisConnection({ url, commandTimeoutMs: 2_000, logger });
+  await readyWithin(redis, CONNECT_WITHIN_MS);
+  if (redis.status !== 'ready') {
+    redis.disconnect();
+    const last = problems.at(-1) ?? `status ${redis.status}`;
+    throw new Error(`no Redis ready at ${withoutPassword(url)} within ${CONNECT_WITHIN_MS} ms: ${last}`);
+  }
   return redis;
+}
+
+/** Closes a connection from connectRedis, whatever state it is in; never rejects. */
+export async function closeRedis(redis: Redis | undefined): Promise<void> {
+  if (!redis) return;
+  // QUIT needs an answer, which a connection that lost its Redis never gets: cut it instead.
+  await redis.quit().catch(() => undefined);
+  redis.disconnect();
 }
 
 /** A key prefix no other test uses: tests share one Redis and run in parallel. */
@@ -59,13 +93,11 @@ export class RedisTestRun {
       run.redis = await connectRedis();
     });
     afterEach(async () => {
-      for (const prefix of run.prefixes) await deleteKeysUnder(run.redis, prefix);
-      run.prefixes = [];
-      await Promise.all(run.extra.map((connection) => connection.quit()));
-      run.extra = [];
+      for (const prefix of run.prefixes.splice(0)) await deleteKeysUnder(run.redis, prefix);
+      await Promise.all(run.extra.splice(0).map(closeRedis));
     });
     afterAll(async () => {
-      await run.redis.quit();
+      await closeRedis(run.redis);
     });
     return run;
   }

@@ -4,6 +4,7 @@ import { describeIdempotencyStore } from './idempotency-store.contract';
 import type { StoredOutcome } from './idempotency.store';
 import { REDIS_IDEMPOTENCY_TTL_MARGIN_MS, RedisIdempotencyStore } from './redis-idempotency.store';
 import { RedisTestRun } from '../../../test/support/redis';
+import { describeRedis } from '../../../test/support/redis-availability';
 
 const LEASE_MS = 5_000;
 const RETENTION_MS = 60_000;
@@ -16,7 +17,7 @@ const OUTCOME: StoredOutcome = { ok: true, result: { id: 'ord_1' }, attempts: 1,
  * other `bound` tests (nothing in flight is ever evicted) run as written.
  */
 
-describe('RedisIdempotencyStore', () => {
+describeRedis('RedisIdempotencyStore', () => {
   const run = RedisTestRun.setUp();
 
   describeIdempotencyStore(
