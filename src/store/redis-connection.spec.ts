@@ -1,12 +1,15 @@
 import type { Socket } from 'node:net';
+import { Logger, type LoggerService } from '@nestjs/common';
 import type Redis from 'ioredis';
-import { connectRedis, deleteKeysUnder, uniquePrefix } from '../../test/support/redis';
-import { batchWritesThisTick, createRedisConnection } from './redis-connection';
+import { PrivateRedis } from '../../test/support/private-redis';
+import { closeRedis, connectRedis, deleteKeysUnder, SHARED_REDIS_URL, uniquePrefix } from '../../test/support/redis';
+import { describeRedis, describeRedisServer } from '../../test/support/redis-availability';
+import { batchWritesThisTick, createRedisConnection, readyWithin } from './redis-connection';
 
 const socketOf = (redis: Redis) => (redis as unknown as { stream: Socket }).stream;
 const nextTick = () => new Promise<void>((resolve) => process.nextTick(resolve));
 
-describe('batchWritesThisTick (a real Redis on 127.0.0.1:6379)', () => {
+describeRedis('batchWritesThisTick (a real Redis at REDIS_URL)', () => {
   let redis: Redis;
   const prefix = uniquePrefix('bh-test-batch');
 
@@ -16,7 +19,7 @@ describe('batchWritesThisTick (a real Redis on 127.0.0.1:6379)', () => {
 
   afterAll(async () => {
     await deleteKeysUnder(redis, prefix);
-    await redis.quit();
+    await closeRedis(redis);
   });
 
   it('holds the commands of one tick and sends them together at its end, each answered in order', async () => {
@@ -49,9 +52,105 @@ describe('batchWritesThisTick (a real Redis on 127.0.0.1:6379)', () => {
   });
 
   it('leaves a connection without a socket alone', () => {
-    const idle = createRedisConnection({ url: 'redis://127.0.0.1:6379', commandTimeoutMs: 100 });
+    const idle = createRedisConnection({ url: SHARED_REDIS_URL, commandTimeoutMs: 100 });
     idle.disconnect();
 
     expect(() => batchWritesThisTick(idle)).not.toThrow();
+  });
+});
+
+/** A logger that keeps its lines as `level: message`. */
+function recordingLogger(): { logger: LoggerService; lines: string[] } {
+  const lines: string[] = [];
+  const keep = (level: string) => (message: unknown) => lines.push(`${level}: ${String(message)}`);
+  return { lines, logger: { log: keep('log'), warn: keep('warn'), error: keep('error') } };
+}
+
+/** Resolves after the connection has scheduled `count` more reconnects (each after a failure). */
+async function reconnects(redis: Redis, count: number): Promise<void> {
+  for (let seen = 0; seen < count; seen++) {
+    await new Promise<void>((resolve) => redis.once('reconnecting', () => resolve()));
+  }
+}
+
+/** A URL nothing listens on: every attempt is refused at once. */
+const REFUSED_URL = 'redis://127.0.0.1:1';
+
+describe('createRedisConnection while Redis is unreachable', () => {
+  let redis: Redis | undefined;
+
+  afterEach(() => {
+    redis?.disconnect();
+    redis = undefined;
+    jest.restoreAllMocks();
+  });
+
+  it('logs one line, without a stack, however often it retries, and prints no unhandled error', async () => {
+    const printed = jest.spyOn(console, 'error').mockImplementation(() => undefined);
+    const { logger, lines } = recordingLogger();
+
+    redis = createRedisConnection({ url: REFUSED_URL, commandTimeoutMs: 100, logger });
+    await reconnects(redis, 4);
+
+    expect(lines).toEqual(['warn: redis: cannot connect to 127.0.0.1:1 (ECONNREFUSED); retrying']);
+    expect(printed).not.toHaveBeenCalled();
+  });
+
+  it('keeps the password of the URL out of its lines', async () => {
+    const { logger, lines } = recordingLogger();
+
+    redis = createRedisConnection({ url: 'redis://:hunter2-secret@127.0.0.1:1', commandTimeoutMs: 100, logger });
+    await reconnects(redis, 2);
+
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toContain('127.0.0.1:1');
+    expect(lines[0]).not.toContain('hunter2-secret');
+  });
+
+  it('logs through a Nest Logger in context Redis when given no logger', async () => {
+    const warn = jest.spyOn(Logger.prototype, 'warn').mockImplementation(() => undefined);
+
+    redis = createRedisConnection({ url: REFUSED_URL, commandTimeoutMs: 100 });
+    await reconnects(redis, 2);
+
+    expect(warn.mock.calls).toEqual([['redis: cannot connect to 127.0.0.1:1 (ECONNREFUSED); retrying']]);
+    expect((warn.mock.contexts[0] as { context?: string }).context).toBe('Redis');
+  });
+});
+
+describeRedisServer('createRedisConnection across a Redis restart (a private redis-server)', () => {
+  let server: PrivateRedis;
+  let redis: Redis | undefined;
+
+  beforeAll(async () => {
+    server = await PrivateRedis.start();
+  });
+
+  afterAll(async () => {
+    redis?.disconnect();
+    await server?.dispose();
+  });
+
+  it('logs connected, lost and connected again, one line each, and nothing while Redis stays down', async () => {
+    const { logger, lines } = recordingLogger();
+    redis = createRedisConnection({ url: server.url, commandTimeoutMs: 500, logger });
+    await readyWithin(redis, 5_000);
+    expect(lines).toEqual([`log: redis: connected to 127.0.0.1:${server.port}`]);
+
+    await server.stop({ keepData: false });
+    await reconnects(redis, 3);
+    expect(lines).toHaveLength(2);
+    expect(lines[1]).toMatch(
+      new RegExp(`^warn: redis: connection to 127\\.0\\.0\\.1:${server.port} lost \\(.+\\); reconnecting$`),
+    );
+
+    await server.start();
+    await readyWithin(redis, 5_000);
+    expect(redis.status).toBe('ready');
+    expect(lines).toEqual([
+      `log: redis: connected to 127.0.0.1:${server.port}`,
+      lines[1],
+      `log: redis: connected to 127.0.0.1:${server.port}`,
+    ]);
   });
 });
