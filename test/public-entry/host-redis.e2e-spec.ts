@@ -1,0 +1,75 @@
+import { Controller, HttpCode, Module, Post } from '@nestjs/common';
+import { NestFactory } from '@nestjs/core';
+import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
+import type Redis from 'ioredis';
+// What a company's app imports: the package's public entry, and nothing deeper.
+import { Bulkhead, BulkheadModule } from '../../src/index';
+import { describeRedis } from '../support/redis-availability';
+import { closeRedis, connectRedis, deleteKeysUnder, keysUnder, uniquePrefix } from '../support/redis';
+import { send } from '../support/http-client';
+import { testTenant } from '../support/tenants';
+
+const ACME = testTenant('acme');
+
+@Controller('work')
+class WorkController {
+  @Post()
+  @HttpCode(200)
+  @Bulkhead('work')
+  work(): { done: true } {
+    return { done: true };
+  }
+}
+
+describeRedis('a company app that hands Bulkhead its own ioredis client', () => {
+  let client: Redis;
+  let prefix: string;
+  let app: NestFastifyApplication;
+
+  beforeEach(async () => {
+    client = await connectRedis();
+    prefix = uniquePrefix('bh-host');
+    @Module({
+      imports: [
+        BulkheadModule.forRoot({
+          lanes: { work: { concurrency: 2, queueCapacity: 2 } },
+          auth: { apiKeys: [ACME.apiKey] },
+          // The URL is the app's to keep or not: its own client is used, not a new connection.
+          store: { kind: 'redis', url: 'redis://127.0.0.1:1', prefix },
+          redis: client,
+        }),
+      ],
+      controllers: [WorkController],
+    })
+    class HostAppModule {}
+    app = await NestFactory.create<NestFastifyApplication>(HostAppModule, new FastifyAdapter(), {
+      logger: false,
+      abortOnError: false,
+    });
+    await app.listen(0, '127.0.0.1');
+  });
+
+  afterEach(async () => {
+    await app?.close();
+    await deleteKeysUnder(client, prefix);
+    await closeRedis(client);
+  });
+
+  const url = async (path: string) => `${(await app.getUrl()).replace('[::1]', '127.0.0.1')}${path}`;
+
+  it('keeps the shared state on that client, under the configured prefix', async () => {
+    expect((await send('POST', await url('/work'), { headers: ACME.headers })).status).toBe(200);
+
+    const keys = await keysUnder(client, prefix);
+    expect(keys.length).toBeGreaterThan(0);
+    expect(keys.every((key) => key.startsWith(`${prefix}{`))).toBe(true);
+    expect((await send('GET', await url('/health/ready'))).body.info.redis.status).toBe('up');
+  });
+
+  it('leaves the client open when the app closes: the app owns it', async () => {
+    await app.close();
+
+    expect(client.status).toBe('ready');
+    expect(await client.ping()).toBe('PONG');
+  });
+});
