@@ -143,6 +143,10 @@ function keyTenants(config: BulkheadConfig): string[] {
 
 /** Every tenant the config names: these, and only these, are metric labels. */
 function labelTenants(config: BulkheadConfig): string[] {
-  const named = [...keyTenants(config), ...Object.keys(config.rateLimits.tenants), ...Object.keys(config.budgets.tenants)];
+  const named = [
+    ...keyTenants(config),
+    ...Object.keys(config.rateLimits.tenants),
+    ...Object.keys(config.budgets.tenants),
+  ];
   return [...new Set(named)];
 }

@@ -39,30 +39,27 @@ export { TenantHttpClient } from './containment';
 
 // Mechanisms an app may inject or build on.
 export { LaneRegistry, Lane, type LaneSnapshot } from './bulkhead';
-export { BreakerRegistry, Breaker, type BreakerSettings, type CircuitSnapshot, type CircuitState } from './circuit-breaker';
+export {
+  BreakerRegistry,
+  Breaker,
+  type BreakerSettings,
+  type CircuitSnapshot,
+  type CircuitState,
+} from './circuit-breaker';
 export { MetricsRegistry } from './metrics';
 export { EventLedger, type LedgerEvent } from './events';
 export { CLOCK, type Clock, SystemClock, RANDOM, type Random } from './common';
 export { FakeClock } from './common/fake-clock';
 
 // Store interfaces (each with its injection token of the same name) and their implementations.
-export {
-  IdempotencyStore,
-  MemoryIdempotencyStore,
-  RedisIdempotencyStore,
-} from './dispatch/idempotency';
+export { IdempotencyStore, MemoryIdempotencyStore, RedisIdempotencyStore } from './dispatch/idempotency';
 export { ContainmentStore, MemoryContainmentStore, RedisContainmentStore } from './containment';
 export { RateLimitStore, MemoryRateLimitStore, RedisRateLimitStore } from './rate-limit';
 export { BudgetStore, MemoryBudgetStore, RedisBudgetStore } from './budget';
 export { createRedisConnection, REDIS } from './store';
 
 // Errors and the envelope every failure is answered with.
-export {
-  ResilienceError,
-  isResilienceError,
-  toEnvelope,
-  type ErrorKind,
-} from './common';
+export { ResilienceError, isResilienceError, toEnvelope, type ErrorKind } from './common';
 export { EnvelopeExceptionFilter } from './common/nest';
 
 // The YAML config, for an app that wants the service's file format.
