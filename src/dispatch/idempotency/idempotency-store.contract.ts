@@ -49,8 +49,9 @@ export function describeIdempotencyStore(
   options: IdempotencyContractOptions = {},
 ): void {
   const byCount = options.evictsByCount ?? true;
-  // Only a store bounded by a count of keys can evict by one; TTLs bound the others.
-  const itEvicting = byCount ? it : it.skip;
+  // Only a store bounded by a count of keys can evict by one; TTLs bound the others, for which
+  // these tests do not exist (rather than show as skipped in every run).
+  const itEvicting: (name: string, test: jest.ProvidesCallback) => void = byCount ? it : () => undefined;
   describe(`IdempotencyStore contract: ${name}`, () => {
     let clock: FakeClock;
 
