@@ -21,6 +21,7 @@ import {
   CallSignal,
   type Caller,
   CircuitBreaker,
+  CircuitBreakerModule,
   EnvelopeExceptionFilter,
   LanesModule,
   LaneRegistry,
@@ -261,50 +262,78 @@ describe('a company app that imports the public entry', () => {
   });
 });
 
-@Controller('lanes-only')
-class LanesOnlyController {
-  @Post()
+@Controller('features')
+class FeaturesController {
+  @Post('solo')
   @HttpCode(200)
   @Bulkhead('solo')
-  async handle(): Promise<{ ok: true }> {
+  async solo(): Promise<{ ok: true }> {
     await gate.promise;
     return { ok: true };
+  }
+
+  @Post('flaky')
+  @HttpCode(200)
+  @Bulkhead('flaky')
+  @CircuitBreaker('flaky-api')
+  flaky(): never {
+    throw new BadGatewayException('the flaky dependency failed');
   }
 }
 
 let gate: Deferred<void> = deferred<void>();
 
+/** The three feature modules a host may import one by one, each with its own options. */
 @Module({
   imports: [
-    LanesModule.forRoot({ lanes: { solo: { concurrency: 1, queueCapacity: 0 } }, routes: false }),
+    LanesModule.forRoot({
+      lanes: { solo: { concurrency: 1, queueCapacity: 0 }, flaky: { concurrency: 4, queueCapacity: 4 } },
+      routes: false,
+    }),
+    CircuitBreakerModule.forRoot({ breakers: { 'flaky-api': { volumeThreshold: 2 } } }),
     RoutePoliciesModule,
   ],
-  controllers: [LanesOnlyController],
+  controllers: [FeaturesController],
   providers: [{ provide: APP_FILTER, useClass: EnvelopeExceptionFilter }],
 })
-class LanesOnlyAppModule {}
+class FeaturesAppModule {}
 
-describe('a company app that imports only the lanes and the route policies', () => {
-  it('refuses a request over the lane with queue_full, without the rest of Bulkhead', async () => {
+describe('a company app that imports the lanes, the breakers and the route policies one by one', () => {
+  let app: NestFastifyApplication;
+  let base: string;
+
+  beforeEach(async () => {
     gate = deferred<void>();
-    const app = await NestFactory.create<NestFastifyApplication>(LanesOnlyAppModule, new FastifyAdapter(), {
+    app = await NestFactory.create<NestFastifyApplication>(FeaturesAppModule, new FastifyAdapter(), {
       logger: false,
       abortOnError: false,
     });
-    try {
-      const base = await listen(app);
-      const first = send('POST', `${base}/lanes-only`);
-      await eventually(() => expect(app.get(LaneRegistry).get('solo')!.snapshot().active).toBe(1));
+    base = await listen(app);
+  });
 
-      const second = await send('POST', `${base}/lanes-only`);
+  afterEach(async () => {
+    gate.resolve();
+    await app.close();
+  });
 
-      expectEnvelope(second, 503, 'queue_full');
-      gate.resolve();
-      expect((await first).status).toBe(200);
-      expect((await send('GET', `${base}/v1/lanes`)).status).toBe(404);
-    } finally {
-      gate.resolve();
-      await app.close();
-    }
+  it('refuses a request over the lane with queue_full, without the rest of Bulkhead', async () => {
+    const first = send('POST', `${base}/features/solo`);
+    await eventually(() => expect(app.get(LaneRegistry).get('solo')!.snapshot().active).toBe(1));
+
+    const second = await send('POST', `${base}/features/solo`);
+
+    expectEnvelope(second, 503, 'queue_full');
+    gate.resolve();
+    expect((await first).status).toBe(200);
+    expect((await send('GET', `${base}/v1/lanes`)).status).toBe(404);
+  });
+
+  it('opens the breaker of the module it was given, shows it, and keeps its admin routes closed without AuthModule', async () => {
+    expect((await send('POST', `${base}/features/flaky`)).status).toBe(502);
+    expect((await send('POST', `${base}/features/flaky`)).status).toBe(502);
+
+    expectEnvelope(await send('POST', `${base}/features/flaky`), 503, 'circuit_open');
+    expect((await send('GET', `${base}/v1/circuits`)).body.circuits['flaky-api'].state).toBe('open');
+    expect((await send('POST', `${base}/v1/admin/circuits/flaky-api/close`)).status).toBe(404);
   });
 });
