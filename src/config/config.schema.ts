@@ -1,6 +1,7 @@
 import ipaddr from 'ipaddr.js';
 import { z } from 'zod';
-import { bool, httpUrl, intIn, name, nonEmptyString, numberIn, oneOf } from './schema-helpers';
+import { bool, intIn, name, nonEmptyString, numberIn, oneOf } from './schema-helpers';
+import { llmSchema } from './llm.schema';
 import { breakerSchema, tool } from './tool.schema';
 
 const MiB = 1024 * 1024;
@@ -122,39 +123,6 @@ const containment = z
   })
   .prefault({});
 
-const llmTarget = z.strictObject({
-  provider: nonEmptyString(),
-  model: nonEmptyString(),
-  baseUrl: httpUrl().optional(),
-  apiKey: z.string({ error: 'must be a string' }).optional(),
-  timeoutMs: intIn(1, 600_000).optional(),
-});
-
-const llm = z
-  .strictObject({
-    routes: z
-      .record(
-        name(),
-        z.strictObject({
-          targets: z.array(llmTarget, { error: 'must be a list' }).min(1, { error: 'must list at least one target' }),
-          hedgeAfterMs: intIn(0, 600_000).default(0),
-        }),
-      )
-      .default({}),
-    cache: z
-      .strictObject({
-        exact: z
-          .strictObject({
-            ttlMs: intIn(0, 86_400_000).default(300_000),
-            maxEntries: intIn(0, 10_000_000).default(10_000),
-          })
-          .prefault({}),
-        semantic: z.strictObject({ enabled: bool().default(false) }).prefault({}),
-      })
-      .prefault({}),
-  })
-  .prefault({});
-
 /**
  * Breakers by name, for `@CircuitBreaker('name')` routes; `default` holds the settings every
  * breaker (a tool's own too) starts from.
@@ -197,7 +165,7 @@ export const configSchema = z.strictObject({
   rateLimits,
   budgets,
   containment,
-  llm,
+  llm: llmSchema,
   /** Mounts the example controller of src/example (a `@Bulkhead` route) when true. */
   examples: bool().default(false),
 });

@@ -25,6 +25,14 @@ export function crossReferenceProblems(document: unknown): string[] {
       problems.push(`tools.${toolId}.lane: unknown lane '${lane}' (lanes: ${lanes.join(', ')})`);
     }
   }
+  const llm = isMapping(document.llm) ? document.llm : {};
+  const routes = isMapping(llm.routes) ? llm.routes : {};
+  for (const [route, definition] of Object.entries(routes)) {
+    const lane = isMapping(definition) ? definition.lane : undefined;
+    if (typeof lane === 'string' && NAME_PATTERN.test(lane) && !lanes.includes(lane)) {
+      problems.push(`llm.routes.${route}.lane: unknown lane '${lane}' (lanes: ${lanes.join(', ')})`);
+    }
+  }
   return problems;
 }
 

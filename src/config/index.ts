@@ -2,3 +2,4 @@ export * from './bulkhead-config.namespace';
 export * from './config.loader';
 export * from './config.schema';
 export { NAME_PATTERN } from './schema-helpers';
+export * from './llm.schema';

@@ -1,0 +1,117 @@
+import { z } from 'zod';
+import { bool, httpUrl, intIn, name, nonEmptyString, numberIn, oneOf } from './schema-helpers';
+import { breakerSchema } from './tool.schema';
+
+const HOUR_MS = 3_600_000;
+const MiB = 1024 * 1024;
+
+/**
+ * One scripted answer of a `fake` target, used by one attempt; the last step repeats. A step
+ * with `status` fails (with `retryAfterMs` as Retry-After); otherwise it answers `text` or a
+ * `toolCall`, after `delayMs` of the clock (an attempt's timeout or the client leaving stops it).
+ */
+const fakeStep = z
+  .strictObject({
+    text: z.string({ error: 'must be a string' }).optional(),
+    toolCall: z
+      .strictObject({
+        name: nonEmptyString(),
+        arguments: z.record(z.string(), z.unknown(), { error: 'must be a mapping' }).default({}),
+      })
+      .optional(),
+    status: intIn(400, 599).optional(),
+    /** With `status: 429`: the provider's quota is spent (not retried). */
+    code: nonEmptyString().optional(),
+    retryAfterMs: intIn(0, HOUR_MS).optional(),
+    delayMs: intIn(0, HOUR_MS).optional(),
+    /** Usage the step reports; estimated from the text otherwise. */
+    usage: z.strictObject({ promptTokens: intIn(0, 10_000_000), completionTokens: intIn(0, 10_000_000) }).optional(),
+  })
+  .refine((step) => [step.text, step.toolCall, step.status].filter((part) => part !== undefined).length <= 1, {
+    error: 'a step is one of text, toolCall or status',
+  });
+
+const target = z
+  .strictObject({
+    provider: oneOf(['openai', 'anthropic', 'fake']),
+    model: nonEmptyString(),
+    baseUrl: httpUrl().optional(),
+    apiKey: z.string({ error: 'must be a string' }).optional(),
+    /** Per attempt at this target; the route's otherwise. */
+    timeoutMs: intIn(1, 600_000).optional(),
+    /** `fake` only: its answers, one per attempt. */
+    script: z.array(fakeStep, { error: 'must be a list' }).min(1, { error: 'must list at least one step' }).optional(),
+  })
+  .refine((value) => value.script === undefined || value.provider === 'fake', {
+    error: 'only a fake target has a script',
+    path: ['script'],
+  });
+
+/** Retries per target: full-jitter backoff, Retry-After honoured. */
+const llmRetry = z
+  .strictObject({
+    maxAttempts: intIn(1, 10).default(2),
+    baseDelayMs: intIn(0, 60_000).default(200),
+    maxDelayMs: intIn(0, 300_000).default(5_000),
+  })
+  .refine((value) => value.maxDelayMs >= value.baseDelayMs, {
+    error: 'must be at least baseDelayMs',
+    path: ['maxDelayMs'],
+  })
+  .prefault({});
+
+export const llmRoute = z.strictObject({
+  /** The lane its requests run in. */
+  lane: name(),
+  /** Tried in order: the first that answers serves. */
+  targets: z.array(target, { error: 'must be a list' }).min(1, { error: 'must list at least one target' }),
+  retry: llmRetry,
+  /** Settings of each target's breaker; `breakers.default` for what is left out. */
+  breaker: breakerSchema.optional(),
+  /** Per attempt, unless the target sets its own. */
+  timeoutMs: intIn(1, 600_000).default(60_000),
+  /** All attempts and waits of one request, across every target. */
+  deadlineMs: intIn(1, HOUR_MS).default(120_000),
+  /** Output cap when the client sets none: sent to the provider, so a reservation is a true bound. */
+  maxOutputTokens: intIn(1, 1_000_000).default(4096),
+  hedgeAfterMs: intIn(0, 600_000).default(0),
+  firstByteTimeoutMs: intIn(1, 600_000).default(30_000),
+  idleTimeoutMs: intIn(1, 600_000).default(30_000),
+  /** Clean text answers are cached (llm.cache.exact). */
+  cache: bool().default(true),
+});
+
+/** USD per million tokens of one `provider/model`. */
+const price = z.strictObject({
+  inputPerMTokUsd: numberIn(0, 10_000),
+  outputPerMTokUsd: numberIn(0, 10_000),
+  /** Input tokens read from the provider's prompt cache; the input price otherwise. */
+  cachedInputPerMTokUsd: numberIn(0, 10_000).optional(),
+});
+
+export const llmSchema = z
+  .strictObject({
+    routes: z.record(name(), llmRoute).default({}),
+    cache: z
+      .strictObject({
+        exact: z
+          .strictObject({
+            ttlMs: intIn(0, 86_400_000).default(300_000),
+            maxEntries: intIn(0, 10_000_000).default(10_000),
+            /** The memory store's bound on what it holds, answers' JSON in bytes. */
+            maxBytes: intIn(0, 1024 * MiB).default(64 * MiB),
+          })
+          .prefault({}),
+        semantic: z.strictObject({ enabled: bool().default(false) }).prefault({}),
+      })
+      .prefault({}),
+    /** Prices by `provider/model`, over the shipped table. */
+    prices: z.record(nonEmptyString(), price).default({}),
+  })
+  .prefault({});
+
+export type LlmConfig = z.output<typeof llmSchema>;
+export type LlmRouteConfig = LlmConfig['routes'][string];
+export type LlmTargetConfig = LlmRouteConfig['targets'][number];
+export type FakeStepConfig = NonNullable<LlmTargetConfig['script']>[number];
+export type LlmPriceConfig = LlmConfig['prices'][string];

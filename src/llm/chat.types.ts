@@ -1,0 +1,86 @@
+/**
+ * The OpenAI Chat Completions wire format, as far as Bulkhead reads it. A request is kept as the
+ * client sent it (fields Bulkhead does not know pass through to OpenAI-compatible targets);
+ * an answer is what every provider turns its own answer into.
+ */
+
+export type ChatRole = 'system' | 'developer' | 'user' | 'assistant' | 'tool';
+
+/** A content part of a message; only text parts are translated for non-OpenAI providers. */
+export interface ChatContentPart {
+  type: string;
+  text?: string;
+  [field: string]: unknown;
+}
+
+export interface ChatToolCall {
+  id: string;
+  type: 'function';
+  function: { name: string; arguments: string };
+}
+
+export interface ChatMessage {
+  role: ChatRole;
+  content: string | ChatContentPart[] | null;
+  name?: string;
+  /** Assistant messages: the tools it called. */
+  tool_calls?: ChatToolCall[];
+  /** Tool messages: the call they answer. */
+  tool_call_id?: string;
+  [field: string]: unknown;
+}
+
+export interface ChatTool {
+  type: 'function';
+  function: { name: string; description?: string; parameters?: Record<string, unknown>; strict?: boolean };
+}
+
+export type ChatToolChoice = 'none' | 'auto' | 'required' | { type: 'function'; function: { name: string } };
+
+/** A validated request: `model` names a route of `llm.routes`, `messages` has at least one. */
+export interface ChatRequest {
+  model: string;
+  messages: ChatMessage[];
+  max_tokens?: number;
+  max_completion_tokens?: number;
+  temperature?: number;
+  top_p?: number;
+  stop?: string | string[];
+  tools?: ChatTool[];
+  tool_choice?: ChatToolChoice;
+  parallel_tool_calls?: boolean;
+  n?: number;
+  stream?: boolean;
+  user?: string;
+  [field: string]: unknown;
+}
+
+export type FinishReason = 'stop' | 'length' | 'tool_calls' | 'content_filter';
+
+export interface ChatUsage {
+  prompt_tokens: number;
+  completion_tokens: number;
+  total_tokens: number;
+  prompt_tokens_details?: { cached_tokens?: number; [field: string]: unknown };
+  [field: string]: unknown;
+}
+
+export interface ChatChoice {
+  index: number;
+  message: { role: 'assistant'; content: string | null; tool_calls?: ChatToolCall[]; refusal?: string | null };
+  finish_reason: FinishReason;
+  logprobs: null;
+}
+
+/** A `chat.completion` object: every provider's answer, translated. */
+export interface ChatCompletion {
+  id: string;
+  object: 'chat.completion';
+  /** Unix seconds. */
+  created: number;
+  /** The provider's model that served (not the route's name). */
+  model: string;
+  choices: ChatChoice[];
+  usage: ChatUsage;
+  [field: string]: unknown;
+}

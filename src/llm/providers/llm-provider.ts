@@ -1,0 +1,45 @@
+import type { ToolHttp } from '../../dispatch';
+import type { ChatCompletion, ChatRequest } from '../chat.types';
+
+/** One target of a route as its provider needs it: never the caller's credentials. */
+export interface ProviderTarget {
+  /** `openai`, `anthropic`, `bedrock`, `fake`. */
+  readonly provider: string;
+  /** The provider's model id, sent in place of the route's name. */
+  readonly model: string;
+  /** Where requests go; each provider has its default. */
+  readonly baseUrl?: string;
+  /** From the config (`${ENV}`); never logged, never in an error, event or metric. */
+  readonly apiKey?: string;
+}
+
+/** One attempt at one target. */
+export interface ProviderAttempt {
+  readonly target: ProviderTarget;
+  /**
+   * The client's request with `model` set to the target's model and the output cap set (the
+   * client's `max_completion_tokens`/`max_tokens`, else the route's `maxOutputTokens`): the
+   * reservation made for this attempt is a true bound only if the provider is held to it.
+   */
+  readonly request: ChatRequest;
+  /** The output cap of this attempt, in tokens (what `request` carries). */
+  readonly maxOutputTokens: number;
+  /** The call's HTTP pool (normal or isolated) under the egress rules, stopped with the attempt. */
+  readonly http: ToolHttp;
+  /** Fires when the attempt times out, the client leaves or shutdown stops the call. */
+  readonly signal: AbortSignal;
+}
+
+/**
+ * The seam between the route and a model provider: one request in the OpenAI shape, one
+ * `chat.completion` back, whatever the provider speaks on the wire. Translation happens here and
+ * nowhere above.
+ *
+ * A failure is a ResilienceError whose kind says what the route does next (see
+ * `provider-errors.ts`): `transient` and `timeout` are retried on this target, then the next
+ * target is tried; any other kind moves to the next target at once.
+ */
+export interface LlmProvider {
+  readonly name: string;
+  complete(attempt: ProviderAttempt): Promise<ChatCompletion>;
+}
