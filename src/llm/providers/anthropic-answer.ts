@@ -1,0 +1,87 @@
+import type { ChatCompletion, ChatToolCall, ChatUsage, FinishReason } from '../chat.types';
+import { isCount, isObject } from './json-shape';
+import type { ProviderTarget } from './llm-provider';
+import { malformedAnswerError } from './provider-errors';
+
+/**
+ * Anthropic's stop reasons as Chat Completions finish reasons. `pause_turn` (a server tool
+ * paused a long turn) reads as `stop`: the answer so far is whole, and a client may continue.
+ */
+const FINISH_REASONS: ReadonlyMap<string, FinishReason> = new Map([
+  ['end_turn', 'stop'],
+  ['stop_sequence', 'stop'],
+  ['pause_turn', 'stop'],
+  ['max_tokens', 'length'],
+  ['model_context_window_exceeded', 'length'],
+  ['tool_use', 'tool_calls'],
+  ['refusal', 'content_filter'],
+]);
+
+/**
+ * A Messages API answer as a `chat.completion`: text blocks joined into the content, tool_use
+ * blocks as tool calls, anything else (thinking) left out. Usage is OpenAI's: Anthropic's
+ * `input_tokens` excludes cache reads and writes, OpenAI's `prompt_tokens` includes them.
+ *
+ * @param createdMs epoch milliseconds: Anthropic's answer has no timestamp of its own
+ */
+export function fromAnthropicAnswer(target: ProviderTarget, answer: unknown, createdMs: number): ChatCompletion {
+  if (!isObject(answer) || typeof answer.id !== 'string' || !Array.isArray(answer.content)) {
+    throw malformedAnswerError(target, 200);
+  }
+  const usage = chatUsage(answer.usage);
+  if (!usage) throw malformedAnswerError(target, 200);
+
+  const texts: string[] = [];
+  const toolCalls: ChatToolCall[] = [];
+  for (const block of answer.content as unknown[]) {
+    if (!isObject(block)) throw malformedAnswerError(target, 200);
+    if (block.type === 'text') {
+      if (typeof block.text !== 'string') throw malformedAnswerError(target, 200);
+      texts.push(block.text);
+    } else if (block.type === 'tool_use') {
+      if (typeof block.id !== 'string' || typeof block.name !== 'string') throw malformedAnswerError(target, 200);
+      toolCalls.push({
+        id: block.id,
+        type: 'function',
+        function: { name: block.name, arguments: JSON.stringify(block.input ?? {}) },
+      });
+    }
+  }
+
+  const message: ChatCompletion['choices'][number]['message'] = {
+    role: 'assistant',
+    // OpenAI answers null content beside tool calls, and a string otherwise.
+    content: texts.length > 0 ? texts.join('') : toolCalls.length > 0 ? null : '',
+    refusal: null,
+  };
+  if (toolCalls.length > 0) message.tool_calls = toolCalls;
+  return {
+    id: answer.id,
+    object: 'chat.completion',
+    created: Math.floor(createdMs / 1000),
+    model: typeof answer.model === 'string' ? answer.model : target.model,
+    choices: [
+      {
+        index: 0,
+        message,
+        // A stop reason newer than this map: the answer did end, and `stop` claims nothing more.
+        finish_reason: FINISH_REASONS.get(String(answer.stop_reason)) ?? 'stop',
+        logprobs: null,
+      },
+    ],
+    usage,
+  };
+}
+
+function chatUsage(usage: unknown): ChatUsage | undefined {
+  if (!isObject(usage) || !isCount(usage.input_tokens) || !isCount(usage.output_tokens)) return undefined;
+  const cacheRead = isCount(usage.cache_read_input_tokens) ? usage.cache_read_input_tokens : 0;
+  const cacheWrite = isCount(usage.cache_creation_input_tokens) ? usage.cache_creation_input_tokens : 0;
+  const promptTokens = usage.input_tokens + cacheRead + cacheWrite;
+  return {
+    prompt_tokens: promptTokens,
+    completion_tokens: usage.output_tokens,
+    total_tokens: promptTokens + usage.output_tokens,
+    prompt_tokens_details: { cached_tokens: cacheRead },
+  };
+}

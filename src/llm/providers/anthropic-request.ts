@@ -1,0 +1,214 @@
+import type { ChatContentPart, ChatMessage, ChatRequest, ChatTool, ChatToolChoice } from '../chat.types';
+import { isObject } from './json-shape';
+import type { ProviderAttempt, ProviderTarget } from './llm-provider';
+import { unsupportedRequestError } from './provider-errors';
+
+export interface AnthropicTextBlock {
+  type: 'text';
+  text: string;
+}
+
+export interface AnthropicToolUseBlock {
+  type: 'tool_use';
+  id: string;
+  name: string;
+  input: Record<string, unknown>;
+}
+
+export interface AnthropicToolResultBlock {
+  type: 'tool_result';
+  tool_use_id: string;
+  content: string | AnthropicTextBlock[];
+}
+
+export type AnthropicBlock = AnthropicTextBlock | AnthropicToolUseBlock | AnthropicToolResultBlock;
+
+export interface AnthropicMessage {
+  role: 'user' | 'assistant';
+  content: string | AnthropicBlock[];
+}
+
+export type AnthropicToolChoice =
+  | { type: 'auto' | 'any'; disable_parallel_tool_use?: boolean }
+  | { type: 'tool'; name: string; disable_parallel_tool_use?: boolean }
+  | { type: 'none' };
+
+/** A Messages API request, as far as a Chat Completions request can be said in it. */
+export interface AnthropicRequest {
+  model: string;
+  max_tokens: number;
+  messages: AnthropicMessage[];
+  system?: AnthropicTextBlock[];
+  temperature?: number;
+  top_p?: number;
+  stop_sequences?: string[];
+  tools?: Array<{ name: string; description?: string; input_schema: Record<string, unknown> }>;
+  tool_choice?: AnthropicToolChoice;
+}
+
+/**
+ * The attempt's Chat Completions request in the Messages API's terms. What would change the
+ * answer's meaning if dropped (n > 1, non-text content, structured output, logprobs) is refused
+ * with `invalid_request`; tuning knobs Anthropic lacks (penalties, seed, logit_bias, user) are
+ * left out.
+ *
+ * `temperature` is clamped to Anthropic's 0..1: refusing 1..2 would fail over badly (a request
+ * the first target took would be refused by this one), and 1 is already its most varied.
+ */
+export function toAnthropicRequest(attempt: ProviderAttempt): AnthropicRequest {
+  const { request, target } = attempt;
+  const refuse = (reason: string) => unsupportedRequestError(target, reason);
+  if (request.n !== undefined && request.n !== null && request.n !== 1) throw refuse('n must be 1');
+  refuseWhatCannotBeSaid(request, refuse);
+
+  const { system, messages } = conversation(target, request.messages);
+  const body: AnthropicRequest = { model: target.model, max_tokens: attempt.maxOutputTokens, messages };
+  if (system.length > 0) body.system = system;
+  if (typeof request.temperature === 'number') body.temperature = Math.min(1, Math.max(0, request.temperature));
+  if (typeof request.top_p === 'number') body.top_p = request.top_p;
+  const stop = typeof request.stop === 'string' ? [request.stop] : request.stop;
+  if (Array.isArray(stop) && stop.length > 0) body.stop_sequences = stop;
+  if (request.tools && request.tools.length > 0) {
+    body.tools = request.tools.map((tool) => anthropicTool(tool, refuse));
+    const choice = toolChoice(request.tool_choice, request.parallel_tool_calls === false, refuse);
+    if (choice) body.tool_choice = choice;
+  }
+  return body;
+}
+
+function refuseWhatCannotBeSaid(request: ChatRequest, refuse: (reason: string) => Error): void {
+  const format = request.response_format;
+  if (isObject(format) && format.type !== 'text') throw refuse('response_format is not supported');
+  if (request.logprobs === true) throw refuse('logprobs are not supported');
+  const modalities = request.modalities;
+  if (Array.isArray(modalities) && modalities.some((modality) => modality !== 'text')) {
+    throw refuse('only text output is supported');
+  }
+}
+
+/**
+ * System and developer messages go to the top-level `system`, in order; consecutive tool
+ * messages become one user turn of tool results, as Anthropic wants every result of one
+ * assistant turn in the next user turn.
+ */
+function conversation(
+  target: ProviderTarget,
+  chat: readonly ChatMessage[],
+): { system: AnthropicTextBlock[]; messages: AnthropicMessage[] } {
+  const refuse = (reason: string) => unsupportedRequestError(target, reason);
+  const system: AnthropicTextBlock[] = [];
+  const messages: AnthropicMessage[] = [];
+  let toolResults: AnthropicBlock[] | undefined;
+  for (const message of chat) {
+    if (message.role === 'tool') {
+      if (typeof message.tool_call_id !== 'string') throw refuse('a tool message has no tool_call_id');
+      const block: AnthropicToolResultBlock = {
+        type: 'tool_result',
+        tool_use_id: message.tool_call_id,
+        content: textContent(message.content ?? '', refuse),
+      };
+      if (toolResults) toolResults.push(block);
+      else messages.push({ role: 'user', content: (toolResults = [block]) });
+      continue;
+    }
+    toolResults = undefined;
+    if (message.role === 'system' || message.role === 'developer') {
+      const content = textContent(message.content ?? '', refuse);
+      const blocks = typeof content === 'string' ? [{ type: 'text' as const, text: content }] : content;
+      // Anthropic refuses empty text blocks; an empty system message says nothing anyway.
+      system.push(...blocks.filter((block) => block.text.length > 0));
+    } else if (message.role === 'user') {
+      messages.push({ role: 'user', content: textContent(message.content ?? '', refuse) });
+    } else if (message.role === 'assistant') {
+      messages.push(assistantMessage(message, refuse));
+    } else {
+      throw refuse(`the message role ${describe(message.role)} is not supported`);
+    }
+  }
+  return { system, messages };
+}
+
+function assistantMessage(message: ChatMessage, refuse: (reason: string) => Error): AnthropicMessage {
+  const text = textContent(message.content ?? '', refuse);
+  const calls = message.tool_calls ?? [];
+  if (calls.length === 0) return { role: 'assistant', content: text };
+  const blocks: AnthropicBlock[] = typeof text === 'string' ? (text ? [{ type: 'text', text }] : []) : [...text];
+  calls.forEach((call, index) => {
+    blocks.push({
+      type: 'tool_use',
+      id: call.id,
+      name: call.function.name,
+      input: toolInput(call.function, index, refuse),
+    });
+  });
+  return { role: 'assistant', content: blocks };
+}
+
+/** A tool call's `arguments` string as the object Anthropic's `input` is. */
+function toolInput(
+  call: { arguments: string },
+  index: number,
+  refuse: (reason: string) => Error,
+): Record<string, unknown> {
+  // Some OpenAI-compatible servers send '' for a call without arguments.
+  if (call.arguments.trim() === '') return {};
+  let input: unknown;
+  try {
+    input = JSON.parse(call.arguments);
+  } catch {
+    throw refuse(`the arguments of tool call ${index} are not JSON`);
+  }
+  if (!isObject(input)) throw refuse(`the arguments of tool call ${index} are not a JSON object`);
+  return input;
+}
+
+/** A string stays a string; text parts become text blocks; any other part is refused, not dropped. */
+function textContent(
+  content: string | readonly ChatContentPart[],
+  refuse: (reason: string) => Error,
+): string | AnthropicTextBlock[] {
+  if (typeof content === 'string') return content;
+  return content.map((part) => {
+    if (part.type !== 'text' || typeof part.text !== 'string') {
+      throw refuse(`content parts of type ${describe(part.type)} are not supported`);
+    }
+    return { type: 'text', text: part.text };
+  });
+}
+
+function anthropicTool(
+  tool: ChatTool,
+  refuse: (reason: string) => Error,
+): NonNullable<AnthropicRequest['tools']>[number] {
+  if (tool.type !== 'function' || !isObject(tool.function)) {
+    throw refuse(`tools of type ${describe(tool.type)} are not supported`);
+  }
+  const { name, description, parameters } = tool.function;
+  return {
+    name,
+    ...(description === undefined ? {} : { description }),
+    // Anthropic requires a schema; a function without parameters takes an empty object.
+    input_schema: parameters ?? { type: 'object', properties: {} },
+  };
+}
+
+function toolChoice(
+  choice: ChatToolChoice | undefined,
+  oneCallOnly: boolean,
+  refuse: (reason: string) => Error,
+): AnthropicToolChoice | undefined {
+  const single = oneCallOnly ? { disable_parallel_tool_use: true } : {};
+  if (choice === undefined || choice === null) return oneCallOnly ? { type: 'auto', ...single } : undefined;
+  if (choice === 'none') return { type: 'none' };
+  if (choice === 'auto') return { type: 'auto', ...single };
+  if (choice === 'required') return { type: 'any', ...single };
+  if (isObject(choice) && choice.type === 'function' && isObject(choice.function)) {
+    return { type: 'tool', name: choice.function.name, ...single };
+  }
+  throw refuse('this tool_choice is not supported');
+}
+
+/** A caller's type name, echoed only when it looks like one. */
+function describe(value: unknown): string {
+  return typeof value === 'string' && /^[A-Za-z0-9_-]{1,40}$/.test(value) ? `'${value}'` : '(unknown)';
+}

@@ -1,0 +1,38 @@
+import type { Clock } from '../../common';
+import type { ChatCompletion } from '../chat.types';
+import { fromAnthropicAnswer } from './anthropic-answer';
+import { toAnthropicRequest } from './anthropic-request';
+import type { LlmProvider, ProviderAttempt } from './llm-provider';
+import { endpointUrl, postJson } from './provider-exchange';
+
+/** @default base URL of an `anthropic` target without its own. */
+export const ANTHROPIC_BASE_URL = 'https://api.anthropic.com/v1';
+
+/** The Messages API version every request names; its wire format is what the translation speaks. */
+export const ANTHROPIC_VERSION = '2023-06-01';
+
+/**
+ * Anthropic's Messages API behind the Chat Completions seam: the request translated on the way
+ * out (`anthropic-request.ts`), the answer on the way back (`anthropic-answer.ts`). A request
+ * that cannot be said in it is refused before anything is sent.
+ */
+export class AnthropicProvider implements LlmProvider {
+  readonly name = 'anthropic';
+
+  constructor(private readonly clock: Clock) {}
+
+  async complete(attempt: ProviderAttempt): Promise<ChatCompletion> {
+    const { target } = attempt;
+    const body = toAnthropicRequest(attempt);
+    const headers: Record<string, string> = {
+      'content-type': 'application/json',
+      accept: 'application/json',
+      'anthropic-version': ANTHROPIC_VERSION,
+    };
+    // An unset `${ANTHROPIC_API_KEY:-}` is an empty string: no header, and Anthropic's 401 says why.
+    if (target.apiKey) headers['x-api-key'] = target.apiKey;
+    const url = endpointUrl(target.baseUrl ?? ANTHROPIC_BASE_URL, 'messages');
+    const answer = await postJson(attempt, url, headers, body, this.clock);
+    return fromAnthropicAnswer(target, answer, this.clock.wallNow());
+  }
+}

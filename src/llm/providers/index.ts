@@ -1,0 +1,6 @@
+export * from './anthropic.provider';
+export * from './fake.provider';
+export * from './llm-provider';
+export * from './openai.provider';
+export * from './provider-errors';
+export * from './provider-registry';
