@@ -1,0 +1,6 @@
+export * from './cost';
+export * from './input-token-estimate';
+export * from './model-id';
+export * from './price';
+export * from './price-table';
+export * from './shipped-prices';

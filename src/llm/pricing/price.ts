@@ -1,0 +1,92 @@
+// Deep path: the budget index would load its Nest modules into a plain mechanism.
+import { microsToUsd, usdToMicros } from '../../budget/money';
+
+/**
+ * What one million tokens of each kind cost, in integer micro-dollars: `2_500_000` is $2.50 per
+ * million tokens. Kept as integers so a cost is exact integer arithmetic, never a float sum.
+ */
+export interface Rates {
+  /** Prompt tokens neither read from nor written to the provider's prompt cache. */
+  readonly inputMicrosPerMTok: number;
+  /** Prompt tokens read from the provider's prompt cache. */
+  readonly cachedInputMicrosPerMTok: number;
+  /** Prompt tokens written to the provider's prompt cache (Anthropic bills them above input). */
+  readonly cacheWriteInputMicrosPerMTok: number;
+  /** Completion tokens, reasoning tokens included. */
+  readonly outputMicrosPerMTok: number;
+}
+
+/** The price of one `provider/model`. */
+export interface Price extends Rates {
+  /**
+   * Long-context pricing: once a request's prompt (every prompt token, cached or not) reaches
+   * `fromInputTokens`, the whole request is billed at these rates instead.
+   */
+  readonly longContext?: Rates & { readonly fromInputTokens: number };
+}
+
+/** Rates in USD per million tokens, as price pages and `llm.prices` write them. */
+export interface UsdRates {
+  inputPerMTokUsd: number;
+  outputPerMTokUsd: number;
+  /** @default inputPerMTokUsd (no discount for cache hits) */
+  cachedInputPerMTokUsd?: number;
+  /** @default inputPerMTokUsd (cache writes billed as plain input) */
+  cacheWriteInputPerMTokUsd?: number;
+}
+
+/** A price in USD per million tokens, with its long-context rates if it has any. */
+export interface UsdPrice extends UsdRates {
+  longContext?: UsdRates & { fromInputTokens: number };
+}
+
+/**
+ * Converts a price in USD per million tokens to micro-dollars per million tokens.
+ * @throws RangeError, naming `label`, for a rate that is negative, not finite, or finer than a
+ *   micro-dollar per million tokens (rounding it would price every token below its cost), or
+ *   long-context rates below the base ones or from fewer than one token.
+ */
+export function priceFromUsd(usd: UsdPrice, label: string): Price {
+  const base = ratesFromUsd(usd, label);
+  if (!usd.longContext) return base;
+  const { fromInputTokens } = usd.longContext;
+  if (!Number.isSafeInteger(fromInputTokens) || fromInputTokens < 1) {
+    throw new RangeError(`${label}: longContext.fromInputTokens must be a whole number of at least 1`);
+  }
+  const long = ratesFromUsd(usd.longContext, `${label} longContext`);
+  // A worst case taken at the base rates must not fall below a smaller prompt's long-context cost.
+  for (const key of Object.keys(long) as (keyof Rates)[]) {
+    if (long[key] < base[key]) throw new RangeError(`${label}: the long-context ${key} is below the base one`);
+  }
+  return { ...base, longContext: { ...long, fromInputTokens } };
+}
+
+function ratesFromUsd(usd: UsdRates, label: string): Rates {
+  const input = microsPerMTok(usd.inputPerMTokUsd, `${label} inputPerMTokUsd`);
+  return {
+    inputMicrosPerMTok: input,
+    cachedInputMicrosPerMTok:
+      usd.cachedInputPerMTokUsd === undefined
+        ? input
+        : microsPerMTok(usd.cachedInputPerMTokUsd, `${label} cachedInputPerMTokUsd`),
+    cacheWriteInputMicrosPerMTok:
+      usd.cacheWriteInputPerMTokUsd === undefined
+        ? input
+        : microsPerMTok(usd.cacheWriteInputPerMTokUsd, `${label} cacheWriteInputPerMTokUsd`),
+    outputMicrosPerMTok: microsPerMTok(usd.outputPerMTokUsd, `${label} outputPerMTokUsd`),
+  };
+}
+
+function microsPerMTok(usd: number, label: string): number {
+  let micros: number;
+  try {
+    micros = usdToMicros(usd);
+  } catch (error) {
+    throw new RangeError(`${label}: ${(error as Error).message}`);
+  }
+  // Converting back gives the same double exactly when the decimal had at most six places.
+  if (microsToUsd(micros) !== usd) {
+    throw new RangeError(`${label} must be a whole number of micro-dollars per million tokens, got ${usd}`);
+  }
+  return micros;
+}
