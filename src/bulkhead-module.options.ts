@@ -28,6 +28,8 @@ export interface BulkheadModuleOptions extends BulkheadConfigInput {
 export interface BulkheadRoutes {
   /** `POST /v1/tools/{id}/invoke`, `POST /v1/tools/batch`. */
   tools?: boolean;
+  /** `POST /v1/chat/completions`. */
+  llm?: boolean;
   /** `GET /v1/lanes`. */
   lanes?: boolean;
   /** `GET /v1/circuits`. */

@@ -18,6 +18,7 @@ import { DispatchModule } from './dispatch';
 import { EventsModule, EventsRoutesModule } from './events';
 import { HealthModule } from './health';
 import { LifecycleModule } from './lifecycle';
+import { LlmModule } from './llm';
 import { MetricsModule } from './metrics';
 import { RateLimitModule } from './rate-limit';
 import { RoutePoliciesModule } from './route-policies';
@@ -81,6 +82,7 @@ export class BulkheadModule {
           redis,
           stores,
           idempotencyMaxEntries: config.idempotency.maxEntries,
+          llmCache: config.llm.cache.exact,
         })),
       ),
       LanesModule.forRootAsync({ ...slice((config) => ({ lanes: config.lanes })), routes: routes.lanes }),
@@ -97,6 +99,10 @@ export class BulkheadModule {
       DispatchModule.forRootAsync({
         ...slice((config) => ({ tools: config.tools, idempotency: config.idempotency })),
         routes: routes.tools,
+      }),
+      LlmModule.forRootAsync({
+        ...slice((config) => ({ llm: config.llm, budgeted: hasBudgets(config), idempotency: config.idempotency })),
+        routes: routes.llm,
       }),
       RoutePoliciesModule,
       LifecycleModule.forRootAsync(slice((config) => ({ shutdownDrainMs: config.server.shutdownDrainMs }))),
@@ -127,6 +133,7 @@ function routeSwitches(routes: boolean | BulkheadRoutes | undefined): Required<B
   const some = typeof routes === 'object' ? routes : {};
   return {
     tools: some.tools ?? all,
+    llm: some.llm ?? all,
     lanes: some.lanes ?? all,
     circuits: some.circuits ?? all,
     events: some.events ?? all,
@@ -134,6 +141,11 @@ function routeSwitches(routes: boolean | BulkheadRoutes | undefined): Required<B
     metrics: some.metrics ?? all,
     health: some.health ?? all,
   };
+}
+
+/** Whether any tenant has a USD budget: every LLM target must then be priced. */
+function hasBudgets(config: BulkheadConfig): boolean {
+  return config.budgets.defaultUsd !== undefined || Object.keys(config.budgets.tenants).length > 0;
 }
 
 /** The API keys' tenants: vouched for, so they start in the normal pool. */

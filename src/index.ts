@@ -23,6 +23,7 @@ export { DispatchModule, type DispatchModuleOptions } from './dispatch';
 export { EventsModule, EventsRoutesModule } from './events';
 export { HealthModule } from './health';
 export { LifecycleModule, type LifecycleModuleOptions } from './lifecycle';
+export { LlmModule, type LlmModuleOptions, type LlmProvider, type ProviderAttempt } from './llm';
 export { MetricsModule, type MetricsModuleOptions } from './metrics';
 export { RateLimitModule, type RateLimitModuleOptions } from './rate-limit';
 export { RoutePoliciesModule } from './route-policies';

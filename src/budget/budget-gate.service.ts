@@ -78,10 +78,19 @@ export class BudgetGate {
    * call that costs nothing.
    */
   reserve(tenant: string, costUsd: number, ttlMs: number): Awaitable<BudgetReservation> | undefined {
+    if (!(costUsd > 0) || this.capUsd(tenant) === undefined) return undefined;
+    return this.reserveMicros(tenant, this.micros(costUsd), ttlMs);
+  }
+
+  /**
+   * As {@link reserve}, for an amount already in integer micro-dollars (the LLM route's, worked
+   * out from token counts and prices, which the USD conversion cache would not help).
+   */
+  reserveMicros(tenant: string, amountMicros: number, ttlMs: number): Awaitable<BudgetReservation> | undefined {
     const capUsd = this.capUsd(tenant);
-    if (capUsd === undefined || !(costUsd > 0)) return undefined;
+    if (capUsd === undefined || !(amountMicros > 0)) return undefined;
     const period = this.currentPeriod();
-    const reservation = { tenant, period: period.key, id: uniqueIds.next(), amountMicros: this.micros(costUsd) };
+    const reservation = { tenant, period: period.key, id: uniqueIds.next(), amountMicros };
     let reserved: Awaitable<ReserveResult>;
     try {
       reserved = this.store.reserve(
@@ -120,9 +129,18 @@ export class BudgetGate {
    */
   settle(reservation: BudgetReservation, actualUsd: number): Promise<void> | undefined {
     let actualMicros: number;
-    let settled: Awaitable<boolean>;
     try {
       actualMicros = this.micros(Math.max(0, actualUsd));
+    } catch {
+      return undefined;
+    }
+    return this.settleMicros(reservation, actualMicros);
+  }
+
+  /** As {@link settle}, for an amount in integer micro-dollars. */
+  settleMicros(reservation: BudgetReservation, actualMicros: number): Promise<void> | undefined {
+    let settled: Awaitable<boolean>;
+    try {
       settled = this.store.settle(reservation.tenant, reservation.period, reservation.id, actualMicros);
     } catch {
       return undefined;

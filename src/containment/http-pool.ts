@@ -19,6 +19,12 @@ export interface HttpRequestOptions {
   signal: AbortSignal;
   /** A larger answer fails the request (`transient`) instead of filling memory. @default 1048576 */
   maxResponseBytes?: number;
+  /**
+   * How long this request may wait for its answer's headers, and then between body chunks: a
+   * caller with a deadline of its own longer than the pool's (a model's answer) sets it.
+   * @default the pool's `timeoutMs`
+   */
+  timeoutMs?: number;
 }
 
 /** A request whose cancellation is given as an {@link Abortable} (an attempt's own) instead of a signal. */
@@ -157,6 +163,8 @@ export class HttpPool {
       headers: options.headers,
       body: options.body,
       signal: signal as AbortSignal,
+      headersTimeout: options.timeoutMs,
+      bodyTimeout: options.timeoutMs,
     });
     const { statusCode, headers, body } = response;
     const limit = options.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES;

@@ -53,7 +53,7 @@ class AttemptContext implements ToolContext {
  * `ctx.http`: the call's pool, stopped by the attempt's own cancellation unless the tool hands
  * it a signal; then no AbortSignal needs making for the request at all.
  */
-class AttemptHttp implements ToolHttp {
+export class AttemptHttp implements ToolHttp {
   constructor(
     private readonly pool: HttpPool,
     private readonly abort: LazyAbortController,

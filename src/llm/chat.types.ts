@@ -61,7 +61,7 @@ export interface ChatUsage {
   prompt_tokens: number;
   completion_tokens: number;
   total_tokens: number;
-  prompt_tokens_details?: { cached_tokens?: number; [field: string]: unknown };
+  prompt_tokens_details?: { cached_tokens?: number; cache_write_tokens?: number; [field: string]: unknown };
   [field: string]: unknown;
 }
 

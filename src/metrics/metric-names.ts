@@ -19,6 +19,10 @@ export const METRIC = {
   rateLimited: 'bulkhead_rate_limited_total',
   rateLimitFailedOpen: 'bulkhead_rate_limit_failed_open_total',
   budgetSpent: 'bulkhead_budget_spent_usd_total',
+  llmRequests: 'bulkhead_llm_requests_total',
+  llmTokens: 'bulkhead_llm_tokens_total',
+  llmCache: 'bulkhead_llm_cache_total',
+  llmFailovers: 'bulkhead_llm_failovers_total',
 } as const;
 
 /** Seconds; the first bucket catches the calls that did not wait at all. */

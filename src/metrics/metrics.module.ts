@@ -3,6 +3,7 @@ import { CallMetricsCollector } from './call-metrics.collector';
 import { CircuitMetricsCollector } from './circuit-metrics.collector';
 import { ContainmentMetricsCollector } from './containment-metrics.collector';
 import { LaneMetricsCollector } from './lane-metrics.collector';
+import { LlmMetricsCollector } from './llm-metrics.collector';
 import { MetricsConfigurableModule } from './metrics.module-definition';
 import { metricsRegistryProvider, MetricsRegistry } from './metrics-registry.provider';
 import { MetricsController } from './metrics.controller';
@@ -21,6 +22,7 @@ import { SharedStateMetricsCollector } from './shared-state-metrics.collector';
     CircuitMetricsCollector,
     ContainmentMetricsCollector,
     SharedStateMetricsCollector,
+    LlmMetricsCollector,
   ],
   exports: [MetricsRegistry],
 })

@@ -24,6 +24,8 @@ interface TenantLimits {
   rules: readonly BucketRule[];
   policy: string;
   amountsByTokens: Map<number, readonly number[]>;
+  /** Its tokens-per-minute rule alone, for the takes and settlements of later attempts. */
+  tpmOnly?: TenantLimits;
 }
 
 /**
@@ -70,6 +72,63 @@ export class RateLimiter {
     }
     this.apply(tenant, limits, tokens, decided, headers);
     return undefined;
+  }
+
+  /**
+   * Takes `tokens` more from the tenant's tokens-per-minute bucket for a call already admitted
+   * (another attempt of an LLM request), or refuses it like {@link admit}, taking nothing.
+   * Undefined when decided at once, or when the tenant has no tokens-per-minute limit.
+   */
+  takeTokens(tenant: string, tokens: number): Promise<void> | undefined {
+    const tpm = this.tpmOf(tenant);
+    if (!tpm || !(tokens > 0)) return undefined;
+    let decided: Awaitable<RateLimitDecision>;
+    try {
+      decided = this.store.take(tenant, tpm.rules, [tokens]);
+    } catch (error) {
+      this.storeFailed(error);
+      return undefined;
+    }
+    if (isPromiseLike(decided)) {
+      return Promise.resolve(decided).then(
+        (decision) => this.apply(tenant, tpm, tokens, decision, undefined),
+        (error: unknown) => this.storeFailed(error),
+      );
+    }
+    this.apply(tenant, tpm, tokens, decided, undefined);
+    return undefined;
+  }
+
+  /**
+   * Settles tokens taken ahead against what was used: gives back `takenTokens - usedTokens` to
+   * the tokens-per-minute bucket, or takes the difference when more was used (the bucket may
+   * then run below empty, and later calls wait for it). Never throws or rejects: the call is over.
+   */
+  settleTokens(tenant: string, takenTokens: number, usedTokens: number): Promise<void> | undefined {
+    const tpm = this.tpmOf(tenant);
+    const back = takenTokens - usedTokens;
+    if (!tpm || back === 0 || !Number.isFinite(back)) return undefined;
+    let adjusted: Awaitable<void>;
+    try {
+      adjusted = this.store.adjust(tenant, tpm.rules, [back]);
+    } catch {
+      return undefined;
+    }
+    return isPromiseLike(adjusted) ? Promise.resolve(adjusted).catch(() => undefined) : undefined;
+  }
+
+  /** Whether a tenant's calls are held to a tokens-per-minute limit. */
+  limitsTokens(tenant: string): boolean {
+    return this.tpmOf(tenant) !== undefined;
+  }
+
+  /** The tenant's tokens-per-minute bucket alone, as limits of their own (worked out once). */
+  private tpmOf(tenant: string): TenantLimits | undefined {
+    const limits = this.limitsOf(tenant);
+    const rule = limits?.rules.find((candidate) => candidate.name === 'tpm');
+    if (!limits || !rule) return undefined;
+    limits.tpmOnly ??= { rules: Object.freeze([rule]), policy: limits.policy, amountsByTokens: new Map() };
+    return limits.tpmOnly;
   }
 
   /** Sets the headers of a decision; throws the refusal of a call the limit refused. */

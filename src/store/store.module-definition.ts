@@ -4,6 +4,7 @@ import type { BudgetStore } from '../budget';
 import type { BulkheadConfig } from '../config';
 import type { ContainmentStore } from '../containment';
 import type { IdempotencyStore } from '../dispatch/idempotency';
+import type { LlmCacheStore, MemoryLlmCacheStoreOptions } from '../llm/cache';
 import type { RateLimitStore } from '../rate-limit';
 
 /** Store implementations of an app's own, each in place of the memory or Redis one. */
@@ -12,6 +13,7 @@ export interface CustomStores {
   containment?: ContainmentStore;
   rateLimit?: RateLimitStore;
   budget?: BudgetStore;
+  llmCache?: LlmCacheStore;
 }
 
 export interface StoreModuleOptions {
@@ -28,6 +30,8 @@ export interface StoreModuleOptions {
   stores?: CustomStores;
   /** Most idempotency keys the memory store keeps. @default 10000 */
   idempotencyMaxEntries?: number;
+  /** The memory LLM cache's bounds. @default { maxEntries: 10000, maxBytes: 64 MiB } */
+  llmCache?: MemoryLlmCacheStoreOptions;
 }
 
 export const { ConfigurableModuleClass: StoreConfigurableModule, MODULE_OPTIONS_TOKEN: STORE_MODULE_OPTIONS } =

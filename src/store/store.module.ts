@@ -5,6 +5,7 @@ import { CLOCK, type Clock } from '../common';
 import { CommonModule } from '../common/nest';
 import { ContainmentStore, MemoryContainmentStore, RedisContainmentStore } from '../containment';
 import { IdempotencyStore, MemoryIdempotencyStore, RedisIdempotencyStore } from '../dispatch/idempotency';
+import { LlmCacheStore, MemoryLlmCacheStore, RedisLlmCacheStore } from '../llm/cache';
 import { MemoryRateLimitStore, RateLimitStore, RedisRateLimitStore } from '../rate-limit';
 import { createRedisConnection, readyWithin } from './redis-connection';
 import { RedisKeys, RedisTime } from './redis-keys';
@@ -19,6 +20,7 @@ import {
 const BOOT_WAIT_MS = 3_000;
 const DEFAULT_PREFIX = 'bh:';
 const DEFAULT_IDEMPOTENCY_ENTRIES = 10_000;
+const DEFAULT_LLM_CACHE = { maxEntries: 10_000, maxBytes: 64 * 1024 * 1024 };
 
 /** Injection token of the Redis connection; null with the memory store. */
 export const REDIS = Symbol('REDIS');
@@ -59,6 +61,12 @@ const STORES: Stores = [
     custom: 'budget',
     redis: (redis, keys, time) => new RedisBudgetStore(redis, keys, time),
     memory: (_options, clock) => new MemoryBudgetStore(clock),
+  },
+  {
+    provide: LlmCacheStore,
+    custom: 'llmCache',
+    redis: (redis, keys) => new RedisLlmCacheStore(redis, keys),
+    memory: (options, clock) => new MemoryLlmCacheStore(clock, options.llmCache ?? DEFAULT_LLM_CACHE),
   },
 ];
 
@@ -118,7 +126,7 @@ class RedisCloser implements OnApplicationShutdown {
       inject: [STORE_MODULE_OPTIONS, CLOCK, REDIS, REDIS_TIME],
     })),
   ],
-  exports: [REDIS, REDIS_TIME, IdempotencyStore, ContainmentStore, RateLimitStore, BudgetStore],
+  exports: [REDIS, REDIS_TIME, IdempotencyStore, ContainmentStore, RateLimitStore, BudgetStore, LlmCacheStore],
 })
 export class StoreModule extends StoreConfigurableModule {}
 

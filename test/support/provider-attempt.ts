@@ -32,7 +32,13 @@ export function attemptHttp(pool: HttpPool, abort: LazyAbortController): ToolHtt
 export function providerAttempt(
   target: ProviderTarget,
   request: ChatRequest,
-  options: { http?: ToolHttp; pool?: HttpPool; maxOutputTokens?: number; abort?: LazyAbortController } = {},
+  options: {
+    http?: ToolHttp;
+    pool?: HttpPool;
+    maxOutputTokens?: number;
+    abort?: LazyAbortController;
+    timeoutMs?: number;
+  } = {},
 ): ProviderAttempt & { abort: LazyAbortController } {
   const abort = options.abort ?? new LazyAbortController();
   const http = options.http ?? (options.pool ? attemptHttp(options.pool, abort) : noNetwork);
@@ -42,6 +48,7 @@ export function providerAttempt(
     maxOutputTokens: options.maxOutputTokens ?? 256,
     http,
     signal: abort.signal,
+    timeoutMs: options.timeoutMs ?? 30_000,
     abort,
   };
 }

@@ -9,6 +9,10 @@ export interface ErrorEnvelope {
     attempts: number;
     jsonrpcCode: number;
     retryAfterMs?: number;
+    /** OpenAI's error fields, on the OpenAI-compatible route: both the kind, and `param` null. */
+    type?: ErrorKind;
+    code?: ErrorKind;
+    param?: null;
   };
   callId?: string;
   toolId?: string;
@@ -18,6 +22,8 @@ export interface ErrorEnvelope {
 export interface CallLabels {
   callId?: string;
   toolId?: string;
+  /** Adds OpenAI's `type`, `code` and `param`, so OpenAI's SDKs read the error as their own. */
+  openai?: boolean;
 }
 
 export function toEnvelope(error: ResilienceError, labels: CallLabels = {}): ErrorEnvelope {
@@ -30,6 +36,11 @@ export function toEnvelope(error: ResilienceError, labels: CallLabels = {}): Err
     },
   };
   if (error.retryAfterMs !== undefined) envelope.error.retryAfterMs = error.retryAfterMs;
+  if (labels.openai) {
+    envelope.error.type = error.kind;
+    envelope.error.code = error.kind;
+    envelope.error.param = null;
+  }
   if (labels.callId !== undefined) envelope.callId = labels.callId;
   if (labels.toolId !== undefined) envelope.toolId = labels.toolId;
   return envelope;

@@ -22,6 +22,8 @@ export interface CallState {
   pool?: 'normal' | 'isolated';
   /** The tenant is contained (or unknown): `containment: deny` tools refuse it. */
   contained?: boolean;
+  /** The route speaks OpenAI's wire format: its errors carry OpenAI's fields too. */
+  openaiErrors?: boolean;
   /** Set once a route policy (lane, breaker) took the call, so a second interceptor applies none again. */
   underPolicy?: boolean;
 }

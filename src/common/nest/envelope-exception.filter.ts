@@ -27,7 +27,7 @@ export class EnvelopeExceptionFilter implements ExceptionFilter {
     void reply
       .status(error.status)
       .type('application/json; charset=utf-8')
-      .send(toEnvelope(error, { callId: state?.callId, toolId: state?.toolId }));
+      .send(toEnvelope(error, { callId: state?.callId, toolId: state?.toolId, openai: state?.openaiErrors }));
   }
 
   private toResilienceError(exception: unknown): ResilienceError {

@@ -82,6 +82,7 @@ function chatUsage(usage: unknown): ChatUsage | undefined {
     prompt_tokens: promptTokens,
     completion_tokens: usage.output_tokens,
     total_tokens: promptTokens + usage.output_tokens,
-    prompt_tokens_details: { cached_tokens: cacheRead },
+    // OpenAI's own field for prompt-cache writes, which cost more than plain input.
+    prompt_tokens_details: { cached_tokens: cacheRead, cache_write_tokens: cacheWrite },
   };
 }

@@ -379,7 +379,7 @@ describe('AnthropicProvider', () => {
           prompt_tokens: 2_400,
           completion_tokens: 40,
           total_tokens: 2_440,
-          prompt_tokens_details: { cached_tokens: 2_000 },
+          prompt_tokens_details: { cached_tokens: 2_000, cache_write_tokens: 300 },
         },
       });
     });
@@ -424,7 +424,7 @@ describe('AnthropicProvider', () => {
         prompt_tokens: 12,
         completion_tokens: 3,
         total_tokens: 15,
-        prompt_tokens_details: { cached_tokens: 0 },
+        prompt_tokens_details: { cached_tokens: 0, cache_write_tokens: 0 },
       });
     });
 

@@ -28,6 +28,11 @@ export interface ProviderAttempt {
   readonly http: ToolHttp;
   /** Fires when the attempt times out, the client leaves or shutdown stops the call. */
   readonly signal: AbortSignal;
+  /**
+   * The attempt's own time limit: its requests may wait this long for an answer, however much
+   * shorter the pool's own limit is (a model can take minutes to answer).
+   */
+  readonly timeoutMs: number;
 }
 
 /**

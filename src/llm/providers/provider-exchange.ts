@@ -31,6 +31,7 @@ export async function postJson(
       body: JSON.stringify(body),
       signal,
       maxResponseBytes: MAX_ANSWER_BYTES,
+      timeoutMs: attempt.timeoutMs,
     });
   } catch (error) {
     if (signal.aborted) throw signal.reason;

@@ -1,0 +1,269 @@
+import { Inject, Injectable, Logger } from '@nestjs/common';
+import { microsToUsd } from '../budget';
+import { BudgetGate } from '../budget';
+import { LaneRegistry, laneRejectionError } from '../bulkhead';
+import {
+  asResilienceError,
+  CLOCK,
+  type Clock,
+  isPromiseLike,
+  LazyAbortController,
+  RANDOM,
+  type Random,
+  ResilienceError,
+} from '../common';
+import { HttpPools, type PoolName } from '../containment';
+import { CallOutcomes } from '../events';
+import { type HeaderSink, RateLimiter } from '../rate-limit';
+import {
+  cacheDirectives,
+  type CacheableCompletion,
+  Coalescer,
+  exactCacheKey,
+  isCacheable,
+  LlmCacheStore,
+} from './cache';
+import type { ChatCompletion, ChatRequest } from './chat.types';
+import { LLM_MODULE_OPTIONS, type LlmModuleOptions } from './llm.module-definition';
+import { LlmOutcomes } from './llm-outcomes';
+import { estimateInputTokens } from './pricing';
+import { type FailoverProgress, type Served, serveWithFailover } from './routing/failover';
+import type { LlmRoute } from './routing/llm-route';
+import { LlmRoutes } from './routing/llm-routes.service';
+import { RequestAccount } from './routing/request-account';
+
+/** One validated chat request, with its caller, ready for the route. */
+export interface ChatCall {
+  request: ChatRequest;
+  callId: string;
+  tenant: string;
+  /** The HTTP pool the containment snapshot gave this call. */
+  pool: PoolName;
+  abort: LazyAbortController;
+  /** The request's `Cache-Control`. */
+  cacheControl?: string;
+  /** Where the RateLimit headers go. */
+  headers?: HeaderSink;
+}
+
+/** What the client gets: the completion and who served it, how. */
+export interface ChatAnswer {
+  completion: ChatCompletion;
+  /** `provider/model`. */
+  servedBy: string;
+  attempts: number;
+  cache: 'hit' | 'miss' | 'bypass';
+  costUsd: number;
+}
+
+/** Extra time a reservation is held beyond the request's own worst case, for answering. */
+const HOLD_MARGIN_MS = 5_000;
+
+/**
+ * `POST /v1/chat/completions`: the steps of a tool call, for a model. After the tenant and its
+ * pool (the routing guard): the exact cache (a hit touches no provider and costs nothing but its
+ * request per minute), the rate limit (one request and the first attempt's worst-case tokens),
+ * identical concurrent misses joined into one, the route's lane, then its targets in order
+ * (breakers, retries, each attempt's budget and tokens held before it and settled after).
+ */
+@Injectable()
+export class ChatCompletions {
+  private readonly logger = new Logger('Bulkhead');
+  private readonly inFlight = new Coalescer<Served & { progress: FailoverProgress }>();
+
+  constructor(
+    private readonly routes: LlmRoutes,
+    private readonly lanes: LaneRegistry,
+    private readonly pools: HttpPools,
+    private readonly limiter: RateLimiter,
+    private readonly budget: BudgetGate,
+    private readonly outcomes: CallOutcomes,
+    private readonly llmOutcomes: LlmOutcomes,
+    @Inject(LlmCacheStore) private readonly cache: LlmCacheStore,
+    @Inject(LLM_MODULE_OPTIONS) private readonly options: LlmModuleOptions,
+    @Inject(CLOCK) private readonly clock: Clock,
+    @Inject(RANDOM) private readonly random: Random,
+  ) {}
+
+  async complete(call: ChatCall): Promise<ChatAnswer> {
+    const route = this.routes.get(call.request.model);
+    if (!route) {
+      throw new ResilienceError('not_found', `no LLM route of that name (routes: ${this.routes.names().join(', ')})`);
+    }
+    const startedAt = this.clock.now();
+    const progress: FailoverProgress = { attempts: 0, failovers: 0, tried: [] };
+    const directives = route.cache ? cacheDirectives(call.cacheControl) : { lookup: false, store: false };
+    const key =
+      directives.lookup || directives.store ? exactCacheKey(call.tenant, route.cacheScope, call.request) : undefined;
+    let cache: ChatAnswer['cache'] = key === undefined ? 'bypass' : 'miss';
+    let answer: ChatAnswer | undefined;
+    let failure: ResilienceError | undefined;
+    try {
+      if (key !== undefined && directives.lookup) {
+        const hit = await this.lookup(key);
+        if (hit) {
+          cache = 'hit';
+          // A hit is a request like any other for the requests-per-minute limit, and takes no tokens.
+          const limiting = this.limiter.admit(call.tenant, 0, call.headers);
+          if (limiting) await limiting;
+          answer = { completion: hit, servedBy: 'cache', attempts: 0, cache, costUsd: 0 };
+          return answer;
+        }
+      }
+      answer = await this.serve(call, route, progress, key, directives.store);
+      answer.cache = cache;
+      return answer;
+    } catch (error) {
+      failure = asResilienceError(error).withAttempts(progress.attempts);
+      throw failure;
+    } finally {
+      this.record(call, route, startedAt, progress, cache, answer, failure);
+    }
+  }
+
+  /** A miss: the rate limit, then one provider call for every identical request waiting now. */
+  private async serve(
+    call: ChatCall,
+    route: LlmRoute,
+    progress: FailoverProgress,
+    key: string | undefined,
+    store: boolean,
+  ): Promise<ChatAnswer> {
+    const outputCap = call.request.max_completion_tokens ?? call.request.max_tokens ?? route.maxOutputTokens;
+    // The provider is held to the cap the reservations assume.
+    const request: ChatRequest =
+      call.request.max_completion_tokens === undefined && call.request.max_tokens === undefined
+        ? { ...call.request, max_tokens: outputCap }
+        : call.request;
+    // Every choice is billed: n of them may each use the whole cap.
+    const outputTokens = outputCap * (request.n ?? 1);
+    const inputTokens = estimateInputTokens(request);
+    const limiting = this.limiter.admit(call.tenant, inputTokens + outputTokens, call.headers);
+    if (limiting) await limiting;
+    const account = new RequestAccount(
+      outputCap,
+      call.tenant,
+      this.budget,
+      this.limiter,
+      inputTokens,
+      outputTokens,
+      route.deadlineMs + HOLD_MARGIN_MS,
+      this.limiter.limitsTokens(call.tenant) ? inputTokens + outputTokens : 0,
+    );
+    try {
+      // Only requests the cache may answer are joined: the same key is the same answer. A joined
+      // run stops only once every client waiting for it has left.
+      const served =
+        key === undefined || !store
+          ? await this.admitAndServe(call, call.abort, route, request, account, progress)
+          : await this.inFlight.run(
+              key,
+              (signal) => this.admitAndServe(call, abortOn(signal), route, request, account, progress),
+              { signal: call.abort.signal },
+            );
+      const joined = served.progress !== progress;
+      if (!joined && key !== undefined && store && isCacheable(served.completion, request)) {
+        this.keep(key, served.completion);
+      }
+      return {
+        completion: served.completion,
+        servedBy: served.target.label,
+        attempts: progress.attempts,
+        cache: 'miss',
+        costUsd: joined ? 0 : microsToUsd(account.costMicros),
+      };
+    } finally {
+      const settling = account.settleTokens();
+      if (settling) await settling;
+    }
+  }
+
+  /** The route's lane, then its targets; the slot is held until every request made has stopped. */
+  private admitAndServe(
+    call: ChatCall,
+    abort: LazyAbortController,
+    route: LlmRoute,
+    request: ChatRequest,
+    account: RequestAccount,
+    progress: FailoverProgress,
+  ): Promise<Served & { progress: FailoverProgress }> {
+    const lane = this.lanes.get(route.lane)!;
+    const run = lane.run(
+      () =>
+        serveWithFailover(this.clock, this.random, {
+          route,
+          request,
+          pool: this.pools.get(call.pool),
+          abort,
+          account,
+          progress,
+        }),
+      { tenant: call.tenant, abort },
+    );
+    if (typeof run === 'string') return Promise.reject(laneRejectionError(lane, run));
+    return run.then((served) => ({ ...served, progress }));
+  }
+
+  /** A cached answer, or null; a cache that fails is a miss, never a failed request. */
+  private async lookup(key: string): Promise<ChatCompletion | null> {
+    try {
+      const found = this.cache.get(key);
+      return isPromiseLike(found) ? await found : found;
+    } catch {
+      return null;
+    }
+  }
+
+  private keep(key: string, completion: CacheableCompletion): void {
+    try {
+      const stored = this.cache.set(key, completion, this.options.llm.cache.exact.ttlMs);
+      if (isPromiseLike(stored)) Promise.resolve(stored).catch(() => undefined);
+    } catch (error) {
+      this.logger.warn(`the LLM cache refused an answer: ${(error as Error)?.name}`);
+    }
+  }
+
+  private record(
+    call: ChatCall,
+    route: LlmRoute,
+    startedAt: number,
+    progress: FailoverProgress,
+    cache: ChatAnswer['cache'],
+    answer: ChatAnswer | undefined,
+    failure: ResilienceError | undefined,
+  ): void {
+    for (const { target, outcome } of progress.tried) {
+      this.llmOutcomes.attempt({ route: route.name, target: target.label, outcome });
+    }
+    const usage = answer && answer.cache !== 'hit' && answer.attempts > 0 ? answer.completion.usage : undefined;
+    this.llmOutcomes.request({
+      route: route.name,
+      target: answer ? (answer.cache === 'hit' ? '' : answer.servedBy) : (progress.tried.at(-1)?.target.label ?? ''),
+      outcome: failure ? failure.kind : 'ok',
+      cache,
+      failovers: progress.failovers,
+      promptTokens: usage?.prompt_tokens ?? 0,
+      completionTokens: usage?.completion_tokens ?? 0,
+    });
+    this.outcomes.finish({
+      callId: call.callId,
+      toolId: `llm.${route.name}`,
+      lane: route.lane,
+      tenant: call.tenant,
+      abort: call.abort,
+      startedAt,
+      started: progress.attempts > 0,
+      attempts: progress.attempts,
+      replayed: cache === 'hit',
+      error: failure,
+    });
+  }
+}
+
+/** A call's cancellation that follows `signal`: a joined run's, which aborts once all its clients left. */
+function abortOn(signal: AbortSignal): LazyAbortController {
+  const abort = new LazyAbortController();
+  if (signal.aborted) abort.abort(signal.reason);
+  else signal.addEventListener('abort', () => abort.abort(signal.reason), { once: true });
+  return abort;
+}

@@ -1,0 +1,65 @@
+import { z } from 'zod';
+import { ResilienceError } from '../common';
+import type { ChatRequest } from './chat.types';
+
+const count = z.int().min(1).max(10_000_000);
+
+const message = z.looseObject({
+  role: z.enum(['system', 'developer', 'user', 'assistant', 'tool']),
+  content: z.union([z.string(), z.array(z.looseObject({ type: z.string() })), z.null()]).optional(),
+  tool_calls: z
+    .array(
+      z.looseObject({
+        id: z.string(),
+        type: z.literal('function'),
+        function: z.looseObject({ name: z.string(), arguments: z.string() }),
+      }),
+    )
+    .optional(),
+  tool_call_id: z.string().optional(),
+});
+
+/**
+ * The OpenAI Chat Completions body, checked where Bulkhead acts on it; other fields pass through
+ * to OpenAI-compatible targets (and are refused by the translating providers where they matter).
+ */
+const chatRequestSchema = z.looseObject({
+  model: z.string().min(1).max(256),
+  messages: z.array(message).min(1),
+  max_tokens: count.optional(),
+  max_completion_tokens: count.optional(),
+  n: z.int().min(1).max(128).optional(),
+  stream: z.boolean().optional(),
+  tools: z
+    .array(z.looseObject({ type: z.literal('function'), function: z.looseObject({ name: z.string().min(1) }) }))
+    .optional(),
+});
+
+/** The request as the route reads it, or `invalid_request` naming the first field that is wrong. */
+export function parseChatRequest(body: unknown): ChatRequest {
+  if (body === null || typeof body !== 'object' || Array.isArray(body)) {
+    throw new ResilienceError('invalid_request', 'the body must be a JSON object');
+  }
+  const result = chatRequestSchema.safeParse(body);
+  if (!result.success) {
+    const issue = result.error.issues[0];
+    const at = issue.path.map(String).join('.') || '(body)';
+    throw new ResilienceError('invalid_request', `${at}: ${describe(issue)}`);
+  }
+  const request = result.data as ChatRequest;
+  if (request.service_tier !== undefined && request.service_tier !== 'auto' && request.service_tier !== 'default') {
+    // Other tiers bill at other rates than the price table's: a reservation could not hold them.
+    throw new ResilienceError('invalid_request', 'service_tier: only auto or default is supported');
+  }
+  if (request.stream) {
+    // Streaming comes with the commit point that makes failover invisible; until then, say so.
+    throw new ResilienceError('invalid_request', 'stream: true is not available on this route yet');
+  }
+  return request;
+}
+
+function describe(issue: z.core.$ZodIssue): string {
+  if (issue.code === 'invalid_type' && issue.input === undefined) return 'is required';
+  if (issue.code === 'too_small' && issue.origin === 'array') return 'must not be empty';
+  return issue.message;
+}

@@ -1,0 +1,6 @@
+export * from './chat.types';
+export * from './chat-completions.service';
+export * from './llm.module';
+export * from './llm.module-definition';
+export * from './llm-outcomes';
+export * from './providers/llm-provider';

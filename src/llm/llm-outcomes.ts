@@ -1,0 +1,56 @@
+import { Injectable } from '@nestjs/common';
+
+/** How one LLM request ended, for metrics. */
+export interface LlmRequestOutcome {
+  route: string;
+  /** `provider/model` that served, or the last one tried; '' when none was (a cache hit, a refusal). */
+  target: string;
+  /** `ok`, or the error kind the client got. */
+  outcome: string;
+  cache: 'hit' | 'miss' | 'bypass';
+  failovers: number;
+  promptTokens: number;
+  completionTokens: number;
+}
+
+/** One attempt at one target, for metrics. */
+export interface LlmAttemptOutcome {
+  route: string;
+  target: string;
+  /** `ok`, or the error kind of the attempt. */
+  outcome: string;
+}
+
+type Listener<T> = (outcome: T) => void;
+
+/**
+ * What the LLM route reports as requests and attempts end: collectors in metrics/ subscribe,
+ * so the route never imports prom-client. Counts only, never prompts or answers.
+ */
+@Injectable()
+export class LlmOutcomes {
+  private requestListeners: Array<Listener<LlmRequestOutcome>> = [];
+  private attemptListeners: Array<Listener<LlmAttemptOutcome>> = [];
+
+  request(outcome: LlmRequestOutcome): void {
+    for (const listener of this.requestListeners) listener(outcome);
+  }
+
+  attempt(outcome: LlmAttemptOutcome): void {
+    for (const listener of this.attemptListeners) listener(outcome);
+  }
+
+  onRequest(listener: Listener<LlmRequestOutcome>): () => void {
+    this.requestListeners.push(listener);
+    return () => {
+      this.requestListeners = this.requestListeners.filter((item) => item !== listener);
+    };
+  }
+
+  onAttempt(listener: Listener<LlmAttemptOutcome>): () => void {
+    this.attemptListeners.push(listener);
+    return () => {
+      this.attemptListeners = this.attemptListeners.filter((item) => item !== listener);
+    };
+  }
+}

@@ -1,0 +1,21 @@
+import { ConfigurableModuleBuilder } from '@nestjs/common';
+import { DEFAULT_MODULE_EXTRAS, withExtras } from '../common/nest';
+import type { BulkheadConfig, LlmConfig } from '../config';
+
+export interface LlmModuleOptions {
+  /** The `llm` section of the config file: routes, cache, prices. */
+  llm: LlmConfig;
+  /**
+   * Whether any tenant has a USD budget (`budgets.defaultUsd` or `budgets.tenants`): then every
+   * target must have a price, or a budget could not hold its requests.
+   */
+  budgeted: boolean;
+  /** The idempotency records' retention, for keyed requests. @default 60000 */
+  idempotency?: BulkheadConfig['idempotency'];
+}
+
+export const { ConfigurableModuleClass: LlmConfigurableModule, MODULE_OPTIONS_TOKEN: LLM_MODULE_OPTIONS } =
+  new ConfigurableModuleBuilder<LlmModuleOptions>()
+    .setClassMethodName('forRoot')
+    .setExtras(DEFAULT_MODULE_EXTRAS, withExtras)
+    .build();

@@ -1,0 +1,340 @@
+import type { ServerResponse } from 'node:http';
+import OpenAI from 'openai';
+import { createTestApp, type TestApp } from '../support/create-app';
+import { type Deferred, deferred } from '../support/deferred';
+import { eventually } from '../support/eventually';
+import { send } from '../support/http-client';
+import { FakeClock } from '../../src/common/fake-clock';
+import { estimateInputTokens } from '../../src/llm/pricing';
+import { ADMIN_TOKEN, AS_ADMIN, testTenant } from '../support/tenants';
+import { json, Upstream, type UpstreamRequest } from '../support/upstream';
+
+const ACME = testTenant('acme');
+const BETA = testTenant('beta');
+const PRIMARY_KEY = 'sk-primary-provider-key-0123456789';
+const ANTHROPIC_KEY = 'sk-ant-provider-key-0123456789';
+
+/** An OpenAI-wire answer with `text` and the given usage. */
+function openaiAnswer(text: string, usage = { prompt_tokens: 12, completion_tokens: 5 }, model = 'gpt-test') {
+  return {
+    id: 'chatcmpl-1',
+    object: 'chat.completion',
+    created: 1_700_000_000,
+    model,
+    choices: [{ index: 0, message: { role: 'assistant', content: text }, finish_reason: 'stop', logprobs: null }],
+    usage: { ...usage, total_tokens: usage.prompt_tokens + usage.completion_tokens },
+  };
+}
+
+function body(request: UpstreamRequest): Record<string, unknown> {
+  return JSON.parse(request.body) as Record<string, unknown>;
+}
+
+describe('POST /v1/chat/completions with the openai SDK as the client', () => {
+  let primary: Upstream;
+  let secondary: Upstream;
+  let app: TestApp;
+
+  const client = (tenant = ACME) => new OpenAI({ apiKey: tenant.key, baseURL: `${app.url}/v1`, maxRetries: 0 });
+  const ask = (text: string, tenant = ACME, extra: Record<string, unknown> = {}) =>
+    client(tenant).chat.completions.create({ model: 'chat', messages: [{ role: 'user', content: text }], ...extra });
+
+  async function start(llm: Record<string, unknown>, extra: Record<string, unknown> = {}): Promise<void> {
+    app = await createTestApp({
+      auth: { apiKeys: [ACME.apiKey, BETA.apiKey] },
+      lanes: { llm: { concurrency: 16, queueCapacity: 16 } },
+      llm,
+      ...extra,
+    });
+  }
+
+  const twoTargets = (route: Record<string, unknown> = {}) => ({
+    routes: {
+      chat: {
+        lane: 'llm',
+        targets: [
+          { provider: 'openai', model: 'gpt-primary', baseUrl: primary.url('/v1'), apiKey: PRIMARY_KEY },
+          { provider: 'openai', model: 'gpt-secondary', baseUrl: secondary.url('/v1') },
+        ],
+        retry: { maxAttempts: 2, baseDelayMs: 0, maxDelayMs: 0 },
+        ...route,
+      },
+    },
+  });
+
+  beforeEach(async () => {
+    primary = await Upstream.start(json(200, openaiAnswer('from primary', undefined, 'gpt-primary')));
+    secondary = await Upstream.start(json(200, openaiAnswer('from secondary', undefined, 'gpt-secondary')));
+  });
+
+  afterEach(async () => {
+    await app?.close();
+    await primary.close();
+    await secondary.close();
+  });
+
+  it('serves through the first target, with the provider key from the config and never the caller key', async () => {
+    await start(twoTargets());
+
+    const { data, response } = await ask('hello').withResponse();
+
+    expect(data.choices[0].message.content).toBe('from primary');
+    expect(data.model).toBe('gpt-primary');
+    expect(response.headers.get('x-bulkhead-served-by')).toBe('openai/gpt-primary');
+    expect(response.headers.get('x-bulkhead-attempts')).toBe('1');
+    expect(response.headers.get('x-bulkhead-cache')).toBe('miss');
+    expect((data as unknown as { bulkhead: Record<string, unknown> }).bulkhead).toMatchObject({
+      servedBy: 'openai/gpt-primary',
+      attempts: 1,
+      fromCache: false,
+      hedged: false,
+    });
+    expect(primary.requests).toHaveLength(1);
+    const sent = primary.requests[0];
+    expect(sent.path).toBe('/v1/chat/completions');
+    expect(sent.headers.authorization).toBe(`Bearer ${PRIMARY_KEY}`);
+    expect(JSON.stringify(sent.headers)).not.toContain(ACME.key);
+    expect(body(sent)).toMatchObject({ model: 'gpt-primary', messages: [{ role: 'user', content: 'hello' }] });
+    // The route's output cap is sent when the client sets none: the reservation's bound.
+    expect(body(sent).max_tokens).toBe(4096);
+  });
+
+  it('retries a target that fails transiently, then fails over to the next', async () => {
+    primary.use(json(503, { error: { message: 'overloaded', type: 'server_error' } }));
+    await start(twoTargets());
+
+    const { data, response } = await ask('hello').withResponse();
+
+    expect(data.choices[0].message.content).toBe('from secondary');
+    expect(primary.requests).toHaveLength(2);
+    expect(secondary.requests).toHaveLength(1);
+    expect(response.headers.get('x-bulkhead-served-by')).toBe('openai/gpt-secondary');
+    expect(response.headers.get('x-bulkhead-attempts')).toBe('3');
+  });
+
+  it('never retries insufficient_quota: it moves to the next target at once', async () => {
+    primary.use(json(429, { error: { message: 'quota', type: 'insufficient_quota', code: 'insufficient_quota' } }));
+    await start(twoTargets());
+
+    const { data } = await ask('hello').withResponse();
+
+    expect(data.choices[0].message.content).toBe('from secondary');
+    expect(primary.requests).toHaveLength(1);
+  });
+
+  it('answers an unknown model with 404 as the SDK NotFoundError, in the envelope with OpenAI fields', async () => {
+    await start(twoTargets());
+
+    const failure = await client()
+      .chat.completions.create({ model: 'nope', messages: [{ role: 'user', content: 'hi' }] })
+      .catch((error: unknown) => error);
+
+    expect(failure).toBeInstanceOf(OpenAI.NotFoundError);
+    const raw = await send('POST', `${app.url}/v1/chat/completions`, {
+      json: { model: 'nope', messages: [{ role: 'user', content: 'hi' }] },
+      headers: ACME.headers,
+    });
+    expect(raw.status).toBe(404);
+    expect(raw.body.error).toMatchObject({ kind: 'not_found', type: 'not_found', code: 'not_found', param: null });
+  });
+
+  it('answers every target failing with the last failure, and never echoes a provider key', async () => {
+    primary.use(json(401, { error: { message: `bad key ${PRIMARY_KEY}` } }));
+    secondary.use(json(500, { error: { message: `boom ${PRIMARY_KEY}` } }));
+    await start(twoTargets());
+
+    const raw = await send('POST', `${app.url}/v1/chat/completions`, {
+      json: { model: 'chat', messages: [{ role: 'user', content: 'hi' }] },
+      headers: ACME.headers,
+    });
+
+    expect(raw.status).toBe(502);
+    expect(raw.body.error.kind).toBe('transient');
+    expect(raw.body.error.attempts).toBe(3);
+    const events = await send('GET', `${app.url}/v1/events`, { headers: ACME.headers });
+    for (const text of [JSON.stringify(raw), JSON.stringify(events.body)]) {
+      expect(text).not.toContain(PRIMARY_KEY);
+      expect(text).not.toContain(ACME.key);
+    }
+  });
+
+  it('answers a repeated request from the cache, for the same tenant only', async () => {
+    await start(twoTargets());
+
+    await ask('same question');
+    const { data, response } = await ask('same question').withResponse();
+    expect(response.headers.get('x-bulkhead-cache')).toBe('hit');
+    expect(response.headers.get('x-bulkhead-cost-usd')).toBe('0.000000');
+    expect(data.choices[0].message.content).toBe('from primary');
+    expect(primary.requests).toHaveLength(1);
+
+    const other = await ask('same question', BETA).withResponse();
+    expect(other.response.headers.get('x-bulkhead-cache')).toBe('miss');
+    expect(primary.requests).toHaveLength(2);
+  });
+
+  it('skips the cache with Cache-Control: no-cache and no-store', async () => {
+    await start(twoTargets());
+    await ask('q');
+
+    const fresh = await client()
+      .chat.completions.create(
+        { model: 'chat', messages: [{ role: 'user', content: 'q' }] },
+        { headers: { 'cache-control': 'no-cache' } },
+      )
+      .withResponse();
+
+    expect(fresh.response.headers.get('x-bulkhead-cache')).toBe('miss');
+    expect(primary.requests).toHaveLength(2);
+  });
+
+  it('never caches a tool call: a request to act reaches the caller live every time', async () => {
+    primary.use(
+      json(200, {
+        ...openaiAnswer('', undefined, 'gpt-primary'),
+        choices: [
+          {
+            index: 0,
+            message: {
+              role: 'assistant',
+              content: null,
+              tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'refund', arguments: '{"id":7}' } }],
+            },
+            finish_reason: 'tool_calls',
+            logprobs: null,
+          },
+        ],
+      }),
+    );
+    await start(twoTargets());
+    const tools = [{ type: 'function' as const, function: { name: 'refund', parameters: { type: 'object' } } }];
+
+    const first = await ask('refund order 7', ACME, { tools });
+    await ask('refund order 7', ACME, { tools });
+
+    expect(first.choices[0].message.tool_calls?.[0]).toMatchObject({ function: { name: 'refund' } });
+    expect(primary.requests).toHaveLength(2);
+  });
+
+  it('lets 10 concurrent requests never spend past a budget: each holds its worst case before it starts', async () => {
+    const gates: Array<Deferred<void>> = [];
+    primary.use(async (_request, response: ServerResponse) => {
+      const gate = deferred<void>();
+      gates.push(gate);
+      await gate.promise;
+      response
+        .writeHead(200, { 'content-type': 'application/json' })
+        .end(JSON.stringify(openaiAnswer('ok', { prompt_tokens: 100, completion_tokens: 100 })));
+    });
+    // One request's worst case: its input estimate and 1000 output tokens, at $1 per million
+    // tokens each way; the cap holds three of them at once and not four.
+    const worstUsd =
+      (estimateInputTokens({ model: 'chat', messages: [{ role: 'user', content: 'x0' }], max_tokens: 1000 }) + 1000) /
+      1e6;
+    const capUsd = Math.round(worstUsd * 3.5 * 1e6) / 1e6;
+    await start(
+      {
+        ...twoTargets({ maxOutputTokens: 1000, targets: [twoTargets().routes.chat.targets[0]] }),
+        prices: { 'openai/gpt-primary': { inputPerMTokUsd: 1, outputPerMTokUsd: 1 } },
+      },
+      {
+        budgets: { tenants: { acme: capUsd } },
+        auth: { apiKeys: [ACME.apiKey, BETA.apiKey], adminToken: ADMIN_TOKEN },
+      },
+    );
+
+    // Ten different questions: identical ones would be joined into one provider call.
+    const refused: number[] = [];
+    const answers = Array.from({ length: 10 }, (_, index) =>
+      ask(`x${index}`).then(
+        () => 200,
+        (error: { status?: number }) => {
+          refused.push(index);
+          return error.status;
+        },
+      ),
+    );
+    // Three hold the budget at the upstream; the other seven are refused before any request leaves.
+    await eventually(() => expect([gates.length, refused.length]).toEqual([3, 7]));
+    for (const gate of gates) gate.resolve();
+    const statuses = await Promise.all(answers);
+
+    expect(statuses.filter((status) => status === 200)).toHaveLength(3);
+    expect(statuses.filter((status) => status === 402)).toHaveLength(7);
+    expect(primary.requests).toHaveLength(3);
+    const view = await send('GET', `${app.url}/v1/admin/budgets/acme`, { headers: AS_ADMIN });
+    // Charged the real usage of the three (200 tokens each at $1/MTok), the rest freed.
+    expect(view.body).toMatchObject({ spentUsd: 0.0006, reservedUsd: 0 });
+  });
+
+  it('translates to and from the Anthropic Messages API, with the provider key and version header', async () => {
+    primary.use(
+      json(200, {
+        id: 'msg_1',
+        type: 'message',
+        role: 'assistant',
+        model: 'claude-test',
+        content: [{ type: 'text', text: 'hola' }],
+        stop_reason: 'end_turn',
+        stop_sequence: null,
+        usage: { input_tokens: 10, output_tokens: 3 },
+      }),
+    );
+    await start({
+      routes: {
+        chat: {
+          lane: 'llm',
+          targets: [
+            { provider: 'anthropic', model: 'claude-test', baseUrl: primary.url('/v1'), apiKey: ANTHROPIC_KEY },
+          ],
+          maxOutputTokens: 300,
+        },
+      },
+    });
+
+    const answer = await client().chat.completions.create({
+      model: 'chat',
+      messages: [
+        { role: 'system', content: 'answer in Spanish' },
+        { role: 'user', content: 'hello' },
+      ],
+    });
+
+    expect(answer.choices[0]).toMatchObject({ message: { role: 'assistant', content: 'hola' }, finish_reason: 'stop' });
+    expect(answer.usage).toMatchObject({ prompt_tokens: 10, completion_tokens: 3, total_tokens: 13 });
+    const sent = primary.requests[0];
+    expect(sent.path).toBe('/v1/messages');
+    expect(sent.headers['x-api-key']).toBe(ANTHROPIC_KEY);
+    expect(sent.headers['anthropic-version']).toBe('2023-06-01');
+    expect(sent.headers.authorization).toBeUndefined();
+    expect(body(sent)).toMatchObject({
+      model: 'claude-test',
+      max_tokens: 300,
+      system: [{ type: 'text', text: 'answer in Spanish' }],
+      messages: [{ role: 'user', content: 'hello' }],
+    });
+  });
+
+  it('settles the tokens-per-minute bucket to the real usage, not the worst case it held', async () => {
+    const clock = new FakeClock();
+    app = await createTestApp(
+      {
+        auth: { apiKeys: [ACME.apiKey] },
+        lanes: { llm: { concurrency: 4, queueCapacity: 4 } },
+        rateLimits: { tenants: { acme: { tpm: 100_000 } } },
+        llm: twoTargets({ maxOutputTokens: 1000 }),
+      },
+      { clock },
+    );
+    const worst =
+      estimateInputTokens({ model: 'chat', messages: [{ role: 'user', content: 'q1' }], max_tokens: 1000 }) + 1000;
+
+    const first = await ask('q1').withResponse();
+    const second = await ask('q2').withResponse();
+
+    const left = (response: Response) => Number(/"tpm";r=(\d+)/.exec(response.headers.get('ratelimit') ?? '')?.[1]);
+    expect(left(first.response)).toBe(100_000 - worst);
+    // The first request used 17 tokens (12 prompt, 5 completion): the rest of its hold came back.
+    expect(left(second.response)).toBe(100_000 - 17 - worst);
+  });
+});
