@@ -33,10 +33,15 @@ const fakeStep = z
 
 const target = z
   .strictObject({
-    provider: oneOf(['openai', 'anthropic', 'fake']),
+    provider: oneOf(['openai', 'anthropic', 'bedrock', 'fake']),
     model: nonEmptyString(),
     baseUrl: httpUrl().optional(),
     apiKey: z.string({ error: 'must be a string' }).optional(),
+    /** `bedrock` only: the AWS region; AWS_REGION from the environment otherwise. */
+    region: z
+      .string({ error: 'must be a string' })
+      .regex(/^[a-z]{2}(-[a-z]+)+-\d$/, { error: 'must be an AWS region such as us-east-1' })
+      .optional(),
     /** Per attempt at this target; the route's otherwise. */
     timeoutMs: intIn(1, 600_000).optional(),
     /** `fake` only: its answers, one per attempt. */
@@ -45,6 +50,10 @@ const target = z
   .refine((value) => value.script === undefined || value.provider === 'fake', {
     error: 'only a fake target has a script',
     path: ['script'],
+  })
+  .refine((value) => value.region === undefined || value.provider === 'bedrock', {
+    error: 'only a bedrock target has a region',
+    path: ['region'],
   });
 
 /** Retries per target: full-jitter backoff, Retry-After honoured. */

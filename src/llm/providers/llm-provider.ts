@@ -11,6 +11,8 @@ export interface ProviderTarget {
   readonly baseUrl?: string;
   /** From the config (`${ENV}`); never logged, never in an error, event or metric. */
   readonly apiKey?: string;
+  /** `bedrock`: the AWS region. */
+  readonly region?: string;
 }
 
 /** One attempt at one target. */

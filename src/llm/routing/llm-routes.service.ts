@@ -41,7 +41,13 @@ export class LlmRoutes {
         }
         return {
           label,
-          target: { provider: target.provider, model: target.model, baseUrl: target.baseUrl, apiKey: target.apiKey },
+          target: {
+            provider: target.provider,
+            model: target.model,
+            baseUrl: target.baseUrl,
+            apiKey: target.apiKey,
+            region: target.region,
+          },
           provider: createProvider(target, clock),
           breaker: breakers.register(`llm.${name}.${index}`, config.breaker),
           price,
