@@ -6,7 +6,14 @@ import type { PoolName } from '../containment';
 import { CallOutcomes } from '../events';
 import { type HeaderSink, RateLimiter } from '../rate-limit';
 import { CallExecutor, type ExecutionProgress } from './call-executor';
-import { IdempotencyService, scopedIdempotencyKey, type StoredOutcome } from './idempotency';
+import {
+  fromStored,
+  IdempotencyService,
+  scopedIdempotencyKey,
+  type StoredOutcome,
+  toStored,
+  untilAborted,
+} from './idempotency';
 import { ToolCallWork } from './tool-call-work';
 import type { ToolArguments, ToolDefinition } from './tool';
 
@@ -196,33 +203,4 @@ export class CallPipeline {
       error: failure,
     });
   }
-}
-
-function toStored(error: ResilienceError): StoredOutcome {
-  const { kind, message, attempts, retryAfterMs } = error;
-  return retryAfterMs === undefined
-    ? { ok: false, kind, message, attempts }
-    : { ok: false, kind, message, attempts, retryAfterMs };
-}
-
-function fromStored(outcome: Extract<StoredOutcome, { ok: false }>): ResilienceError {
-  const { kind, message, attempts, retryAfterMs } = outcome;
-  return new ResilienceError(kind, message, { attempts, retryAfterMs });
-}
-
-/** `promise`, or the abort's reason as soon as `abort` fires: a caller who left stops waiting. */
-function untilAborted<T>(promise: Promise<T>, abort: LazyAbortController): Promise<T> {
-  return new Promise<T>((resolve, reject) => {
-    const detach = abort.onAbort(reject);
-    promise.then(
-      (value) => {
-        detach();
-        resolve(value);
-      },
-      (error: unknown) => {
-        detach();
-        reject(error);
-      },
-    );
-  });
 }

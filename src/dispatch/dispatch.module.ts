@@ -21,7 +21,7 @@ import { ToolsController } from './tools.controller';
 @Module({
   imports: [DiscoveryModule, CommonModule, EventsModule],
   providers: [ToolRegistry, CallPipeline, CallExecutor, AttemptRunner, IdempotencyService, BatchRunner],
-  exports: [ToolRegistry, CallPipeline, CallExecutor],
+  exports: [ToolRegistry, CallPipeline, CallExecutor, IdempotencyService],
 })
 export class DispatchModule extends DispatchConfigurableModule {
   static readonly routes = [ToolsController];

@@ -9,3 +9,4 @@ export * from './retry/retry-policy';
 export * from './tool';
 export * from './tool-registry.service';
 export * from './tool.decorator';
+export { parseIdempotencyKey } from './invoke-request';

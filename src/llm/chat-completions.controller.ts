@@ -1,6 +1,7 @@
 import { Controller, HttpCode, Post, Req, Res } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { resolveCallId, ResilienceError } from '../common';
+import { parseIdempotencyKey } from '../dispatch';
 import { callStateOf } from '../common/nest';
 import { parseChatRequest } from './chat-request';
 import { ChatCompletions } from './chat-completions.service';
@@ -34,6 +35,7 @@ export class ChatCompletionsController {
       abort: state.abort,
       cacheControl: typeof cacheControl === 'string' ? cacheControl : undefined,
       headers: reply,
+      idempotencyKey: parseIdempotencyKey(request.headers['idempotency-key']),
     });
     const costUsd = answer.costUsd.toFixed(6);
     void reply
@@ -49,6 +51,7 @@ export class ChatCompletionsController {
         fromCache: answer.cache === 'hit',
         costUsd: answer.costUsd,
         hedged: false,
+        replayed: answer.replayed,
       },
     };
   }

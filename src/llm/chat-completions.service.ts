@@ -13,6 +13,14 @@ import {
   ResilienceError,
 } from '../common';
 import { HttpPools, type PoolName } from '../containment';
+import {
+  fromStored,
+  IdempotencyService,
+  scopedIdempotencyKey,
+  type StoredOutcome,
+  toStored,
+  untilAborted,
+} from '../dispatch';
 import { CallOutcomes } from '../events';
 import { type HeaderSink, RateLimiter } from '../rate-limit';
 import {
@@ -44,6 +52,8 @@ export interface ChatCall {
   cacheControl?: string;
   /** Where the RateLimit headers go. */
   headers?: HeaderSink;
+  /** The caller's `Idempotency-Key`, validated. */
+  idempotencyKey?: string;
 }
 
 /** What the client gets: the completion and who served it, how. */
@@ -54,6 +64,8 @@ export interface ChatAnswer {
   attempts: number;
   cache: 'hit' | 'miss' | 'bypass';
   costUsd: number;
+  /** The answer of an earlier request with the same `Idempotency-Key`. */
+  replayed: boolean;
 }
 
 /** Extra time a reservation is held beyond the request's own worst case, for answering. */
@@ -79,6 +91,7 @@ export class ChatCompletions {
     private readonly budget: BudgetGate,
     private readonly outcomes: CallOutcomes,
     private readonly llmOutcomes: LlmOutcomes,
+    private readonly idempotency: IdempotencyService,
     @Inject(LlmCacheStore) private readonly cache: LlmCacheStore,
     @Inject(LLM_MODULE_OPTIONS) private readonly options: LlmModuleOptions,
     @Inject(CLOCK) private readonly clock: Clock,
@@ -106,7 +119,7 @@ export class ChatCompletions {
           // A hit is a request like any other for the requests-per-minute limit, and takes no tokens.
           const limiting = this.limiter.admit(call.tenant, 0, call.headers);
           if (limiting) await limiting;
-          answer = { completion: hit, servedBy: 'cache', attempts: 0, cache, costUsd: 0 };
+          answer = { completion: hit, servedBy: 'cache', attempts: 0, cache, costUsd: 0, replayed: false };
           return answer;
         }
       }
@@ -153,28 +166,69 @@ export class ChatCompletions {
     try {
       // Only requests the cache may answer are joined: the same key is the same answer. A joined
       // run stops only once every client waiting for it has left.
-      const served =
-        key === undefined || !store
-          ? await this.admitAndServe(call, call.abort, route, request, account, progress)
-          : await this.inFlight.run(
-              key,
-              (signal) => this.admitAndServe(call, abortOn(signal), route, request, account, progress),
-              { signal: call.abort.signal },
-            );
-      const joined = served.progress !== progress;
-      if (!joined && key !== undefined && store && isCacheable(served.completion, request)) {
-        this.keep(key, served.completion);
-      }
-      return {
-        completion: served.completion,
-        servedBy: served.target.label,
-        attempts: progress.attempts,
-        cache: 'miss',
-        costUsd: joined ? 0 : microsToUsd(account.costMicros),
+      const execute = async (abort: LazyAbortController): Promise<ChatAnswer> => {
+        const served =
+          key === undefined || !store
+            ? await this.admitAndServe(call, abort, route, request, account, progress)
+            : await this.inFlight.run(
+                key,
+                (signal) => this.admitAndServe(call, abortOn(signal), route, request, account, progress),
+                { signal: abort.signal },
+              );
+        const joined = served.progress !== progress;
+        if (!joined && key !== undefined && store && isCacheable(served.completion, request)) {
+          this.keep(key, served.completion);
+        }
+        return {
+          completion: served.completion,
+          servedBy: served.target.label,
+          attempts: progress.attempts,
+          cache: 'miss',
+          costUsd: joined ? 0 : microsToUsd(account.costMicros),
+          replayed: false,
+        };
       };
+      if (call.idempotencyKey === undefined) return await execute(call.abort);
+      return await this.once(call, route, call.idempotencyKey, request, progress, execute);
     } finally {
       const settling = account.settleTokens();
       if (settling) await settling;
+    }
+  }
+
+  /**
+   * A request with an `Idempotency-Key`: the first runs to its end even if its client leaves
+   * (only shutdown stops it), so that the client's retry gets its answer instead of paying for
+   * a second one; a request with the same key while it runs joins it, and one after it is
+   * answered the same (`replayed`) for the retention window. The same key with another request
+   * is `idempotency_conflict`.
+   */
+  private async once(
+    call: ChatCall,
+    route: LlmRoute,
+    idempotencyKey: string,
+    request: ChatRequest,
+    progress: FailoverProgress,
+    execute: (abort: LazyAbortController) => Promise<ChatAnswer>,
+  ): Promise<ChatAnswer> {
+    const scoped = scopedIdempotencyKey(call.tenant, `llm.${route.name}`, idempotencyKey);
+    const leaseMs = route.deadlineMs + HOLD_MARGIN_MS;
+    const decision = await this.idempotency.begin(scoped, request, leaseMs, call.abort);
+    if (decision.kind !== 'lead') {
+      const outcome = decision.kind === 'join' ? await untilAborted(decision.outcome, call.abort) : decision.outcome;
+      if (!outcome.ok) throw fromStored(outcome);
+      return { ...(outcome.result as ChatAnswer), costUsd: 0, replayed: true };
+    }
+    let outcome: StoredOutcome | undefined;
+    try {
+      const answer = await execute(new LazyAbortController());
+      outcome = { ok: true, result: answer, attempts: answer.attempts, pool: call.pool };
+      return answer;
+    } catch (error) {
+      outcome = toStored(asResilienceError(error).withAttempts(progress.attempts));
+      throw error;
+    } finally {
+      await decision.finish(outcome!, progress.attempts > 0);
     }
   }
 

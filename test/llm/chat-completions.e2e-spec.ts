@@ -337,4 +337,23 @@ describe('POST /v1/chat/completions with the openai SDK as the client', () => {
     // The first request used 17 tokens (12 prompt, 5 completion): the rest of its hold came back.
     expect(left(second.response)).toBe(100_000 - 17 - worst);
   });
+
+  it('answers a repeated Idempotency-Key with the first answer, and the key with another request as a conflict', async () => {
+    await start(twoTargets({ cache: false }));
+    const keyed = (content: string) =>
+      client().chat.completions.create(
+        { model: 'chat', messages: [{ role: 'user', content }] },
+        { headers: { 'idempotency-key': 'order-7-summary' } },
+      );
+
+    const first = await keyed('summarise order 7');
+    const again = await keyed('summarise order 7').withResponse();
+    const other = await keyed('summarise order 8').catch((error: unknown) => error);
+
+    expect(primary.requests).toHaveLength(1);
+    expect(again.data.choices[0].message.content).toBe(first.choices[0].message.content);
+    expect((again.data as unknown as { bulkhead: { replayed: boolean } }).bulkhead.replayed).toBe(true);
+    expect(again.response.headers.get('x-bulkhead-cost-usd')).toBe('0.000000');
+    expect(other).toBeInstanceOf(OpenAI.UnprocessableEntityError);
+  });
 });

@@ -3,3 +3,4 @@ export * from './idempotency.service';
 export * from './idempotency.store';
 export * from './memory-idempotency.store';
 export * from './redis-idempotency.store';
+export * from './stored-outcomes';
