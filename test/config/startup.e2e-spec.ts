@@ -148,6 +148,7 @@ describe('start-up from the config file', () => {
             render: { active: 0, waiting: 0, concurrency: 1, queueCapacity: 2, peakActive: 0 },
             notes: { active: 0, waiting: 0, concurrency: 1, queueCapacity: 1, peakActive: 0 },
             general: { active: 0, waiting: 0, concurrency: 16, queueCapacity: 64, peakActive: 0 },
+            llm: { active: 0, waiting: 0, concurrency: 8, queueCapacity: 32, peakActive: 0 },
           },
         });
 
@@ -166,6 +167,15 @@ describe('start-up from the config file', () => {
         const report = await send('POST', `${url}/v1/examples/reports/render`, { json: { ms: 0 }, headers: CLOSE });
         expect(report.status).toBe(200);
         expect(report.body).toEqual({ rendered: true, tookMs: 0 });
+
+        // The offline LLM route answers as README's curl example shows.
+        const chat = await send('POST', `${url}/v1/chat/completions`, {
+          json: { model: 'demo', messages: [{ role: 'user', content: 'hello' }] },
+          headers: CLOSE,
+        });
+        expect(chat.status).toBe(200);
+        expect(chat.body.choices[0].message.content).toBe('hello');
+        expect(chat.headers['x-bulkhead-served-by']).toBe('fake/fake-echo');
 
         expect(await stop(service)).toEqual({ code: 0, signal: null });
       },
