@@ -4,6 +4,7 @@ import { createTestApp, type TestApp } from '../support/create-app';
 import { type Deferred, deferred } from '../support/deferred';
 import { eventually } from '../support/eventually';
 import { send } from '../support/http-client';
+import { parsePromText, sampleValue } from '../support/prom-text';
 import { FakeClock } from '../../src/common/fake-clock';
 import { estimateInputTokens } from '../../src/llm/pricing';
 import { ADMIN_TOKEN, AS_ADMIN, testTenant } from '../support/tenants';
@@ -110,6 +111,20 @@ describe('POST /v1/chat/completions with the openai SDK as the client', () => {
     expect(secondary.requests).toHaveLength(1);
     expect(response.headers.get('x-bulkhead-served-by')).toBe('openai/gpt-secondary');
     expect(response.headers.get('x-bulkhead-attempts')).toBe('3');
+    const prom = parsePromText((await send('GET', `${app.url}/metrics`)).body as string);
+    const attempts = (target: string, outcome: string) =>
+      sampleValue(prom, 'bulkhead_llm_requests_total', { route: 'chat', target, outcome });
+    expect(attempts('openai/gpt-primary', 'transient')).toBe(2);
+    expect(attempts('openai/gpt-secondary', 'ok')).toBe(1);
+    expect(sampleValue(prom, 'bulkhead_llm_failovers_total', { route: 'chat' })).toBe(1);
+    expect(
+      sampleValue(prom, 'bulkhead_llm_tokens_total', {
+        route: 'chat',
+        target: 'openai/gpt-secondary',
+        kind: 'completion',
+      }),
+    ).toBe(5);
+    expect(sampleValue(prom, 'bulkhead_calls_total', { tool: 'llm.chat', outcome: 'ok' })).toBe(1);
   });
 
   it('never retries insufficient_quota: it moves to the next target at once', async () => {
