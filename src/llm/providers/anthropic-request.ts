@@ -34,8 +34,15 @@ export type AnthropicToolChoice =
   | { type: 'none' };
 
 /** A Messages API request, as far as a Chat Completions request can be said in it. */
-export interface AnthropicRequest {
+export interface AnthropicRequest extends AnthropicBody {
   model: string;
+}
+
+/**
+ * The Messages body without `model`: what hosts that take the model from elsewhere (Bedrock,
+ * from the URL path) send.
+ */
+export interface AnthropicBody {
   max_tokens: number;
   messages: AnthropicMessage[];
   system?: AnthropicTextBlock[];
@@ -56,13 +63,18 @@ export interface AnthropicRequest {
  * the first target took would be refused by this one), and 1 is already its most varied.
  */
 export function toAnthropicRequest(attempt: ProviderAttempt): AnthropicRequest {
+  return { model: attempt.target.model, ...toAnthropicBody(attempt) };
+}
+
+/** {@link toAnthropicRequest} without `model`: the one translation, for every host of the Messages API. */
+export function toAnthropicBody(attempt: ProviderAttempt): AnthropicBody {
   const { request, target } = attempt;
   const refuse = (reason: string) => unsupportedRequestError(target, reason);
   if (request.n !== undefined && request.n !== null && request.n !== 1) throw refuse('n must be 1');
   refuseWhatCannotBeSaid(request, refuse);
 
   const { system, messages } = conversation(target, request.messages);
-  const body: AnthropicRequest = { model: target.model, max_tokens: attempt.maxOutputTokens, messages };
+  const body: AnthropicBody = { max_tokens: attempt.maxOutputTokens, messages };
   if (system.length > 0) body.system = system;
   if (typeof request.temperature === 'number') body.temperature = Math.min(1, Math.max(0, request.temperature));
   if (typeof request.top_p === 'number') body.top_p = request.top_p;
@@ -176,10 +188,7 @@ function textContent(
   });
 }
 
-function anthropicTool(
-  tool: ChatTool,
-  refuse: (reason: string) => Error,
-): NonNullable<AnthropicRequest['tools']>[number] {
+function anthropicTool(tool: ChatTool, refuse: (reason: string) => Error): NonNullable<AnthropicBody['tools']>[number] {
   if (tool.type !== 'function' || !isObject(tool.function)) {
     throw refuse(`tools of type ${describe(tool.type)} are not supported`);
   }

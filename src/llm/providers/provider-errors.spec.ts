@@ -2,6 +2,7 @@ import { isResilienceError, ResilienceError } from '../../common';
 import {
   isProviderFailure,
   malformedAnswerError,
+  missingCredentialsError,
   ProviderFailure,
   providerStatusError,
   networkError,
@@ -168,5 +169,78 @@ describe('the other provider failures', () => {
       code: 'unsupported_request',
       message: 'target openai/gpt-4o-mini cannot take this request: n must be 1',
     });
+  });
+});
+
+describe('AWS error types (Bedrock)', () => {
+  const BEDROCK = { provider: 'bedrock', model: 'anthropic.claude-3-5-haiku-20241022-v1:0' };
+  const typed = (type: string, extra: Record<string, string> = {}) => ({
+    'x-amzn-errortype': `${type}:http://internal.amazon.com/coral/com.amazon.bedrock/`,
+    ...extra,
+  });
+
+  /** status, x-amzn-errortype → kind, code, retryAfterMs. */
+  const AWS_TABLE: Array<[number, string, string, string, number | undefined]> = [
+    [424, 'ModelErrorException', 'transient', 'upstream_error', 4_000],
+    [429, 'ModelNotReadyException', 'transient', 'overloaded', 4_000],
+    [503, 'ModelNotReadyException', 'transient', 'overloaded', 4_000],
+    [400, 'ServiceQuotaExceededException', 'unavailable', 'insufficient_quota', undefined],
+    [403, 'UnrecognizedClientException', 'unavailable', 'unauthorized', undefined],
+    [403, 'InvalidSignatureException', 'unavailable', 'unauthorized', undefined],
+    [400, 'IncompleteSignatureException', 'unavailable', 'unauthorized', undefined],
+    [403, 'ExpiredTokenException', 'unavailable', 'unauthorized', undefined],
+    // The rest go by their status.
+    [400, 'ValidationException', 'invalid_request', 'bad_request', undefined],
+    [403, 'AccessDeniedException', 'unavailable', 'forbidden', undefined],
+    [404, 'ResourceNotFoundException', 'unavailable', 'model_not_found', undefined],
+    [408, 'ModelTimeoutException', 'transient', 'upstream_timeout', 4_000],
+    [429, 'ThrottlingException', 'transient', 'rate_limited', 4_000],
+    [500, 'InternalServerException', 'transient', 'upstream_error', 4_000],
+    [503, 'ServiceUnavailableException', 'transient', 'overloaded', 4_000],
+  ];
+
+  it.each(AWS_TABLE)('maps %i %s to %s / %s', (status, type, kind, code, retryAfterMs) => {
+    const headers = typed(type, { 'retry-after': '4' });
+
+    const error = providerStatusError(BEDROCK, { status, headers, body: { message: 'm' } }, NOW_MS);
+
+    expect(error).toMatchObject({ kind, code, retryAfterMs, upstreamStatus: status });
+  });
+
+  it('names the type in the message, never the body', () => {
+    const body = { message: 'secret detail at https://internal.example' };
+
+    const error = providerStatusError(BEDROCK, { status: 424, headers: typed('ModelErrorException'), body }, NOW_MS);
+
+    expect(error.message).toBe(
+      'target bedrock/anthropic.claude-3-5-haiku-20241022-v1:0 answered 424: the model failed (ModelErrorException)',
+    );
+  });
+
+  it('leaves out a type that does not look like one, and then goes by the status', () => {
+    const headers = { 'x-amzn-errortype': 'Model Error <script>' };
+
+    const error = providerStatusError(BEDROCK, { status: 424, headers, body: undefined }, NOW_MS);
+
+    expect(error).toMatchObject({ kind: 'unavailable', code: 'upstream_refused' });
+    expect(error.message).toBe(
+      'target bedrock/anthropic.claude-3-5-haiku-20241022-v1:0 answered 424: it refused the target',
+    );
+  });
+
+  it('reads a 424 without the header as any other 4xx', () => {
+    expect(providerStatusError(TARGET, { status: 424, headers: {}, body: undefined }, NOW_MS)).toMatchObject({
+      kind: 'unavailable',
+      code: 'upstream_refused',
+    });
+  });
+});
+
+describe('missingCredentialsError', () => {
+  it('is unavailable, names what is missing and nothing else', () => {
+    const error = missingCredentialsError({ provider: 'bedrock', model: 'm' }, 'AWS_ACCESS_KEY_ID is not set');
+
+    expect(error).toMatchObject({ kind: 'unavailable', code: 'missing_credentials' });
+    expect(error.message).toBe('target bedrock/m cannot sign its requests: AWS_ACCESS_KEY_ID is not set');
   });
 });

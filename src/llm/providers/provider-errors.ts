@@ -38,7 +38,9 @@ export type ProviderFailureCode =
   /** No answer at all: refused, reset, DNS, TLS. */
   | 'unreachable'
   /** The request cannot be said in this provider's language (refused before sending). */
-  | 'unsupported_request';
+  | 'unsupported_request'
+  /** What the target signs with (AWS keys, region) is not set: refused before sending. */
+  | 'missing_credentials';
 
 /** Which target failed, for the message: provider and model only, never its URL or key. */
 export interface FailedTarget {
@@ -112,18 +114,26 @@ function quotaExhausted(body: unknown): boolean {
  * - 401, 403, 404, any other 4xx: `unavailable` (the target's key, model or config is wrong)
  * - 1xx, 3xx (redirects are not followed), 2xx with a bad body: `transient`
  *
+ * An AWS answer (Bedrock) names its error type in `x-amzn-errortype`; a few types say more than
+ * their status (see {@link AWS_ERROR_TYPES}), the rest go by the status as above. The type, a
+ * machine-readable name, is added to the message.
+ *
  * @param nowMs epoch milliseconds, for a Retry-After given as an HTTP date
  */
 export function providerStatusError(target: FailedTarget, answer: ProviderErrorAnswer, nowMs: number): ProviderFailure {
   const { status, headers, body } = answer;
   if (status >= 200 && status < 300) return malformedAnswerError(target, status);
   const answered = `target ${target.provider}/${target.model} answered ${status}`;
+  const awsType = awsErrorType(headers);
+  const named = awsType ? ` (${awsType})` : '';
   const fail = (kind: ErrorKind, code: ProviderFailureCode, reason: string, retryable = false) =>
-    new ProviderFailure(kind, code, `${answered}: ${reason}`, {
+    new ProviderFailure(kind, code, `${answered}: ${reason}${named}`, {
       upstreamStatus: status,
       retryAfterMs: retryable ? retryAfterMs(headers, nowMs) : undefined,
     });
 
+  const byType = awsType ? AWS_ERROR_TYPES.get(awsType) : undefined;
+  if (byType) return fail(...byType);
   if (status === 429) {
     if (quotaExhausted(body)) return fail('unavailable', 'insufficient_quota', 'its quota is exhausted');
     return fail('transient', 'rate_limited', 'rate limited', true);
@@ -142,6 +152,34 @@ export function providerStatusError(target: FailedTarget, answer: ProviderErrorA
   if (status === 404) return fail('unavailable', 'model_not_found', 'the model or endpoint does not exist');
   if (status >= 400) return fail('unavailable', 'upstream_refused', 'it refused the target');
   return fail('transient', 'upstream_error', 'not a final answer (redirects are not followed)');
+}
+
+/**
+ * AWS error types whose status alone would be read wrongly: the kind, code, reason and whether
+ * Retry-After counts. Bedrock answers a model's own failure with 424 (another 4xx would be
+ * `unavailable`), an exhausted account quota and a malformed signature with 400 (not the
+ * caller's request at fault), bad or expired keys with 403 as it does a missing permission, and
+ * a model still loading with 429 or 503 (overloaded, whichever it sends).
+ */
+const AWS_ERROR_TYPES: ReadonlyMap<string, [ErrorKind, ProviderFailureCode, string, boolean]> = new Map([
+  ['ModelErrorException', ['transient', 'upstream_error', 'the model failed', true]],
+  ['ModelNotReadyException', ['transient', 'overloaded', 'the model is not ready', true]],
+  ['ServiceQuotaExceededException', ['unavailable', 'insufficient_quota', 'its quota is exhausted', false]],
+  ['UnrecognizedClientException', ['unavailable', 'unauthorized', 'its credentials were refused', false]],
+  ['InvalidSignatureException', ['unavailable', 'unauthorized', 'its credentials were refused', false]],
+  ['IncompleteSignatureException', ['unavailable', 'unauthorized', 'its credentials were refused', false]],
+  ['ExpiredTokenException', ['unavailable', 'unauthorized', 'its credentials were refused', false]],
+]);
+
+/**
+ * `x-amzn-errortype` without its namespace (`ThrottlingException:http://internal.amazon.com/…`),
+ * when it looks like a type name: it goes into the message, so nothing else of it may.
+ */
+function awsErrorType(headers: IncomingHttpHeaders): string | undefined {
+  const header = headers['x-amzn-errortype'];
+  if (typeof header !== 'string') return undefined;
+  const name = header.split(':', 1)[0].trim();
+  return /^[A-Za-z]{1,64}$/.test(name) ? name : undefined;
 }
 
 /** A 2xx answer whose body is not the JSON the provider speaks: worth another try. */
@@ -173,6 +211,19 @@ export function networkError(target: FailedTarget, error: unknown): ProviderFail
     });
   }
   return new ProviderFailure('transient', 'unreachable', `${name} could not be reached${reason}`, { cause: error });
+}
+
+/**
+ * A target whose signing material is not set, refused before anything is sent: `unavailable`, as
+ * waiting does not set it. `missing` names what is absent (an environment variable's name), never
+ * a value.
+ */
+export function missingCredentialsError(target: FailedTarget, missing: string): ProviderFailure {
+  return new ProviderFailure(
+    'unavailable',
+    'missing_credentials',
+    `target ${target.provider}/${target.model} cannot sign its requests: ${missing}`,
+  );
 }
 
 /** A request this provider cannot carry out as asked; refused before anything is sent. */

@@ -1,6 +1,7 @@
 import { FakeClock } from '../../common/fake-clock';
 import { noNetwork, providerAttempt } from '../../../test/support/provider-attempt';
 import { AnthropicProvider } from './anthropic.provider';
+import { BedrockProvider } from './bedrock.provider';
 import { FakeProvider } from './fake.provider';
 import { OpenAiProvider } from './openai.provider';
 import { createProvider, ProviderRegistry } from './provider-registry';
@@ -20,11 +21,14 @@ describe('createProvider', () => {
     expect(createProvider({ provider: 'anthropic', model: 'claude-haiku-4-5' }, clock)).toBeInstanceOf(
       AnthropicProvider,
     );
+    expect(
+      createProvider({ provider: 'bedrock', model: 'anthropic.claude-3-5-haiku-20241022-v1:0' }, clock),
+    ).toBeInstanceOf(BedrockProvider);
     expect(createProvider({ provider: 'fake', model: 'fake-1' }, clock)).toBeInstanceOf(FakeProvider);
   });
 
   it('refuses a provider it does not speak', () => {
-    expect(() => createProvider({ provider: 'bedrock', model: 'x' }, clock)).toThrow(RangeError);
+    expect(() => createProvider({ provider: 'gemini', model: 'x' }, clock)).toThrow(RangeError);
   });
 });
 

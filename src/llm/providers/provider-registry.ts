@@ -1,6 +1,7 @@
 import type { Clock } from '../../common';
 import type { FakeStepConfig } from '../../config';
 import { AnthropicProvider } from './anthropic.provider';
+import { BedrockProvider } from './bedrock.provider';
 import { FakeProvider } from './fake.provider';
 import type { LlmProvider } from './llm-provider';
 import { OpenAiProvider } from './openai.provider';
@@ -24,10 +25,12 @@ export function createProvider(target: ProviderTargetConfig, clock: Clock): LlmP
       return new OpenAiProvider(clock);
     case 'anthropic':
       return new AnthropicProvider(clock);
+    case 'bedrock':
+      return new BedrockProvider(clock);
     case 'fake':
       return new FakeProvider(target.script, clock);
     default:
-      throw new RangeError(`llm provider '${target.provider}' is not supported (openai, anthropic, fake)`);
+      throw new RangeError(`llm provider '${target.provider}' is not supported (openai, anthropic, bedrock, fake)`);
   }
 }
 

@@ -1,0 +1,90 @@
+import { sign } from 'aws4';
+import { type AnthropicBody, toAnthropicBody } from './anthropic-request';
+import type { AwsSigningMaterial } from './bedrock-credentials';
+import type { ProviderAttempt, ProviderTarget } from './llm-provider';
+import { endpointUrl } from './provider-exchange';
+
+/** The Messages API version Bedrock takes in the body, in place of Anthropic's header. */
+export const BEDROCK_ANTHROPIC_VERSION = 'bedrock-2023-05-31';
+
+/** The SigV4 service name of the Bedrock runtime. */
+export const BEDROCK_SIGNING_SERVICE = 'bedrock';
+
+/** Anthropic's Messages body as Bedrock's InvokeModel takes it: no `model` (the path names it). */
+export interface BedrockAnthropicBody extends AnthropicBody {
+  anthropic_version: string;
+}
+
+/** The attempt's request through the Anthropic translation, for Bedrock. */
+export function toBedrockBody(attempt: ProviderAttempt): BedrockAnthropicBody {
+  return { anthropic_version: BEDROCK_ANTHROPIC_VERSION, ...toAnthropicBody(attempt) };
+}
+
+/** @default base URL of a `bedrock` target without its own: the region's runtime endpoint. */
+export function bedrockBaseUrl(region: string): string {
+  // China's partition has its own domain.
+  const domain = region.startsWith('cn-') ? 'amazonaws.com.cn' : 'amazonaws.com';
+  return `https://bedrock-runtime.${region}.${domain}`;
+}
+
+/**
+ * `{base}/model/{model id}/invoke`, the id encoded as one path segment: model ids hold `:`
+ * (`…-v1:0`) and ARNs `/` (`…:inference-profile/us.anthropic…`).
+ */
+export function bedrockInvokeUrl(target: ProviderTarget, region: string): string {
+  const base = target.baseUrl ?? bedrockBaseUrl(region);
+  return endpointUrl(base, `model/${encodeURIComponent(target.model)}/invoke`);
+}
+
+/**
+ * The headers of one InvokeModel POST of `payload` to `url`, signed with SigV4 by aws4: `host`,
+ * `content-type`, `accept`, `content-length`, `x-amz-date` (from `wallNowMs`) and, for temporary
+ * credentials, `x-amz-security-token` are all under the signature. Every name is lower case, as
+ * the pool sends them.
+ *
+ * @param payload the exact JSON text that will be sent: its SHA-256 is signed
+ * @param wallNowMs epoch milliseconds; AWS refuses a signature more than 5 minutes off
+ */
+export function signedBedrockHeaders(
+  url: string,
+  payload: string,
+  material: AwsSigningMaterial,
+  wallNowMs: number,
+): Record<string, string> {
+  const { host, pathname, search } = new URL(url);
+  const headers: Record<string, string> = {
+    // Signed as the pool will send it: the URL's host, with its port only when not the default.
+    host,
+    'content-type': 'application/json',
+    accept: 'application/json',
+    'x-amz-date': amzDate(wallNowMs),
+  };
+  if (material.sessionToken) headers['x-amz-security-token'] = material.sessionToken;
+  const signed = sign(
+    {
+      method: 'POST',
+      host,
+      path: `${pathname}${search}`,
+      service: BEDROCK_SIGNING_SERVICE,
+      region: material.region,
+      headers,
+      body: payload,
+    },
+    // Always given: without them aws4 would read process.env itself.
+    {
+      accessKeyId: material.accessKeyId,
+      secretAccessKey: material.secretAccessKey,
+      sessionToken: material.sessionToken,
+    },
+  );
+  const result: Record<string, string> = {};
+  for (const [name, value] of Object.entries(signed.headers ?? {})) {
+    if (value !== undefined) result[name.toLowerCase()] = String(value);
+  }
+  return result;
+}
+
+/** SigV4's timestamp: `YYYYMMDDTHHMMSSZ`, UTC. */
+function amzDate(wallNowMs: number): string {
+  return new Date(wallNowMs).toISOString().replace(/[:-]|\.\d{3}/g, '');
+}
