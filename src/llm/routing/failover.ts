@@ -1,5 +1,6 @@
 import { type Clock, isResilienceError, LazyAbortController, type Random, ResilienceError, sleep } from '../../common';
 import type { HttpPool } from '../../containment';
+import { stopReason } from '../../dispatch';
 import type { ChatCompletion, ChatRequest } from '../chat.types';
 import type { LlmRoute, LlmTarget } from './llm-route';
 import { startProviderAttempt } from './provider-attempt';
@@ -65,19 +66,28 @@ export async function serveWithFailover(clock: Clock, random: Random, call: Fail
         const leftMs = deadline - clock.now();
         if (leftMs <= 0) throw last ?? deadlineError(route.deadlineMs);
         const hold = await account.hold(target);
-        progress.attempts++;
-        const started = startProviderAttempt(
-          clock,
-          target,
-          request,
-          account.outputCap,
-          call.pool,
-          call.abort,
-          Math.min(target.timeoutMs, leftMs),
-        );
-        pending.push(started.settled);
+        // The caller may have left while the hold was made: nothing was sent, so nothing is owed.
+        if (call.abort.aborted) {
+          await account.released(hold);
+          throw stopReason(call.abort.reason);
+        }
         try {
-          const completion = await target.breaker.fire(() => started.outcome);
+          // Started only once the breaker lets it through: a half-open breaker's one probe may
+          // have gone to another request since its refusal was checked above.
+          const completion = await target.breaker.fire(() => {
+            progress.attempts++;
+            const started = startProviderAttempt(
+              clock,
+              target,
+              request,
+              account.outputCap,
+              call.pool,
+              call.abort,
+              Math.min(target.timeoutMs, leftMs),
+            );
+            pending.push(started.settled);
+            return started.outcome;
+          });
           await account.succeeded(hold, completion.usage);
           progress.tried.push({ target, outcome: 'ok' });
           return { completion, target };
@@ -91,7 +101,10 @@ export async function serveWithFailover(clock: Clock, random: Random, call: Fail
           const waitMs = route.retry.backoffMs(attempt, random, failure.retryAfterMs);
           // A wait that would outlast the deadline is better spent on the next target.
           if (clock.now() + waitMs >= deadline) break;
-          await sleep(clock, waitMs, call.abort.signal);
+          // Stopped as an attempt would be: any reason but a ResilienceError reads as `stopped`.
+          await sleep(clock, waitMs, call.abort.signal).catch((reason: unknown) => {
+            throw stopReason(reason);
+          });
         }
       }
     }

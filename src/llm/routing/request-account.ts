@@ -97,6 +97,11 @@ export class RequestAccount {
     return this.charge(hold, { inputTokens: promptSent ? this.inputTokens : 0, outputTokens: 0 });
   }
 
+  /** Frees the hold of an attempt that was never made: it cost nothing. */
+  released(hold: AttemptHold): Promise<void> | undefined {
+    return this.charge(hold, { inputTokens: 0, outputTokens: 0 });
+  }
+
   /** Gives back the tokens taken ahead and not used; call once, when the request is over. */
   settleTokens(): Promise<void> | undefined {
     return this.limiter.settleTokens(this.tenant, this.tokensTaken, this.tokensUsed);

@@ -1,0 +1,753 @@
+import { BudgetGate, MemoryBudgetStore, microsToUsd } from '../../budget';
+import { Breaker, type BreakerSettings } from '../../circuit-breaker';
+import { deferred, LazyAbortController, ResilienceError, seededRandom } from '../../common';
+import { FakeClock } from '../../common/fake-clock';
+import type { FakeStepConfig } from '../../config';
+import type { PoolName } from '../../containment/containment-decision';
+import { EgressPolicy } from '../../containment/egress';
+import { HttpPool } from '../../containment/http-pool';
+import { RetryPolicy } from '../../dispatch';
+import { MemoryRateLimitStore, RateLimiter } from '../../rate-limit';
+import { track } from '../../../test/support/deferred';
+import { installFakeTimers } from '../../../test/support/fake-timers';
+import type { ChatCompletion, ChatRequest } from '../chat.types';
+import { type Price, PriceTable } from '../pricing';
+import { FakeProvider } from '../providers/fake.provider';
+import type { LlmProvider, ProviderAttempt } from '../providers/llm-provider';
+import { type FailoverProgress, serveWithFailover } from './failover';
+import type { LlmRoute, LlmTarget } from './llm-route';
+import { RequestAccount } from './request-account';
+
+// Virtual time throughout: the route, the fake providers, the budget and the rate limit run on
+// one FakeClock; opossum's own timers (open → half open) run on jest's fake timers.
+
+const SEED = 42;
+const INPUT_TOKENS = 1_000;
+const OUTPUT_CAP = 500;
+const WORST_TOKENS = INPUT_TOKENS + OUTPUT_CAP;
+/** One token a millisecond: the bucket refills exactly, but only where time stands still is it read. */
+const TPM = 60_000;
+
+const PRICES = new PriceTable({
+  'fake/small': { inputPerMTokUsd: 2, outputPerMTokUsd: 8 },
+  'fake/large': { inputPerMTokUsd: 10, outputPerMTokUsd: 30 },
+});
+const SMALL = PRICES.priceOf('fake', 'small')!;
+const LARGE = PRICES.priceOf('fake', 'large')!;
+/** 1 000 × $2 + 500 × $8 per million tokens. */
+const SMALL_WORST_MICROS = 6_000;
+/** 1 000 × $10 + 500 × $30 per million tokens. */
+const LARGE_WORST_MICROS = 25_000;
+
+/** A breaker that never opens unless a test says so. */
+const CALM: BreakerSettings = {
+  errorThresholdPercentage: 50,
+  volumeThreshold: 1_000,
+  resetTimeoutMs: 30_000,
+  rollingCountTimeoutMs: 10_000,
+};
+
+const REQUEST: ChatRequest = { model: 'chat', messages: [{ role: 'user', content: 'Hello there' }], max_tokens: 500 };
+
+/** What one provider call was given, and when. */
+interface ProviderCall {
+  at: number;
+  model: string;
+  timeoutMs: number;
+  maxOutputTokens: number;
+  signal: AbortSignal;
+}
+
+/** A provider that notes every call before handing it on. */
+class RecordingProvider implements LlmProvider {
+  readonly name = 'fake';
+  readonly calls: ProviderCall[] = [];
+
+  constructor(
+    private readonly inner: LlmProvider,
+    private readonly clockOf: () => FakeClock,
+  ) {}
+
+  complete(attempt: ProviderAttempt): Promise<ChatCompletion> {
+    const { request, timeoutMs, maxOutputTokens, signal } = attempt;
+    this.calls.push({ at: this.clockOf().now(), model: request.model, timeoutMs, maxOutputTokens, signal });
+    return this.inner.complete(attempt);
+  }
+}
+
+type TestTarget = LlmTarget & { provider: RecordingProvider };
+
+let clock: FakeClock;
+let budgetStore: MemoryBudgetStore;
+let gate: BudgetGate;
+let limiter: RateLimiter;
+let rateStore: MemoryRateLimitStore;
+let breakers: Breaker[];
+// The fake providers never send anything: the pool is there because an attempt is given one.
+const pool = new HttpPool(
+  { name: 'normal' as PoolName, maxConcurrency: 4, timeoutMs: 10_000, pooledConnectionLifetimeMs: 60_000 },
+  new EgressPolicy({ allowHosts: [], allowPrivateCidrs: [] }),
+  new FakeClock(),
+);
+
+beforeEach(() => {
+  clock = new FakeClock();
+  installFakeTimers(clock);
+  budgetStore = new MemoryBudgetStore(clock);
+  // thrifty's cap is $0.01: 10 000 micro-dollars, above one small worst case and below a large one.
+  gate = new BudgetGate(
+    budgetStore,
+    { budgets: { period: 'day', tenants: { acme: 1, thrifty: 0.01 }, prices: {} } },
+    clock,
+  );
+  rateStore = new MemoryRateLimitStore(clock);
+  // tight's bucket holds the admission's worst case and not a second one.
+  limiter = new RateLimiter(rateStore, {
+    rateLimits: { tenants: { acme: { tpm: TPM }, tight: { tpm: 2_000 } }, failMode: 'closed', enforce: true },
+  });
+  breakers = [];
+});
+
+afterEach(() => {
+  for (const breaker of breakers) breaker.shutdown();
+  jest.useRealTimers();
+});
+
+afterAll(() => pool.close());
+
+function target(
+  model: string,
+  script: FakeStepConfig[],
+  options: {
+    price?: Price | null;
+    timeoutMs?: number;
+    breaker?: Partial<BreakerSettings>;
+    provider?: LlmProvider;
+  } = {},
+): TestTarget {
+  const breaker = new Breaker(`llm.test.${model}`, { ...CALM, ...options.breaker }, clock);
+  breakers.push(breaker);
+  return {
+    label: `fake/${model}`,
+    target: { provider: 'fake', model },
+    provider: new RecordingProvider(options.provider ?? new FakeProvider(script, clock), () => clock),
+    breaker,
+    price: options.price === null ? undefined : (options.price ?? SMALL),
+    timeoutMs: options.timeoutMs ?? 30_000,
+    config: { provider: 'fake', model, script },
+  };
+}
+
+function route(
+  targets: TestTarget[],
+  options: { maxAttempts?: number; baseDelayMs?: number; maxDelayMs?: number; deadlineMs?: number } = {},
+): LlmRoute {
+  const { maxAttempts = 2, baseDelayMs = 100, maxDelayMs = 1_000, deadlineMs = 60_000 } = options;
+  return {
+    name: 'chat',
+    lane: 'llm',
+    targets,
+    retry: new RetryPolicy({ maxAttempts, baseDelayMs, maxDelayMs, deadlineMs }),
+    deadlineMs,
+    maxOutputTokens: OUTPUT_CAP,
+    cache: false,
+    cacheScope: 'chat',
+  };
+}
+
+/** A request as the route admits it: the first attempt's worst case already taken from the bucket. */
+function account(tenant: string): RequestAccount {
+  expect(limiter.admit(tenant, WORST_TOKENS)).toBeUndefined();
+  const taken = limiter.limitsTokens(tenant) ? WORST_TOKENS : 0;
+  return new RequestAccount(OUTPUT_CAP, tenant, gate, limiter, INPUT_TOKENS, OUTPUT_CAP, 120_000, taken);
+}
+
+/** Starts one request through the route; its outcome is tracked, never left unhandled. */
+function serve(subject: LlmRoute, options: { tenant?: string; abort?: LazyAbortController } = {}) {
+  const abort = options.abort ?? new LazyAbortController();
+  const progress: FailoverProgress = { attempts: 0, failovers: 0, tried: [] };
+  const requestAccount = account(options.tenant ?? 'acme');
+  const promise = serveWithFailover(clock, seededRandom(SEED), {
+    route: subject,
+    request: REQUEST,
+    pool,
+    abort,
+    account: requestAccount,
+    progress,
+  });
+  return { outcome: track(promise), promise, progress, abort, account: requestAccount };
+}
+
+function tried(progress: FailoverProgress): Array<[string, string]> {
+  return progress.tried.map(({ target: which, outcome }) => [which.label, outcome]);
+}
+
+function callTimes(subject: TestTarget): number[] {
+  return subject.provider.calls.map((call) => call.at);
+}
+
+/** The waits the route draws with the same seed: full jitter below each ceiling in turn. */
+function jitter(ceilings: number[]): number[] {
+  const random = seededRandom(SEED);
+  return ceilings.map((ceiling) => Math.floor(random() * ceiling));
+}
+
+async function budget(tenant: string): Promise<{ spentUsd: number; reservedUsd: number }> {
+  const { spentUsd, reservedUsd } = await gate.view(tenant);
+  return { spentUsd, reservedUsd };
+}
+
+function money(spentMicros: number, reservedMicros: number): { spentUsd: number; reservedUsd: number } {
+  return { spentUsd: microsToUsd(spentMicros), reservedUsd: microsToUsd(reservedMicros) };
+}
+
+/** Whole tokens left in the tenant's tokens-per-minute bucket. */
+function tokensLeft(tenant: string, perMinute: number): number {
+  return rateStore.take(tenant, [{ name: 'tpm', perMinute }], [0]).buckets[0].remaining;
+}
+
+const answer = (text: string): FakeStepConfig => ({ text, usage: { promptTokens: 800, completionTokens: 100 } });
+const overloaded: FakeStepConfig = { status: 503 };
+const refused: FakeStepConfig = { status: 400 };
+const quotaSpent: FakeStepConfig = { status: 429, code: 'insufficient_quota', retryAfterMs: 2_000 };
+const slow = (delayMs: number): FakeStepConfig => ({ text: 'late', delayMs });
+
+describe('serveWithFailover', () => {
+  describe('order', () => {
+    it('serves from the first target that answers and tries none after it', async () => {
+      const first = target('small', [answer('from first')]);
+      const second = target('large', [answer('from second')]);
+      const call = serve(route([first, second]));
+
+      await clock.advanceAsync(0);
+
+      expect(call.outcome.state).toBe('fulfilled');
+      expect(call.outcome.value?.target).toBe(first);
+      expect(call.outcome.value?.completion.choices[0].message.content).toBe('from first');
+      expect(call.progress).toMatchObject({ attempts: 1, failovers: 0 });
+      expect(tried(call.progress)).toEqual([['fake/small', 'ok']]);
+      expect(second.provider.calls).toHaveLength(0);
+    });
+
+    it('goes down the targets in order, each with its own model and the output cap', async () => {
+      const first = target('small', [refused]);
+      const second = target('large', [quotaSpent]);
+      const third = target('free', [answer('from third')], { price: null });
+      const call = serve(route([first, second, third]));
+
+      await clock.advanceAsync(0);
+
+      expect(call.outcome.value?.target).toBe(third);
+      expect(call.progress).toMatchObject({ attempts: 3, failovers: 2 });
+      expect(tried(call.progress)).toEqual([
+        ['fake/small', 'invalid_request'],
+        ['fake/large', 'unavailable'],
+        ['fake/free', 'ok'],
+      ]);
+      const calls = [first, second, third].map((each) => each.provider.calls);
+      expect(calls.map((each) => each.map(({ model, maxOutputTokens }) => ({ model, maxOutputTokens })))).toEqual([
+        [{ model: 'small', maxOutputTokens: OUTPUT_CAP }],
+        [{ model: 'large', maxOutputTokens: OUTPUT_CAP }],
+        [{ model: 'free', maxOutputTokens: OUTPUT_CAP }],
+      ]);
+    });
+  });
+
+  describe('retries', () => {
+    it('retries transient failures up to maxAttempts on a target, then tries the next', async () => {
+      const first = target('small', [overloaded]);
+      const second = target('large', [answer('ok')]);
+      const call = serve(route([first, second], { maxAttempts: 3 }));
+
+      await clock.advanceAsync(10_000);
+
+      expect(call.outcome.value?.target).toBe(second);
+      expect(first.provider.calls).toHaveLength(3);
+      expect(call.progress).toMatchObject({ attempts: 4, failovers: 1 });
+      expect(tried(call.progress)).toEqual([
+        ['fake/small', 'transient'],
+        ['fake/small', 'transient'],
+        ['fake/small', 'transient'],
+        ['fake/large', 'ok'],
+      ]);
+    });
+
+    it('retries an attempt that timed out', async () => {
+      const first = target('small', [slow(5_000), answer('second try')], { timeoutMs: 1_000 });
+      const call = serve(route([first]));
+
+      await clock.advanceAsync(10_000);
+
+      expect(call.outcome.value?.completion.choices[0].message.content).toBe('second try');
+      expect(tried(call.progress)).toEqual([
+        ['fake/small', 'timeout'],
+        ['fake/small', 'ok'],
+      ]);
+    });
+
+    it.each([
+      ['invalid_request', refused],
+      ['unavailable', quotaSpent],
+      ['unavailable', { status: 401 } as FakeStepConfig],
+    ])('moves on at once, without a retry or a wait, after %s (%j)', async (kind, step) => {
+      const first = target('small', [step, answer('never asked twice')]);
+      const second = target('large', [answer('ok')]);
+      const call = serve(route([first, second], { maxAttempts: 3 }));
+
+      await clock.advanceAsync(0);
+
+      expect(call.outcome.value?.target).toBe(second);
+      expect(callTimes(first)).toEqual([0]);
+      expect(callTimes(second)).toEqual([0]);
+      expect(tried(call.progress)).toEqual([
+        ['fake/small', kind],
+        ['fake/large', 'ok'],
+      ]);
+    });
+
+    it.each([
+      [[overloaded], [refused], 'invalid_request', 'bad_request'],
+      [[refused], [overloaded], 'transient', 'overloaded'],
+      [[refused], [quotaSpent], 'unavailable', 'insufficient_quota'],
+    ])(
+      'answers the last failure when every target fails (%j then %j: %s)',
+      async (firstScript, secondScript, kind, code) => {
+        const call = serve(route([target('small', firstScript), target('large', secondScript)]));
+
+        await clock.advanceAsync(10_000);
+
+        expect(call.outcome.state).toBe('rejected');
+        expect(call.outcome.reason).toMatchObject({ kind, code });
+        expect(call.progress.tried.at(-1)).toMatchObject({ outcome: kind });
+      },
+    );
+
+    it('answers circuit_open when every breaker is open, with no attempt and no reservation', async () => {
+      const first = target('small', [answer('never')]);
+      const second = target('large', [answer('never')]);
+      first.breaker.forceOpen();
+      second.breaker.forceOpen();
+      const reserve = jest.spyOn(gate, 'reserveMicros');
+      const call = serve(route([first, second]));
+
+      await clock.advanceAsync(0);
+
+      expect(call.outcome.reason).toMatchObject({ kind: 'circuit_open' });
+      expect(call.progress).toMatchObject({ attempts: 0, failovers: 1 });
+      expect(tried(call.progress)).toEqual([
+        ['fake/small', 'circuit_open'],
+        ['fake/large', 'circuit_open'],
+      ]);
+      expect(first.provider.calls).toHaveLength(0);
+      expect(second.provider.calls).toHaveLength(0);
+      expect(reserve).not.toHaveBeenCalled();
+    });
+  });
+
+  describe('backoff', () => {
+    it('waits a full-jitter backoff under min(maxDelay, base · 2^(n − 1)) between attempts', async () => {
+      const first = target('small', [overloaded]);
+      const call = serve(route([first], { maxAttempts: 5, baseDelayMs: 100, maxDelayMs: 250 }));
+
+      await clock.advanceAsync(10_000);
+
+      const ceilings = [100, 200, 250, 250];
+      const waits = jitter(ceilings);
+      const times = callTimes(first);
+      const gaps = times.slice(1).map((at, index) => at - times[index]);
+      expect(gaps).toEqual(waits);
+      gaps.forEach((gap, index) => {
+        expect(gap).toBeGreaterThanOrEqual(0);
+        expect(gap).toBeLessThan(ceilings[index]);
+      });
+      expect(call.outcome.reason).toMatchObject({ kind: 'transient' });
+    });
+
+    it.each([700, 5_000])('never waits less than the provider Retry-After of %i ms', async (retryAfterMs) => {
+      const first = target('small', [{ status: 503, retryAfterMs }, answer('after the wait')]);
+      const call = serve(route([first], { baseDelayMs: 100, maxDelayMs: 1_000 }));
+
+      await clock.advanceAsync(retryAfterMs - 1);
+      expect(first.provider.calls).toHaveLength(1);
+
+      await clock.advanceAsync(1);
+      expect(callTimes(first)).toEqual([0, retryAfterMs]);
+      expect(call.outcome.value?.completion.choices[0].message.content).toBe('after the wait');
+    });
+
+    it('moves on to the next target when the wait would last until the deadline', async () => {
+      const first = target('small', [{ status: 503, retryAfterMs: 2_000 }]);
+      const second = target('large', [answer('ok')]);
+      const call = serve(route([first, second], { deadlineMs: 2_000 }));
+
+      await clock.advanceAsync(0);
+
+      expect(call.outcome.value?.target).toBe(second);
+      expect(callTimes(first)).toEqual([0]);
+      expect(callTimes(second)).toEqual([0]);
+      expect(tried(call.progress)).toEqual([
+        ['fake/small', 'transient'],
+        ['fake/large', 'ok'],
+      ]);
+    });
+
+    it('waits when the retry still starts before the deadline', async () => {
+      const first = target('small', [{ status: 503, retryAfterMs: 1_999 }, answer('just in time')]);
+      const second = target('large', [answer('never')]);
+      const call = serve(route([first, second], { deadlineMs: 2_000 }));
+
+      await clock.advanceAsync(2_000);
+
+      expect(callTimes(first)).toEqual([0, 1_999]);
+      // Its timeout is the millisecond the deadline leaves it.
+      expect(first.provider.calls[1].timeoutMs).toBe(1);
+      expect(call.outcome.value?.target).toBe(first);
+      expect(second.provider.calls).toHaveLength(0);
+    });
+  });
+
+  describe('timeouts and the deadline', () => {
+    it('times out a slow attempt at its target timeout, not a millisecond before', async () => {
+      const first = target('small', [slow(5_000)], { timeoutMs: 1_000 });
+      const second = target('large', [answer('ok')]);
+      const call = serve(route([first, second], { maxAttempts: 1 }));
+
+      await clock.advanceAsync(999);
+      expect(call.outcome.state).toBe('pending');
+      expect(first.provider.calls[0].signal.aborted).toBe(false);
+      expect(second.provider.calls).toHaveLength(0);
+
+      await clock.advanceAsync(1);
+      expect(first.provider.calls[0]).toMatchObject({ timeoutMs: 1_000 });
+      expect(first.provider.calls[0].signal.aborted).toBe(true);
+      expect(callTimes(second)).toEqual([1_000]);
+      expect(call.outcome.value?.target).toBe(second);
+      expect(tried(call.progress)).toEqual([
+        ['fake/small', 'timeout'],
+        ['fake/large', 'ok'],
+      ]);
+    });
+
+    it('caps each attempt timeout at what is left of the deadline, and ends with timeout there', async () => {
+      const first = target('small', [overloaded, slow(60_000)], { timeoutMs: 10_000 });
+      const second = target('large', [answer('never')]);
+      const call = serve(route([first, second], { deadlineMs: 3_000, baseDelayMs: 100 }));
+      const [wait] = jitter([100]);
+
+      await clock.advanceAsync(2_999);
+      expect(callTimes(first)).toEqual([0, wait]);
+      expect(first.provider.calls[1].timeoutMs).toBe(3_000 - wait);
+      expect(call.outcome.state).toBe('pending');
+
+      await clock.advanceAsync(1);
+      expect(call.outcome.state).toBe('rejected');
+      expect(call.outcome.reason).toMatchObject({ kind: 'timeout' });
+      expect(call.progress.attempts).toBe(2);
+      expect(tried(call.progress)).toEqual([
+        ['fake/small', 'transient'],
+        ['fake/small', 'timeout'],
+      ]);
+      expect(second.provider.calls).toHaveLength(0);
+      expect(clock.pendingTimers).toBe(0);
+    });
+  });
+
+  describe('stopping', () => {
+    const clientLeft = new ResilienceError('stopped', 'the client closed the connection');
+
+    it('ends at once with stopped when the call is aborted during an attempt, and starts no other', async () => {
+      const first = target('small', [slow(5_000)]);
+      const second = target('large', [answer('never')]);
+      const call = serve(route([first, second]));
+      await clock.advanceAsync(200);
+
+      call.abort.abort(clientLeft);
+      await clock.advanceAsync(0);
+
+      expect(call.outcome.reason).toBe(clientLeft);
+      expect(first.provider.calls[0].signal.aborted).toBe(true);
+      expect(tried(call.progress)).toEqual([['fake/small', 'stopped']]);
+      expect(call.progress.attempts).toBe(1);
+      await clock.advanceAsync(60_000);
+      expect(second.provider.calls).toHaveLength(0);
+      expect(first.provider.calls).toHaveLength(1);
+    });
+
+    it('ends at once with stopped when the call is aborted during a backoff wait, and starts no other', async () => {
+      const first = target('small', [{ status: 503, retryAfterMs: 1_000 }]);
+      const second = target('large', [answer('never')]);
+      const call = serve(route([first, second]));
+      await clock.advanceAsync(500);
+
+      call.abort.abort(clientLeft);
+      await clock.advanceAsync(0);
+
+      expect(call.outcome.reason).toBe(clientLeft);
+      expect(clock.pendingTimers).toBe(0);
+      await clock.advanceAsync(60_000);
+      expect(first.provider.calls).toHaveLength(1);
+      expect(second.provider.calls).toHaveLength(0);
+      expect(call.progress.attempts).toBe(1);
+    });
+
+    it.each([
+      ['during an attempt', slow(5_000)],
+      ['during a backoff wait', { status: 503, retryAfterMs: 1_000 } as FakeStepConfig],
+    ])('reads any other abort reason as stopped, %s', async (_when, step) => {
+      const call = serve(route([target('small', [step])]));
+      await clock.advanceAsync(500);
+
+      call.abort.abort(new Error('socket closed'));
+      await clock.advanceAsync(0);
+
+      expect(call.outcome.state).toBe('rejected');
+      expect(call.outcome.reason).toBeInstanceOf(ResilienceError);
+      expect(call.outcome.reason).toMatchObject({ kind: 'stopped' });
+    });
+
+    it('makes no attempt and charges nothing when the call is aborted while its reservation is made', async () => {
+      const first = target('small', [answer('never')]);
+      const abort = new LazyAbortController();
+      const reserve = budgetStore.reserve.bind(budgetStore);
+      // The client leaves while the budget store answers.
+      jest.spyOn(budgetStore, 'reserve').mockImplementation((...args) => {
+        abort.abort(clientLeft);
+        return reserve(...args);
+      });
+      const call = serve(route([first]), { abort });
+
+      await clock.advanceAsync(0);
+
+      expect(call.outcome.reason).toBe(clientLeft);
+      expect(first.provider.calls).toHaveLength(0);
+      expect(call.progress.attempts).toBe(0);
+      expect(call.account.costMicros).toBe(0);
+      expect(await budget('acme')).toEqual(money(0, 0));
+    });
+  });
+
+  describe('breakers', () => {
+    it('counts transient failures, opens after volumeThreshold, then passes the target over', async () => {
+      const settings = { volumeThreshold: 3 };
+      const first = target('small', [overloaded], { breaker: settings });
+      const second = target('large', [answer('ok')], { price: LARGE });
+      const subject = route([first, second]);
+      const reserve = jest.spyOn(gate, 'reserveMicros');
+
+      const before = serve(subject);
+      await clock.advanceAsync(1_000);
+      expect(first.breaker.state).toBe('closed');
+
+      const opening = serve(subject);
+      await clock.advanceAsync(1_000);
+      expect(first.breaker.state).toBe('open');
+      expect(tried(opening.progress)).toEqual([
+        ['fake/small', 'transient'],
+        ['fake/small', 'circuit_open'],
+        ['fake/large', 'ok'],
+      ]);
+      expect(opening.progress.attempts).toBe(2);
+
+      reserve.mockClear();
+      const after = serve(subject);
+      await clock.advanceAsync(0);
+      expect(tried(after.progress)).toEqual([
+        ['fake/small', 'circuit_open'],
+        ['fake/large', 'ok'],
+      ]);
+      expect(after.progress).toMatchObject({ attempts: 1, failovers: 1 });
+      expect(first.provider.calls).toHaveLength(3);
+      // Only the served target's worst case was held.
+      expect(reserve.mock.calls.map(([, amount]) => amount)).toEqual([LARGE_WORST_MICROS]);
+      expect(before.outcome.value?.target).toBe(second);
+    });
+
+    it('counts timeouts against the breaker', async () => {
+      const first = target('small', [slow(5_000)], { timeoutMs: 1_000, breaker: { volumeThreshold: 2 } });
+      const second = target('large', [answer('ok')]);
+      const call = serve(route([first, second]));
+
+      await clock.advanceAsync(10_000);
+
+      expect(first.breaker.state).toBe('open');
+      expect(call.outcome.value?.target).toBe(second);
+    });
+
+    it('never opens the breaker on invalid_request', async () => {
+      const first = target('small', [refused], { breaker: { volumeThreshold: 1 } });
+      const second = target('large', [answer('ok')]);
+      const subject = route([first, second]);
+
+      for (let request = 0; request < 5; request++) {
+        serve(subject);
+        await clock.advanceAsync(0);
+      }
+
+      expect(first.breaker.state).toBe('closed');
+      expect(first.provider.calls).toHaveLength(5);
+    });
+
+    it('lets only the probe of a half-open breaker reach its target, passing concurrent requests over', async () => {
+      const resetTimeoutMs = 5_000;
+      const first = target('small', [overloaded, { ...answer('probe'), delayMs: 100 }], {
+        breaker: { volumeThreshold: 1, resetTimeoutMs },
+      });
+      const second = target('large', [answer('ok')]);
+      const subject = route([first, second], { maxAttempts: 1 });
+      serve(subject);
+      await clock.advanceAsync(0);
+      expect(first.breaker.state).toBe('open');
+      await clock.advanceAsync(resetTimeoutMs);
+      jest.advanceTimersByTime(resetTimeoutMs);
+      expect(first.breaker.state).toBe('half_open');
+
+      const probing = serve(subject);
+      const passedOver = serve(subject);
+      await clock.advanceAsync(100);
+
+      expect(probing.outcome.value?.target).toBe(first);
+      expect(passedOver.outcome.value?.target).toBe(second);
+      expect(first.provider.calls).toHaveLength(2);
+      expect(tried(passedOver.progress)).toEqual([
+        ['fake/small', 'circuit_open'],
+        ['fake/large', 'ok'],
+      ]);
+      expect(passedOver.progress.attempts).toBe(1);
+      expect(first.breaker.state).toBe('closed');
+    });
+  });
+
+  describe('accounting', () => {
+    it('holds each attempt worst case at its target price while it runs, then charges the real usage', async () => {
+      const first = target('small', [{ status: 503, delayMs: 100 }], { price: SMALL });
+      const second = target('large', [{ ...answer('ok'), delayMs: 100 }], { price: LARGE });
+      const call = serve(route([first, second], { maxAttempts: 1 }));
+
+      await clock.advanceAsync(50);
+      expect(await budget('acme')).toEqual(money(0, SMALL_WORST_MICROS));
+
+      await clock.advanceAsync(100);
+      // The failed attempt was refused by its provider: it cost nothing.
+      expect(await budget('acme')).toEqual(money(0, LARGE_WORST_MICROS));
+
+      await clock.advanceAsync(100);
+      // 800 × $10 + 100 × $30 per million tokens.
+      expect(call.outcome.state).toBe('fulfilled');
+      expect(await budget('acme')).toEqual(money(11_000, 0));
+      expect(call.account.costMicros).toBe(11_000);
+    });
+
+    it('charges an attempt that timed out its input estimate', async () => {
+      const first = target('small', [slow(5_000)], { timeoutMs: 1_000 });
+      const second = target('large', [answer('ok')], { price: null });
+      const call = serve(route([first, second], { maxAttempts: 1 }));
+
+      await clock.advanceAsync(1_000);
+
+      expect(call.outcome.value?.target).toBe(second);
+      // 1 000 × $2 per million tokens; the unpriced target costs nothing.
+      expect(await budget('acme')).toEqual(money(2_000, 0));
+      expect(call.account.costMicros).toBe(2_000);
+    });
+
+    it('takes the worst-case tokens of each later attempt, and settling gives back exactly taken − used', async () => {
+      const first = target('small', [overloaded]);
+      const second = target('large', [answer('ok')]);
+      const take = jest.spyOn(limiter, 'takeTokens');
+      const settle = jest.spyOn(limiter, 'settleTokens');
+      // No backoff: virtual time stands still, so the bucket does not refill under the test.
+      const call = serve(route([first, second], { baseDelayMs: 0, maxDelayMs: 0 }));
+
+      await clock.advanceAsync(0);
+      expect(call.outcome.value?.target).toBe(second);
+      expect(take.mock.calls).toEqual([
+        ['acme', WORST_TOKENS],
+        ['acme', WORST_TOKENS],
+      ]);
+      expect(tokensLeft('acme', TPM)).toBe(TPM - 3 * WORST_TOKENS);
+
+      call.account.settleTokens();
+
+      expect(settle).toHaveBeenCalledWith('acme', 3 * WORST_TOKENS, 900);
+      expect(tokensLeft('acme', TPM)).toBe(TPM - 900);
+    });
+
+    it('does not call a target whose worst case the budget refuses, and ends with budget_exceeded', async () => {
+      const first = target('small', [refused], { price: SMALL });
+      const second = target('large', [answer('never')], { price: LARGE });
+      const call = serve(route([first, second]), { tenant: 'thrifty' });
+
+      await clock.advanceAsync(0);
+
+      expect(call.outcome.reason).toMatchObject({ kind: 'budget_exceeded' });
+      expect(second.provider.calls).toHaveLength(0);
+      expect(call.progress.attempts).toBe(1);
+      expect(tried(call.progress)).toEqual([['fake/small', 'invalid_request']]);
+      expect(await budget('thrifty')).toEqual(money(0, 0));
+    });
+
+    it('does not call a target whose tokens the rate limit refuses, and ends with rate_limited', async () => {
+      const first = target('small', [refused]);
+      const second = target('large', [answer('never')]);
+      const call = serve(route([first, second]), { tenant: 'tight' });
+
+      await clock.advanceAsync(0);
+
+      expect(call.outcome.reason).toMatchObject({ kind: 'rate_limited' });
+      expect(second.provider.calls).toHaveLength(0);
+      expect(call.progress.attempts).toBe(1);
+      call.account.settleTokens();
+      expect(tokensLeft('tight', 2_000)).toBe(2_000);
+    });
+
+    it('reserves nothing for an unpriced target', async () => {
+      const reserve = jest.spyOn(gate, 'reserveMicros');
+      const call = serve(route([target('free', [answer('ok')], { price: null })]));
+
+      await clock.advanceAsync(0);
+
+      expect(call.outcome.state).toBe('fulfilled');
+      expect(reserve).not.toHaveBeenCalled();
+      expect(call.account.costMicros).toBe(0);
+      expect(await budget('acme')).toEqual(money(0, 0));
+    });
+  });
+
+  describe('the lane slot', () => {
+    it('resolves only after every provider request it started has settled', async () => {
+      // A provider that goes on after its attempt timed out, until the test lets it finish.
+      const finished = deferred<ChatCompletion>();
+      const stubborn: LlmProvider = { name: 'fake', complete: () => finished.promise };
+      const first = target('small', [], { timeoutMs: 1_000, provider: stubborn });
+      const second = target('large', [answer('ok')]);
+      const call = serve(route([first, second], { maxAttempts: 1 }));
+
+      await clock.advanceAsync(1_000);
+      expect(first.provider.calls[0].signal.aborted).toBe(true);
+      expect(callTimes(second)).toEqual([1_000]);
+      expect(tried(call.progress)).toEqual([
+        ['fake/small', 'timeout'],
+        ['fake/large', 'ok'],
+      ]);
+      await clock.advanceAsync(60_000);
+      expect(call.outcome.state).toBe('pending');
+
+      finished.reject(new ResilienceError('stopped', 'aborted at last'));
+      await clock.advanceAsync(0);
+      expect(call.outcome.value?.target).toBe(second);
+    });
+
+    it('fails only after every provider request it started has settled', async () => {
+      const finished = deferred<ChatCompletion>();
+      const stubborn: LlmProvider = { name: 'fake', complete: () => finished.promise };
+      const call = serve(route([target('small', [], { timeoutMs: 1_000, provider: stubborn })], { maxAttempts: 1 }));
+
+      await clock.advanceAsync(60_000);
+      expect(call.outcome.state).toBe('pending');
+
+      finished.resolve({} as ChatCompletion);
+      await clock.advanceAsync(0);
+      expect(call.outcome.reason).toMatchObject({ kind: 'timeout' });
+    });
+  });
+});

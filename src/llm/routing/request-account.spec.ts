@@ -1,0 +1,259 @@
+import { BudgetGate, MemoryBudgetStore, microsToUsd } from '../../budget';
+import { ResilienceError } from '../../common';
+import { FakeClock } from '../../common/fake-clock';
+import { MemoryRateLimitStore, RateLimiter } from '../../rate-limit';
+import type { ChatUsage } from '../chat.types';
+import { type Price, PriceTable } from '../pricing';
+import { ProviderFailure } from '../providers/provider-errors';
+import type { LlmTarget } from './llm-route';
+import { RequestAccount } from './request-account';
+
+const INPUT_TOKENS = 1_000;
+const OUTPUT_TOKENS = 500;
+const WORST_TOKENS = INPUT_TOKENS + OUTPUT_TOKENS;
+const TPM = 10_000;
+
+const PRICES = new PriceTable({
+  'fake/small': { inputPerMTokUsd: 2, outputPerMTokUsd: 8, cachedInputPerMTokUsd: 0.5 },
+  'fake/large': { inputPerMTokUsd: 10, outputPerMTokUsd: 30 },
+});
+const SMALL = PRICES.priceOf('fake', 'small')!;
+const LARGE = PRICES.priceOf('fake', 'large')!;
+/** 1 000 × $2 + 500 × $8 per million tokens. */
+const SMALL_WORST_MICROS = 6_000;
+/** 1 000 × $10 + 500 × $30 per million tokens. */
+const LARGE_WORST_MICROS = 25_000;
+
+let clock: FakeClock;
+let budgetStore: MemoryBudgetStore;
+let gate: BudgetGate;
+let rateStore: MemoryRateLimitStore;
+let limiter: RateLimiter;
+
+beforeEach(() => {
+  clock = new FakeClock();
+  budgetStore = new MemoryBudgetStore(clock);
+  gate = new BudgetGate(
+    budgetStore,
+    // thrifty's cap is $0.01: 10 000 micro-dollars, below one large worst case.
+    { budgets: { period: 'day', tenants: { acme: 1, thrifty: 0.01 }, prices: {} } },
+    clock,
+  );
+  rateStore = new MemoryRateLimitStore(clock);
+  limiter = new RateLimiter(rateStore, {
+    rateLimits: {
+      // tight's bucket holds the admission's worst case and not a second one.
+      tenants: { acme: { tpm: TPM }, thrifty: { tpm: TPM }, tight: { tpm: 2_000 }, counted: { rpm: 100 } },
+      failMode: 'closed',
+      enforce: true,
+    },
+  });
+});
+
+// RequestAccount reads a target's price and nothing else of it.
+function target(price: Price | undefined): LlmTarget {
+  return { label: 'fake/test', price } as LlmTarget;
+}
+
+/** An account as the route opens one: after the admission took the first attempt's worst case. */
+function admitted(tenant = 'acme'): RequestAccount {
+  const admitting = limiter.admit(tenant, WORST_TOKENS);
+  expect(admitting).toBeUndefined();
+  const taken = limiter.limitsTokens(tenant) ? WORST_TOKENS : 0;
+  return new RequestAccount(OUTPUT_TOKENS, tenant, gate, limiter, INPUT_TOKENS, OUTPUT_TOKENS, 60_000, taken);
+}
+
+function usage(prompt: number, completion: number, cached = 0): ChatUsage {
+  return {
+    prompt_tokens: prompt,
+    completion_tokens: completion,
+    total_tokens: prompt + completion,
+    prompt_tokens_details: { cached_tokens: cached },
+  };
+}
+
+async function expectBudget(tenant: string, spentMicros: number, reservedMicros: number): Promise<void> {
+  const view = await gate.view(tenant);
+  expect({ spentUsd: view.spentUsd, reservedUsd: view.reservedUsd }).toEqual({
+    spentUsd: microsToUsd(spentMicros),
+    reservedUsd: microsToUsd(reservedMicros),
+  });
+}
+
+/** Whole tokens left in the tenant's tokens-per-minute bucket (virtual time stands still here). */
+function tokensLeft(tenant: string, perMinute = TPM): number {
+  return rateStore.take(tenant, [{ name: 'tpm', perMinute }], [0]).buckets[0].remaining;
+}
+
+describe('RequestAccount', () => {
+  it('holds the worst case of an attempt at its target price, taking no tokens beyond the admission', async () => {
+    const account = admitted();
+
+    const hold = await account.hold(target(SMALL));
+
+    expect(hold.reservation?.amountMicros).toBe(SMALL_WORST_MICROS);
+    await expectBudget('acme', 0, SMALL_WORST_MICROS);
+    expect(tokensLeft('acme')).toBe(TPM - WORST_TOKENS);
+    expect(account.worstCaseTokens).toBe(WORST_TOKENS);
+  });
+
+  it('charges the real usage of an attempt that answered and frees the rest', async () => {
+    const account = admitted();
+    const hold = await account.hold(target(SMALL));
+
+    await account.succeeded(hold, usage(800, 100));
+
+    // 800 × $2 + 100 × $8 per million tokens.
+    await expectBudget('acme', 2_400, 0);
+    expect(account.costMicros).toBe(2_400);
+    expect(gate.spentMicros.get('acme')).toBe(2_400);
+  });
+
+  it('bills prompt tokens read from the provider cache at the cached rate', async () => {
+    const account = admitted();
+    const hold = await account.hold(target(SMALL));
+
+    await account.succeeded(hold, usage(800, 100, 600));
+
+    // 200 × $2 + 600 × $0.50 + 100 × $8 per million tokens.
+    await expectBudget('acme', 1_500, 0);
+  });
+
+  it.each([
+    ['transient', new ProviderFailure('transient', 'overloaded', 'target answered 503')],
+    ['invalid_request', new ProviderFailure('invalid_request', 'bad_request', 'target answered 400')],
+    ['unavailable', new ProviderFailure('unavailable', 'insufficient_quota', 'target answered 429')],
+    ['circuit_open', new ResilienceError('circuit_open', 'circuit is open')],
+    ['internal', new ResilienceError('internal', 'internal error')],
+  ])('charges nothing for an attempt that failed %s, and frees its hold', async (_kind, failure) => {
+    const account = admitted();
+    const hold = await account.hold(target(SMALL));
+
+    await account.failed(hold, failure);
+
+    await expectBudget('acme', 0, 0);
+    expect(account.costMicros).toBe(0);
+    account.settleTokens();
+    expect(tokensLeft('acme')).toBe(TPM);
+  });
+
+  it.each(['timeout', 'stopped'] as const)(
+    'charges an attempt that ended %s its input estimate: the prompt was sent',
+    async (kind) => {
+      const account = admitted();
+      const hold = await account.hold(target(SMALL));
+
+      await account.failed(hold, new ResilienceError(kind, 'no answer'));
+
+      // 1 000 × $2 per million tokens.
+      await expectBudget('acme', 2_000, 0);
+      expect(account.costMicros).toBe(2_000);
+      account.settleTokens();
+      expect(tokensLeft('acme')).toBe(TPM - INPUT_TOKENS);
+    },
+  );
+
+  it('frees the hold of an attempt that was never made, charging nothing and giving its tokens back', async () => {
+    const account = admitted();
+    await account.failed(await account.hold(target(SMALL)), new ResilienceError('transient', 'failed'));
+    const hold = await account.hold(target(LARGE));
+
+    await account.released(hold);
+
+    await expectBudget('acme', 0, 0);
+    expect(account.costMicros).toBe(0);
+    account.settleTokens();
+    expect(tokensLeft('acme')).toBe(TPM);
+  });
+
+  it('holds a later attempt at its own target price', async () => {
+    const account = admitted();
+    await account.failed(await account.hold(target(SMALL)), new ResilienceError('transient', 'failed'));
+
+    const hold = await account.hold(target(LARGE));
+
+    expect(hold.reservation?.amountMicros).toBe(LARGE_WORST_MICROS);
+    await expectBudget('acme', 0, LARGE_WORST_MICROS);
+  });
+
+  it('takes the worst-case tokens of every attempt after the first, and gives back exactly taken − used', async () => {
+    const account = admitted();
+    const settle = jest.spyOn(limiter, 'settleTokens');
+    await account.failed(await account.hold(target(SMALL)), new ResilienceError('timeout', 'no answer'));
+    await account.failed(await account.hold(target(SMALL)), new ResilienceError('transient', 'failed'));
+    const hold = await account.hold(target(LARGE));
+    expect(tokensLeft('acme')).toBe(TPM - 3 * WORST_TOKENS);
+
+    await account.succeeded(hold, usage(800, 100));
+    account.settleTokens();
+
+    // Used: the timed-out prompt (1 000) and the answer (900); taken: three worst cases.
+    expect(settle).toHaveBeenCalledWith('acme', 3 * WORST_TOKENS, 1_900);
+    expect(tokensLeft('acme')).toBe(TPM - 1_900);
+  });
+
+  it('refuses an attempt over the budget with budget_exceeded, holding nothing', async () => {
+    const account = admitted('thrifty');
+    await account.failed(await account.hold(target(SMALL)), new ResilienceError('transient', 'failed'));
+
+    await expect(account.hold(target(LARGE))).rejects.toMatchObject({ kind: 'budget_exceeded' });
+
+    await expectBudget('thrifty', 0, 0);
+    // The refused attempt's tokens were taken before the budget refused it: they all go back.
+    account.settleTokens();
+    expect(tokensLeft('thrifty')).toBe(TPM);
+  });
+
+  it('refuses a later attempt with rate_limited when the bucket is short, taking and reserving nothing', async () => {
+    const account = admitted('tight');
+    await account.failed(await account.hold(target(SMALL)), new ResilienceError('transient', 'failed'));
+    const reserve = jest.spyOn(gate, 'reserveMicros');
+
+    await expect(account.hold(target(SMALL))).rejects.toMatchObject({ kind: 'rate_limited' });
+
+    expect(reserve).not.toHaveBeenCalled();
+    expect(tokensLeft('tight', 2_000)).toBe(2_000 - WORST_TOKENS);
+    account.settleTokens();
+    expect(tokensLeft('tight', 2_000)).toBe(2_000);
+  });
+
+  it('reserves nothing and costs nothing for an unpriced target', async () => {
+    const account = admitted();
+    const reserve = jest.spyOn(gate, 'reserveMicros');
+
+    const hold = await account.hold(target(undefined));
+    await account.succeeded(hold, usage(800, 100));
+
+    expect(hold.reservation).toBeUndefined();
+    expect(reserve).not.toHaveBeenCalled();
+    expect(account.costMicros).toBe(0);
+    await expectBudget('acme', 0, 0);
+    // Its tokens still count against the tokens-per-minute limit.
+    account.settleTokens();
+    expect(tokensLeft('acme')).toBe(TPM - 900);
+  });
+
+  it('reserves nothing for a tenant without a cap, and still counts what the request cost', async () => {
+    const account = admitted('tight');
+
+    const hold = await account.hold(target(SMALL));
+    await account.succeeded(hold, usage(800, 100));
+
+    expect(hold.reservation).toBeUndefined();
+    expect(account.costMicros).toBe(2_400);
+    await expectBudget('tight', 0, 0);
+  });
+
+  it('takes and gives back no tokens for a tenant without a tokens-per-minute limit', async () => {
+    const account = admitted('counted');
+    const take = jest.spyOn(rateStore, 'take');
+    const adjust = jest.spyOn(rateStore, 'adjust');
+
+    await account.failed(await account.hold(target(SMALL)), new ResilienceError('transient', 'failed'));
+    await account.succeeded(await account.hold(target(SMALL)), usage(800, 100));
+
+    expect(account.settleTokens()).toBeUndefined();
+    expect(take).not.toHaveBeenCalled();
+    expect(adjust).not.toHaveBeenCalled();
+  });
+});
