@@ -118,7 +118,10 @@ export class BudgetGate {
   /** The reservation, if the store held it; a spent budget refuses the call until the period ends. */
   private held(reservation: BudgetReservation, period: BudgetPeriod, result: ReserveResult): BudgetReservation {
     if (result.ok) return reservation;
-    throw new ResilienceError('budget_exceeded', `the ${this.config.budgets.period}ly budget of this tenant is spent`, {
+    // Refused when what is left (spent and held by calls in flight counted) cannot cover this
+    // call's worst case: "spent" would be untrue while the budget still has money left.
+    const which = this.config.budgets.period === 'day' ? 'daily' : 'monthly';
+    throw new ResilienceError('budget_exceeded', `the ${which} budget of this tenant cannot cover this call`, {
       retryAfterMs: Math.max(1, period.resetsAt - this.clock.wallNow()),
     });
   }

@@ -128,6 +128,10 @@ export class ChatCompletions {
       return answer;
     } catch (error) {
       failure = asResilienceError(error).withAttempts(progress.attempts);
+      // A failed request says as much as it can too: how many attempts it made, and whether
+      // the cache was consulted (the envelope has the attempts as well).
+      call.headers?.header('x-bulkhead-attempts', String(progress.attempts));
+      call.headers?.header('x-bulkhead-cache', cache);
       throw failure;
     } finally {
       this.record(call, route, startedAt, progress, cache, answer, failure);

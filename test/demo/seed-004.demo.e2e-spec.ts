@@ -53,7 +53,7 @@ describe('npm run demo, seed 004', () => {
         { status: 200, outcome: 'ok', servedBy: 'fake/meter-1', attempts: 1, cache: 'miss', costUsd: 0.00362 },
         { status: 200, outcome: 'ok', servedBy: 'fake/meter-1', attempts: 1, cache: 'miss', costUsd: 0.00362 },
       ],
-      refused: { status: 402, outcome: 'budget_exceeded', servedBy: '', attempts: 0, cache: '' },
+      refused: { status: 402, outcome: 'budget_exceeded', servedBy: '', attempts: 0, cache: 'miss' },
       providerCalls: 0,
       spentUsd: 0.00724,
     });

@@ -166,6 +166,7 @@ describe('POST /v1/chat/completions with the openai SDK as the client', () => {
     expect(raw.status).toBe(502);
     expect(raw.body.error.kind).toBe('transient');
     expect(raw.body.error.attempts).toBe(3);
+    expect(raw.headers['x-bulkhead-attempts']).toBe('3');
     const events = await send('GET', `${app.url}/v1/events`, { headers: ACME.headers });
     for (const text of [JSON.stringify(raw), JSON.stringify(events.body)]) {
       expect(text).not.toContain(PRIMARY_KEY);
