@@ -541,9 +541,9 @@ describe('serveWithFailover', () => {
       const opening = serve(subject);
       await clock.advanceAsync(1_000);
       expect(first.breaker.state).toBe('open');
+      // The failure that opened it ends this target at once: no backoff wait spent on a refusal.
       expect(tried(opening.progress)).toEqual([
         ['fake/small', 'transient'],
-        ['fake/small', 'circuit_open'],
         ['fake/large', 'ok'],
       ]);
       expect(opening.progress.attempts).toBe(2);

@@ -54,17 +54,18 @@ export async function serveWithFailover(clock: Clock, random: Random, call: Fail
   let last: ResilienceError | undefined;
   try {
     for (const target of route.targets) {
-      if (target !== route.targets[0]) progress.failovers++;
       const request = { ...call.request, model: target.target.model };
       for (let attempt = 1; attempt <= route.retry.maxAttempts; attempt++) {
+        const leftMs = deadline - clock.now();
+        if (leftMs <= 0) throw last ?? deadlineError(route.deadlineMs);
+        // Counted once the next target is really reached, not when the deadline ended it first.
+        if (attempt === 1 && target !== route.targets[0]) progress.failovers++;
         const refusal = target.breaker.refusal();
         if (refusal) {
           last = refusal;
           progress.tried.push({ target, outcome: 'circuit_open' });
           break;
         }
-        const leftMs = deadline - clock.now();
-        if (leftMs <= 0) throw last ?? deadlineError(route.deadlineMs);
         const hold = await account.hold(target);
         // The caller may have left while the hold was made: nothing was sent, so nothing is owed.
         if (call.abort.aborted) {
@@ -98,6 +99,8 @@ export async function serveWithFailover(clock: Clock, random: Random, call: Fail
           last = failure;
           if (FINAL.has(failure.kind)) throw failure;
           if (!RETRIED.has(failure.kind) || attempt === route.retry.maxAttempts) break;
+          // A failure that opened the breaker ends this target now, not after a wasted wait.
+          if (target.breaker.refusal()) break;
           const waitMs = route.retry.backoffMs(attempt, random, failure.retryAfterMs);
           // A wait that would outlast the deadline is better spent on the next target.
           if (clock.now() + waitMs >= deadline) break;
