@@ -41,6 +41,7 @@ describe('config loader', () => {
         render: { concurrency: 1, queueCapacity: 2, queueTtlMs: 30000, maxQueuedPerTenant: 2 },
         notes: { concurrency: 1, queueCapacity: 1, queueTtlMs: 30000 },
         general: { concurrency: 16, queueCapacity: 64, queueTtlMs: 10000 },
+        llm: { concurrency: 8, queueCapacity: 32, queueTtlMs: 30000 },
       });
     });
 
