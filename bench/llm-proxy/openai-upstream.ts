@@ -1,0 +1,135 @@
+/**
+ * An OpenAI-compatible model server for the LLM proxy benchmark, in a process of its own on
+ * loopback so its CPU is not the service's or the load generator's. Routes:
+ *   POST /v1/chat/completions  reads the body as a provider would (JSON with `model` and
+ *                              `messages`); for {@link MODEL}, 200 with {@link COMPLETION_BODY}
+ *                              (a fixed non-streamed chat.completion with usage) at once;
+ *                              anything else 400 in OpenAI's error shape, counted as `rejected`
+ *   GET  /stats                requests, in flight, rejected, requests by the body's `user`
+ *                              (each side of the benchmark sends its own); `cpuUs`: its CPU
+ *                              time so far
+ * Anything else is 404. The answer is the same bytes every time, so every proxy in front of it
+ * has the same work to do, and a client can check each answer with one substring.
+ */
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { call } from '../support/service';
+import { type Child, exitWithParent, startChild, stopChild, SWC_REGISTER, waitForLine } from '../support/processes';
+
+/** The model the upstream serves; what each side's request reaches it as. */
+export const MODEL = 'gpt-4o-mini';
+/** The assistant's answer, the content each client checks for. */
+export const ANSWER_TEXT = 'Hello from the loopback model.';
+export const USAGE = { prompt_tokens: 13, completion_tokens: 7, total_tokens: 20 };
+
+/** The answer, as OpenAI shapes one (the dated model name included). */
+export const COMPLETION_BODY = JSON.stringify({
+  id: 'chatcmpl-bench-0001',
+  object: 'chat.completion',
+  created: 1_764_547_200,
+  model: `${MODEL}-2024-07-18`,
+  choices: [
+    {
+      index: 0,
+      message: { role: 'assistant', content: ANSWER_TEXT, refusal: null, annotations: [] },
+      logprobs: null,
+      finish_reason: 'stop',
+    },
+  ],
+  usage: USAGE,
+  service_tier: 'default',
+  system_fingerprint: 'fp_bench',
+});
+
+export interface OpenAiUpstreamStats {
+  requests: number;
+  inFlight: number;
+  /** Requests answered 400: not JSON, no messages, or another model. */
+  rejected: number;
+  /** Answered requests by the body's `user` field (`''` without one). */
+  byUser: Record<string, number>;
+  /** CPU time (user + system) of the upstream process so far, in µs. */
+  cpuUs: number;
+}
+
+export interface OpenAiUpstream {
+  /** `http://127.0.0.1:<port>` */
+  readonly base: string;
+  /** `<base>/v1`: what an OpenAI client or provider takes as its base URL. */
+  readonly baseUrl: string;
+  readonly child: Child;
+  stats(): Promise<OpenAiUpstreamStats>;
+  stop(): Promise<void>;
+}
+
+const READY = /OPENAI_UPSTREAM_PORT=(\d+)/;
+
+/** Starts the upstream process and waits until it listens. */
+export async function startOpenAiUpstream(name = 'openai-upstream'): Promise<OpenAiUpstream> {
+  const child = startChild(name, ['-r', SWC_REGISTER, __filename]);
+  const port = Number((await waitForLine(child, READY, 15_000))[1]);
+  const base = `http://127.0.0.1:${port}`;
+  return {
+    base,
+    baseUrl: `${base}/v1`,
+    child,
+    stats: async () => JSON.parse((await call(`${base}/stats`)).text) as OpenAiUpstreamStats,
+    stop: () => stopChild(child),
+  };
+}
+
+function serve(): void {
+  const stats = { requests: 0, inFlight: 0, rejected: 0, byUser: {} as Record<string, number> };
+  const answer = Buffer.from(COMPLETION_BODY);
+  const answerHeaders = { 'content-type': 'application/json', 'content-length': String(answer.length) };
+
+  const reject = (response: ServerResponse, message: string) => {
+    stats.rejected++;
+    response
+      .writeHead(400, { 'content-type': 'application/json' })
+      .end(JSON.stringify({ error: { message, type: 'invalid_request_error', param: null, code: null } }));
+  };
+
+  const complete = (request: IncomingMessage, response: ServerResponse) => {
+    stats.requests++;
+    stats.inFlight++;
+    response.once('close', () => stats.inFlight--);
+    const chunks: Buffer[] = [];
+    request.on('data', (chunk: Buffer) => chunks.push(chunk));
+    request.once('end', () => {
+      if (response.destroyed) return;
+      let body: { model?: unknown; messages?: unknown; user?: unknown };
+      try {
+        body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as typeof body;
+      } catch {
+        return reject(response, 'the body is not JSON');
+      }
+      if (!Array.isArray(body?.messages) || body.messages.length === 0) return reject(response, 'no messages');
+      if (body.model !== MODEL) return reject(response, `unknown model ${JSON.stringify(body.model)}`);
+      const user = typeof body.user === 'string' ? body.user : '';
+      stats.byUser[user] = (stats.byUser[user] ?? 0) + 1;
+      response.writeHead(200, answerHeaders).end(answer);
+    });
+  };
+
+  const server = createServer((request, response) => {
+    if (request.method === 'POST' && request.url === '/v1/chat/completions') return complete(request, response);
+    request.resume();
+    if (request.url === '/stats') {
+      const { user, system } = process.cpuUsage();
+      response
+        .writeHead(200, { 'content-type': 'application/json' })
+        .end(JSON.stringify({ ...stats, cpuUs: user + system }));
+      return;
+    }
+    response.writeHead(404, { 'content-type': 'application/json' }).end('{"error":{"message":"not found"}}');
+  });
+  server.keepAliveTimeout = 60_000;
+  server.listen(0, '127.0.0.1', () => {
+    process.stdout.write(`OPENAI_UPSTREAM_PORT=${(server.address() as AddressInfo).port}\n`);
+  });
+  exitWithParent();
+  process.once('SIGTERM', () => process.exit(0));
+}
+
+if (require.main === module) serve();

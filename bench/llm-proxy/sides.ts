@@ -1,0 +1,172 @@
+/**
+ * What each side of the LLM proxy benchmark sends and expects back, the service's config, and
+ * the probe that checks a side answers in full before it is measured.
+ */
+import type { ApiKey } from '../support/service';
+import { call } from '../support/service';
+import { ANSWER_TEXT, MODEL, type OpenAiUpstream, USAGE } from './openai-upstream';
+import type { Side } from './summary';
+
+/** The service's route with its cache off: every request goes to the upstream. */
+export const ROUTE = 'chat';
+/** The same target with the exact cache on: after the first, every request is a hit. */
+export const CACHED_ROUTE = 'chat-cached';
+export const TARGET_LABEL = `openai/${MODEL}`;
+/** An http tool forwarding to the same endpoint: the service's plain proxy path, for contrast. */
+export const TOOL = 'chat_tool';
+const LANE = 'llm';
+
+/** What an OpenAI client sends for a short question, as the `openai` SDK would. */
+const MESSAGES = [
+  { role: 'system', content: 'You are a terse assistant.' },
+  { role: 'user', content: 'Say hello.' },
+];
+/**
+ * Each side's request names it in `user` (which every proxy here passes on): the upstream counts
+ * a side's requests apart from another's late ones.
+ */
+export function userOf(side: Side): string {
+  return `bench-${side}`;
+}
+
+/** The provider key the clients of the upstream and of Portkey send (the upstream reads none). */
+const PROVIDER_KEY = 'sk-bench-not-a-real-key';
+
+export interface Endpoint {
+  url: string;
+  headers: Record<string, string>;
+  body: string;
+  /** Substrings every answer's body must hold. */
+  expect: readonly string[];
+}
+
+/** Every side's answer: the upstream's text and usage, whichever way it came. */
+const COMMON_EXPECT = [`"content":"${ANSWER_TEXT}"`, `"total_tokens":${USAGE.total_tokens}`];
+
+/**
+ * The service's config: one API-key tenant (routed to the normal pool), the two routes and the
+ * tool in a lane and a pool too big to limit anything, egress to loopback only, no rate limit or
+ * budget.
+ */
+export function serviceConfig(upstream: OpenAiUpstream, key: ApiKey, connections: number) {
+  const target = { provider: 'openai', model: MODEL, baseUrl: upstream.baseUrl, apiKey: PROVIDER_KEY };
+  return {
+    auth: { allowAnonymous: false, apiKeys: [key.entry] },
+    lanes: { [LANE]: { concurrency: 256, queueCapacity: 1024 } },
+    tools: {
+      [TOOL]: {
+        lane: LANE,
+        kind: 'http',
+        url: `${upstream.baseUrl}/chat/completions`,
+        headers: { authorization: `Bearer ${PROVIDER_KEY}` },
+        timeoutMs: 10_000,
+        retry: { maxAttempts: 1 },
+      },
+    },
+    containment: {
+      pools: { normalMaxConcurrency: 2 * connections },
+      egress: { allowHosts: ['127.0.0.1'], allowPrivateCidrs: ['127.0.0.0/8'] },
+    },
+    llm: {
+      routes: {
+        [ROUTE]: { lane: LANE, targets: [target], cache: false },
+        [CACHED_ROUTE]: { lane: LANE, targets: [target], cache: true },
+      },
+    },
+  };
+}
+
+export function directEndpoint(upstream: OpenAiUpstream): Endpoint {
+  return {
+    url: `${upstream.baseUrl}/chat/completions`,
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${PROVIDER_KEY}` },
+    body: JSON.stringify({ model: MODEL, messages: MESSAGES, user: userOf('direct') }),
+    expect: COMMON_EXPECT,
+  };
+}
+
+export function serviceEndpoint(serviceBase: string, key: ApiKey, cached: boolean): Endpoint {
+  return {
+    url: `${serviceBase}/v1/chat/completions`,
+    headers: key.headers,
+    body: JSON.stringify({
+      model: cached ? CACHED_ROUTE : ROUTE,
+      messages: MESSAGES,
+      user: userOf(cached ? 'cached' : 'service'),
+    }),
+    expect: [...COMMON_EXPECT, `"fromCache":${cached}`],
+  };
+}
+
+/** The tool POSTs its arguments as the JSON body: the same request as the direct side's. */
+export function toolEndpoint(serviceBase: string, key: ApiKey): Endpoint {
+  return {
+    url: `${serviceBase}/v1/tools/${TOOL}/invoke`,
+    headers: key.headers,
+    body: JSON.stringify({ arguments: { model: MODEL, messages: MESSAGES, user: userOf('tool') } }),
+    expect: [...COMMON_EXPECT, '"pool":"normal"'],
+  };
+}
+
+/** Portkey's OpenAI provider with the upstream as its custom host: it POSTs to `<host>/chat/completions`. */
+export function portkeyEndpoint(portkeyBase: string, upstream: OpenAiUpstream): Endpoint {
+  return {
+    url: `${portkeyBase}/v1/chat/completions`,
+    headers: {
+      'content-type': 'application/json',
+      authorization: `Bearer ${PROVIDER_KEY}`,
+      'x-portkey-provider': 'openai',
+      'x-portkey-custom-host': upstream.baseUrl,
+    },
+    body: JSON.stringify({ model: MODEL, messages: MESSAGES, user: userOf('portkey') }),
+    expect: COMMON_EXPECT,
+  };
+}
+
+/**
+ * One call to `endpoint`, checked in full: 200, the upstream's answer (text, usage), the upstream
+ * reached `reaches` times, and for the service who served it and how. Answers what is wrong, or
+ * undefined.
+ */
+export async function probe(
+  side: Side,
+  endpoint: Endpoint,
+  upstream: OpenAiUpstream,
+  reaches: number,
+): Promise<string | undefined> {
+  const before = (await upstream.stats()).byUser[userOf(side)] ?? 0;
+  const answer = await call(endpoint.url, { method: 'POST', headers: endpoint.headers, body: endpoint.body });
+  const reached = ((await upstream.stats()).byUser[userOf(side)] ?? 0) - before;
+  const what = `${side}'s probe answered ${answer.status} ${answer.text.slice(0, 300)}`;
+  if (answer.status !== 200) return what;
+  interface Completion {
+    choices?: Array<{ message?: { content?: unknown } }>;
+    usage?: Record<string, unknown>;
+  }
+  let body: Completion;
+  try {
+    const parsed = JSON.parse(answer.text) as Completion & { result?: Completion };
+    // The tool answers the upstream's JSON as its result.
+    body = side === 'tool' ? (parsed.result ?? {}) : parsed;
+  } catch {
+    return `${what}: not JSON`;
+  }
+  if (body.choices?.[0]?.message?.content !== ANSWER_TEXT) return `${what}: not the upstream's text`;
+  if (body.usage?.total_tokens !== USAGE.total_tokens) return `${what}: not the upstream's usage`;
+  if (reached !== reaches) return `${what}: reached the upstream ${reached} times, not ${reaches}`;
+  if (side === 'service' || side === 'cached') {
+    const cache = side === 'cached' ? (reaches === 0 ? 'hit' : 'miss') : 'bypass';
+    const headers = { servedBy: answer.headers['x-bulkhead-served-by'], cache: answer.headers['x-bulkhead-cache'] };
+    const servedBy = cache === 'hit' ? 'cache' : TARGET_LABEL;
+    if (headers.servedBy !== servedBy || headers.cache !== cache) {
+      return `${what}: served by ${headers.servedBy} (cache ${headers.cache}), not ${servedBy} (cache ${cache})`;
+    }
+  }
+  // The request that fills the cache is a miss, answered as the uncached route would.
+  const expect =
+    side === 'cached' && reaches > 0
+      ? endpoint.expect.map((part) => part.replace('"fromCache":true', '"fromCache":false'))
+      : endpoint.expect;
+  if (!expect.every((part) => answer.text.includes(part))) return `${what}: lacks one of ${expect.join(' ')}`;
+  return undefined;
+}
