@@ -28,7 +28,10 @@ export interface ProviderAttempt {
   readonly maxOutputTokens: number;
   /** The call's HTTP pool (normal or isolated) under the egress rules, stopped with the attempt. */
   readonly http: ToolHttp;
-  /** Fires when the attempt times out, the client leaves or shutdown stops the call. */
+  /**
+   * Fires when the attempt times out, the client leaves or shutdown stops the call. `http`
+   * already stops with the attempt; read this only for other waits (it may be made on first use).
+   */
   readonly signal: AbortSignal;
   /**
    * The attempt's own time limit: its requests may wait this long for an answer, however much

@@ -22,18 +22,20 @@ export async function postJson(
   body: unknown,
   clock: Clock,
 ): Promise<unknown> {
-  const { target, signal } = attempt;
+  const { target } = attempt;
   let response;
   try {
+    // No signal handed over: the attempt's client stops the request with the attempt's own
+    // cancellation, without an AbortSignal made for every request.
     response = await attempt.http.request(url, {
       method: 'POST',
       headers,
       body: JSON.stringify(body),
-      signal,
       maxResponseBytes: MAX_ANSWER_BYTES,
       timeoutMs: attempt.timeoutMs,
     });
   } catch (error) {
+    const { signal } = attempt;
     if (signal.aborted) throw signal.reason;
     if (isResilienceError(error)) throw error;
     throw networkError(target, error);

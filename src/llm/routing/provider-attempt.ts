@@ -35,7 +35,10 @@ export function startProviderAttempt(
       request,
       maxOutputTokens,
       http: new AttemptHttp(pool, abort),
-      signal: abort.signal,
+      // Made only if the provider asks: an AbortSignal costs more than the rest of the attempt's set-up.
+      get signal() {
+        return abort.signal;
+      },
       timeoutMs,
     });
   } catch (error) {
