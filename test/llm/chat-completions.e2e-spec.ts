@@ -372,4 +372,17 @@ describe('POST /v1/chat/completions with the openai SDK as the client', () => {
     expect(again.response.headers.get('x-bulkhead-cost-usd')).toBe('0.000000');
     expect(other).toBeInstanceOf(OpenAI.UnprocessableEntityError);
   });
+
+  it('refuses to start with a target that has no price while budgets are configured', async () => {
+    const starting = createTestApp({
+      auth: { apiKeys: [ACME.apiKey] },
+      lanes: { llm: { concurrency: 1, queueCapacity: 0 } },
+      budgets: { defaultUsd: 5 },
+      llm: { routes: { chat: { lane: 'llm', targets: [{ provider: 'fake', model: 'unpriced-1' }] } } },
+    });
+
+    await expect(starting).rejects.toThrow(
+      "llm.routes.chat.targets.0: no price for fake/unpriced-1, and budgets are configured: set llm.prices['fake/unpriced-1']",
+    );
+  });
 });
