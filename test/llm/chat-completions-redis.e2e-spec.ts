@@ -1,46 +1,29 @@
-import type { ServerResponse } from 'node:http';
 import OpenAI from 'openai';
-import { estimateInputTokens } from '../../src/llm/pricing';
+import { capForWorstCases, sendAtOnce } from '../support/budget-race';
 import { createTestApp, type TestApp } from '../support/create-app';
-import { type Deferred, deferred } from '../support/deferred';
+import type { Deferred } from '../support/deferred';
 import { eventually } from '../support/eventually';
 import { send } from '../support/http-client';
+import { openaiAnswer } from '../support/llm-answers';
 import { closeRedis, connectRedis, deleteKeysUnder, SHARED_REDIS_URL, uniquePrefix } from '../support/redis';
 import { describeRedis } from '../support/redis-availability';
 import { ADMIN_TOKEN, AS_ADMIN, testTenant } from '../support/tenants';
-import { Upstream } from '../support/upstream';
+import { heldIn, json, Upstream } from '../support/upstream';
 
 const ACME = testTenant('acme');
+const ANSWER = json(200, openaiAnswer('ok', { prompt_tokens: 100, completion_tokens: 100 }, 'gpt-primary'));
 
 describeRedis('the LLM route on two replicas sharing Redis', () => {
   let upstream: Upstream;
   let replicas: TestApp[] = [];
   let prefix: string;
   const gates: Array<Deferred<void>> = [];
-  /** Whether the upstream holds its answers until the test releases them. */
-  let hold = true;
 
   beforeEach(async () => {
     prefix = uniquePrefix('bh-llm');
     gates.length = 0;
-    hold = true;
-    upstream = await Upstream.start(async (_request, response: ServerResponse) => {
-      if (hold) {
-        const gate = deferred<void>();
-        gates.push(gate);
-        await gate.promise;
-      }
-      response.writeHead(200, { 'content-type': 'application/json' }).end(
-        JSON.stringify({
-          id: 'chatcmpl-1',
-          object: 'chat.completion',
-          created: 1_700_000_000,
-          model: 'gpt-primary',
-          choices: [{ index: 0, message: { role: 'assistant', content: 'ok' }, finish_reason: 'stop', logprobs: null }],
-          usage: { prompt_tokens: 100, completion_tokens: 100, total_tokens: 200 },
-        }),
-      );
-    });
+    // Holds its answers until the test releases them.
+    upstream = await Upstream.start(heldIn(gates, ANSWER));
   });
 
   afterEach(async () => {
@@ -55,10 +38,7 @@ describeRedis('the LLM route on two replicas sharing Redis', () => {
 
   it('never lets 10 concurrent requests across both spend past the budget they share', async () => {
     // One request's worst case at $1 per million tokens each way; the cap holds three at once.
-    const worstUsd =
-      (estimateInputTokens({ model: 'chat', messages: [{ role: 'user', content: 'x0' }], max_tokens: 1000 }) + 1000) /
-      1e6;
-    const capUsd = Math.round(worstUsd * 3.5 * 1e6) / 1e6;
+    const capUsd = capForWorstCases(3.5);
     const document = {
       auth: { apiKeys: [ACME.apiKey], adminToken: ADMIN_TOKEN },
       store: { kind: 'redis', url: SHARED_REDIS_URL, prefix, commandTimeoutMs: 2_000 },
@@ -76,20 +56,12 @@ describeRedis('the LLM route on two replicas sharing Redis', () => {
       },
     };
     replicas = [await createTestApp(document), await createTestApp(document)];
-    const refused: number[] = [];
 
     // Different questions, alternating replicas: identical ones would be joined into one call.
-    const answers = Array.from({ length: 10 }, (_, index) =>
-      new OpenAI({ apiKey: ACME.key, baseURL: `${replicas[index % 2].url}/v1`, maxRetries: 0 }).chat.completions
-        .create({ model: 'chat', messages: [{ role: 'user', content: `x${index}` }] })
-        .then(
-          () => 200,
-          (error: { status?: number }) => {
-            refused.push(index);
-            return error.status;
-          },
-        ),
-    );
+    const { answers, refused } = sendAtOnce(10, (index) => {
+      const client = new OpenAI({ apiKey: ACME.key, baseURL: `${replicas[index % 2].url}/v1`, maxRetries: 0 });
+      return client.chat.completions.create({ model: 'chat', messages: [{ role: 'user', content: `x${index}` }] });
+    });
     await eventually(() => expect([gates.length, refused.length]).toEqual([3, 7]));
     for (const gate of gates) gate.resolve();
     const statuses = await Promise.all(answers);
@@ -101,7 +73,7 @@ describeRedis('the LLM route on two replicas sharing Redis', () => {
   });
 
   it('answers on one replica from the cache the other filled', async () => {
-    hold = false;
+    upstream.use(ANSWER);
     const document = {
       auth: { apiKeys: [ACME.apiKey] },
       store: { kind: 'redis', url: SHARED_REDIS_URL, prefix, commandTimeoutMs: 2_000 },

@@ -1,31 +1,20 @@
-import type { ServerResponse } from 'node:http';
 import OpenAI from 'openai';
+import { capForWorstCases, sendAtOnce } from '../support/budget-race';
 import { createTestApp, type TestApp } from '../support/create-app';
-import { type Deferred, deferred } from '../support/deferred';
+import type { Deferred } from '../support/deferred';
 import { eventually } from '../support/eventually';
 import { send } from '../support/http-client';
+import { anthropicMessage, openaiAnswer, toolCallChoice } from '../support/llm-answers';
 import { parsePromText, sampleValue } from '../support/prom-text';
 import { FakeClock } from '../../src/common/fake-clock';
 import { estimateInputTokens } from '../../src/llm/pricing';
 import { ADMIN_TOKEN, AS_ADMIN, testTenant } from '../support/tenants';
-import { json, Upstream, type UpstreamRequest } from '../support/upstream';
+import { heldIn, json, Upstream, type UpstreamRequest } from '../support/upstream';
 
 const ACME = testTenant('acme');
 const BETA = testTenant('beta');
 const PRIMARY_KEY = 'sk-primary-provider-key-0123456789';
 const ANTHROPIC_KEY = 'sk-ant-provider-key-0123456789';
-
-/** An OpenAI-wire answer with `text` and the given usage. */
-function openaiAnswer(text: string, usage = { prompt_tokens: 12, completion_tokens: 5 }, model = 'gpt-test') {
-  return {
-    id: 'chatcmpl-1',
-    object: 'chat.completion',
-    created: 1_700_000_000,
-    model,
-    choices: [{ index: 0, message: { role: 'assistant', content: text }, finish_reason: 'stop', logprobs: null }],
-    usage: { ...usage, total_tokens: usage.prompt_tokens + usage.completion_tokens },
-  };
-}
 
 function body(request: UpstreamRequest): Record<string, unknown> {
   return JSON.parse(request.body) as Record<string, unknown>;
@@ -208,18 +197,7 @@ describe('POST /v1/chat/completions with the openai SDK as the client', () => {
     primary.use(
       json(200, {
         ...openaiAnswer('', undefined, 'gpt-primary'),
-        choices: [
-          {
-            index: 0,
-            message: {
-              role: 'assistant',
-              content: null,
-              tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'refund', arguments: '{"id":7}' } }],
-            },
-            finish_reason: 'tool_calls',
-            logprobs: null,
-          },
-        ],
+        choices: [toolCallChoice('call_1', 'refund', '{"id":7}')],
       }),
     );
     await start(twoTargets());
@@ -234,20 +212,10 @@ describe('POST /v1/chat/completions with the openai SDK as the client', () => {
 
   it('lets 10 concurrent requests never spend past a budget: each holds its worst case before it starts', async () => {
     const gates: Array<Deferred<void>> = [];
-    primary.use(async (_request, response: ServerResponse) => {
-      const gate = deferred<void>();
-      gates.push(gate);
-      await gate.promise;
-      response
-        .writeHead(200, { 'content-type': 'application/json' })
-        .end(JSON.stringify(openaiAnswer('ok', { prompt_tokens: 100, completion_tokens: 100 })));
-    });
+    primary.use(heldIn(gates, json(200, openaiAnswer('ok', { prompt_tokens: 100, completion_tokens: 100 }))));
     // One request's worst case: its input estimate and 1000 output tokens, at $1 per million
     // tokens each way; the cap holds three of them at once and not four.
-    const worstUsd =
-      (estimateInputTokens({ model: 'chat', messages: [{ role: 'user', content: 'x0' }], max_tokens: 1000 }) + 1000) /
-      1e6;
-    const capUsd = Math.round(worstUsd * 3.5 * 1e6) / 1e6;
+    const capUsd = capForWorstCases(3.5);
     await start(
       {
         ...twoTargets({ maxOutputTokens: 1000, targets: [twoTargets().routes.chat.targets[0]] }),
@@ -260,16 +228,7 @@ describe('POST /v1/chat/completions with the openai SDK as the client', () => {
     );
 
     // Ten different questions: identical ones would be joined into one provider call.
-    const refused: number[] = [];
-    const answers = Array.from({ length: 10 }, (_, index) =>
-      ask(`x${index}`).then(
-        () => 200,
-        (error: { status?: number }) => {
-          refused.push(index);
-          return error.status;
-        },
-      ),
-    );
+    const { answers, refused } = sendAtOnce(10, (index) => ask(`x${index}`));
     // Three hold the budget at the upstream; the other seven are refused before any request leaves.
     await eventually(() => expect([gates.length, refused.length]).toEqual([3, 7]));
     for (const gate of gates) gate.resolve();
@@ -285,16 +244,15 @@ describe('POST /v1/chat/completions with the openai SDK as the client', () => {
 
   it('translates to and from the Anthropic Messages API, with the provider key and version header', async () => {
     primary.use(
-      json(200, {
-        id: 'msg_1',
-        type: 'message',
-        role: 'assistant',
-        model: 'claude-test',
-        content: [{ type: 'text', text: 'hola' }],
-        stop_reason: 'end_turn',
-        stop_sequence: null,
-        usage: { input_tokens: 10, output_tokens: 3 },
-      }),
+      json(
+        200,
+        anthropicMessage({
+          id: 'msg_1',
+          model: 'claude-test',
+          content: [{ type: 'text', text: 'hola' }],
+          usage: { input_tokens: 10, output_tokens: 3 },
+        }),
+      ),
     );
     await start({
       routes: {

@@ -1,5 +1,6 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
+import { type Deferred, deferred } from './deferred';
 
 export interface UpstreamRequest {
   method: string;
@@ -100,3 +101,16 @@ export function json(status: number, body: unknown, headers: Record<string, stri
 
 /** A handler that never answers (until the client goes away). */
 export const hang: UpstreamHandler = () => new Promise<void>(() => {});
+
+/**
+ * A handler that holds each request until the test resolves its gate, which it pushes onto
+ * `gates`, then hands the request to `answer`.
+ */
+export function heldIn(gates: Array<Deferred<void>>, answer: UpstreamHandler): UpstreamHandler {
+  return async (request, response) => {
+    const gate = deferred<void>();
+    gates.push(gate);
+    await gate.promise;
+    await answer(request, response);
+  };
+}

@@ -6,6 +6,7 @@ import type { LlmCacheOperation } from './llm-cache.store';
 import { LLM_CACHE_KEY_KIND, RedisLlmCacheStore } from './redis-llm-cache.store';
 import { closeRedis, connectRedis, hashTag, keysUnder, RedisTestRun } from '../../../test/support/redis';
 import { describeRedis } from '../../../test/support/redis-availability';
+import { toolCallChoice } from '../../../test/support/llm-answers';
 
 const TTL_MS = 60_000;
 /**
@@ -107,24 +108,7 @@ describeRedis('RedisLlmCacheStore', () => {
 
   it.each([
     ['not JSON', '{"object":"chat.comp'],
-    [
-      'a tool call',
-      JSON.stringify({
-        ...cleanAnswer('x'),
-        choices: [
-          {
-            index: 0,
-            message: {
-              role: 'assistant',
-              content: null,
-              tool_calls: [{ id: 'c1', type: 'function', function: { name: 'f', arguments: '{}' } }],
-            },
-            finish_reason: 'tool_calls',
-            logprobs: null,
-          },
-        ],
-      }),
-    ],
+    ['a tool call', JSON.stringify({ ...cleanAnswer('x'), choices: [toolCallChoice('c1', 'f', '{}')] })],
     [
       'an error body',
       JSON.stringify({ error: { message: 'Rate limit reached', type: 'rate_limit_error', param: null, code: null } }),

@@ -1,7 +1,9 @@
 import { FakeClock } from '../../common/fake-clock';
-import type { HttpPool } from '../../containment/http-pool';
-import { loopbackPool, providerAttempt } from '../../../test/support/provider-attempt';
-import { json, Upstream, type UpstreamHandler } from '../../../test/support/upstream';
+import { anthropicMessage as message } from '../../../test/support/llm-answers';
+import { loopbackUpstreams } from '../../../test/support/loopback-upstreams';
+import { providerAttempt } from '../../../test/support/provider-attempt';
+import { rejection } from '../../../test/support/rejection';
+import { json, type Upstream } from '../../../test/support/upstream';
 import type { ChatRequest } from '../chat.types';
 import { AnthropicProvider } from './anthropic.provider';
 import type { ProviderTarget } from './llm-provider';
@@ -11,23 +13,8 @@ const API_KEY = 'sk-ant-test-93kd02';
 const clock = new FakeClock(Date.UTC(2026, 4, 1, 12, 0, 0));
 const provider = new AnthropicProvider(clock);
 
-const upstreams: Upstream[] = [];
-let pool: HttpPool;
-
-beforeEach(() => {
-  pool = loopbackPool();
-});
-
-afterEach(async () => {
-  await Promise.all(upstreams.splice(0).map((upstream) => upstream.close()));
-  await pool.close();
-});
-
-async function upstream(handler: UpstreamHandler): Promise<Upstream> {
-  const started = await Upstream.start(handler);
-  upstreams.push(started);
-  return started;
-}
+const loopback = loopbackUpstreams();
+const { upstream } = loopback;
 
 function target(server: Upstream, overrides: Partial<ProviderTarget> = {}): ProviderTarget {
   return {
@@ -39,31 +26,7 @@ function target(server: Upstream, overrides: Partial<ProviderTarget> = {}): Prov
   };
 }
 
-/** A Messages API answer, with `overrides` over it. */
-function message(overrides: Record<string, unknown> = {}): Record<string, unknown> {
-  return {
-    id: 'msg_01',
-    type: 'message',
-    role: 'assistant',
-    model: 'claude-haiku-4-5-20251001',
-    content: [{ type: 'text', text: 'Hi.' }],
-    stop_reason: 'end_turn',
-    stop_sequence: null,
-    usage: { input_tokens: 12, output_tokens: 3 },
-    ...overrides,
-  };
-}
-
 const HELLO: ChatRequest = { model: 'claude-haiku-4-5', messages: [{ role: 'user', content: 'Hello' }] };
-
-async function rejection(promise: Promise<unknown>): Promise<Error> {
-  try {
-    await promise;
-  } catch (error) {
-    return error as Error;
-  }
-  throw new Error('expected a rejection');
-}
 
 /** What the upstream received as JSON, from its one request. */
 function sent(server: Upstream): Record<string, unknown> {
@@ -77,7 +40,7 @@ describe('AnthropicProvider', () => {
       const server = await upstream(json(200, message()));
 
       await provider.complete(
-        providerAttempt(target(server), { ...HELLO, extra_headers: { 'x-secret': '1' } }, { pool }),
+        providerAttempt(target(server), { ...HELLO, extra_headers: { 'x-secret': '1' } }, { pool: loopback.pool }),
       );
 
       const [received] = server.requests;
@@ -137,7 +100,7 @@ describe('AnthropicProvider', () => {
         stream_options: { include_usage: true },
       };
 
-      await provider.complete(providerAttempt(target(server), request, { pool, maxOutputTokens: 300 }));
+      await provider.complete(providerAttempt(target(server), request, { pool: loopback.pool, maxOutputTokens: 300 }));
 
       expect(sent(server)).toEqual({
         model: 'claude-haiku-4-5',
@@ -186,7 +149,7 @@ describe('AnthropicProvider', () => {
       const server = await upstream(json(200, message()));
 
       await provider.complete(
-        providerAttempt(target(server), { ...HELLO, max_tokens: 9_999 }, { pool, maxOutputTokens: 128 }),
+        providerAttempt(target(server), { ...HELLO, max_tokens: 9_999 }, { pool: loopback.pool, maxOutputTokens: 128 }),
       );
 
       expect(sent(server).max_tokens).toBe(128);
@@ -196,7 +159,7 @@ describe('AnthropicProvider', () => {
       const server = await upstream(json(200, message()));
 
       await provider.complete(
-        providerAttempt(target(server), { ...HELLO, temperature: 0.3, stop: ['a', 'b'] }, { pool }),
+        providerAttempt(target(server), { ...HELLO, temperature: 0.3, stop: ['a', 'b'] }, { pool: loopback.pool }),
       );
 
       expect(sent(server)).toMatchObject({ temperature: 0.3, stop_sequences: ['a', 'b'] });
@@ -229,7 +192,7 @@ describe('AnthropicProvider', () => {
           parallel_tool_calls: parallel,
         };
 
-        await provider.complete(providerAttempt(target(server), request, { pool }));
+        await provider.complete(providerAttempt(target(server), request, { pool: loopback.pool }));
 
         expect(sent(server).tool_choice).toEqual(expected);
       },
@@ -239,7 +202,11 @@ describe('AnthropicProvider', () => {
       const server = await upstream(json(200, message()));
 
       await provider.complete(
-        providerAttempt(target(server), { ...HELLO, tool_choice: 'auto', parallel_tool_calls: false }, { pool }),
+        providerAttempt(
+          target(server),
+          { ...HELLO, tool_choice: 'auto', parallel_tool_calls: false },
+          { pool: loopback.pool },
+        ),
       );
 
       expect(sent(server)).not.toHaveProperty('tool_choice');
@@ -303,7 +270,9 @@ describe('AnthropicProvider', () => {
       async (_name, request, reason) => {
         const server = await upstream(json(200, message()));
 
-        const error = await rejection(provider.complete(providerAttempt(target(server), request, { pool })));
+        const error = await rejection(
+          provider.complete(providerAttempt(target(server), request, { pool: loopback.pool })),
+        );
 
         expect(error).toMatchObject({ kind: 'invalid_request', code: 'unsupported_request' });
         expect(error.message).toBe(`target anthropic/claude-haiku-4-5 cannot take this request: ${reason}`);
@@ -314,7 +283,7 @@ describe('AnthropicProvider', () => {
     it('takes empty tool call arguments as no arguments', async () => {
       const server = await upstream(json(200, message()));
 
-      await provider.complete(providerAttempt(target(server), call(''), { pool }));
+      await provider.complete(providerAttempt(target(server), call(''), { pool: loopback.pool }));
 
       expect((sent(server).messages as any[])[1].content).toEqual([
         { type: 'tool_use', id: 'c', name: 'f', input: {} },
@@ -348,7 +317,7 @@ describe('AnthropicProvider', () => {
         }),
       );
 
-      const completion = await provider.complete(providerAttempt(target(server), HELLO, { pool }));
+      const completion = await provider.complete(providerAttempt(target(server), HELLO, { pool: loopback.pool }));
 
       expect(completion).toEqual({
         id: 'msg_42',
@@ -388,9 +357,9 @@ describe('AnthropicProvider', () => {
       const server = await upstream(
         json(200, message({ content: [{ type: 'tool_use', id: 't', name: 'f', input: {} }] })),
       );
-      const withTool = await provider.complete(providerAttempt(target(server), HELLO, { pool }));
+      const withTool = await provider.complete(providerAttempt(target(server), HELLO, { pool: loopback.pool }));
       server.use(json(200, message({ content: [] })));
-      const empty = await provider.complete(providerAttempt(target(server), HELLO, { pool }));
+      const empty = await provider.complete(providerAttempt(target(server), HELLO, { pool: loopback.pool }));
 
       expect(withTool.choices[0].message.content).toBeNull();
       expect(empty.choices[0].message.content).toBe('');
@@ -410,7 +379,7 @@ describe('AnthropicProvider', () => {
     ])('maps stop_reason %s to finish_reason %s', async (stopReason, finishReason) => {
       const server = await upstream(json(200, message({ stop_reason: stopReason })));
 
-      const completion = await provider.complete(providerAttempt(target(server), HELLO, { pool }));
+      const completion = await provider.complete(providerAttempt(target(server), HELLO, { pool: loopback.pool }));
 
       expect(completion.choices[0].finish_reason).toBe(finishReason);
     });
@@ -418,7 +387,7 @@ describe('AnthropicProvider', () => {
     it('counts no cached tokens when the answer reports no cache use', async () => {
       const server = await upstream(json(200, message()));
 
-      const completion = await provider.complete(providerAttempt(target(server), HELLO, { pool }));
+      const completion = await provider.complete(providerAttempt(target(server), HELLO, { pool: loopback.pool }));
 
       expect(completion.usage).toEqual({
         prompt_tokens: 12,
@@ -438,7 +407,7 @@ describe('AnthropicProvider', () => {
     ])('fails as transient on a 200 with %s', async (_name, body) => {
       const server = await upstream(json(200, body));
 
-      const error = await rejection(provider.complete(providerAttempt(target(server), HELLO, { pool })));
+      const error = await rejection(provider.complete(providerAttempt(target(server), HELLO, { pool: loopback.pool })));
 
       expect(error).toMatchObject({ kind: 'transient', code: 'bad_response' });
     });
@@ -510,7 +479,9 @@ describe('AnthropicProvider', () => {
       async (status, body, headers, kind, code, retryAfterMs) => {
         const server = await upstream(json(status, body, headers));
 
-        const error = await rejection(provider.complete(providerAttempt(target(server), HELLO, { pool })));
+        const error = await rejection(
+          provider.complete(providerAttempt(target(server), HELLO, { pool: loopback.pool })),
+        );
 
         expect(isProviderFailure(error)).toBe(true);
         expect(error).toMatchObject({ kind, code, retryAfterMs, upstreamStatus: status });

@@ -1,9 +1,11 @@
 import { createHash, createHmac } from 'node:crypto';
 import { inspect } from 'node:util';
 import { FakeClock } from '../../common/fake-clock';
-import type { HttpPool } from '../../containment/http-pool';
-import { loopbackPool, noNetwork, providerAttempt } from '../../../test/support/provider-attempt';
-import { json, Upstream, type UpstreamHandler, type UpstreamRequest } from '../../../test/support/upstream';
+import { anthropicMessage } from '../../../test/support/llm-answers';
+import { loopbackUpstreams } from '../../../test/support/loopback-upstreams';
+import { noNetwork, providerAttempt } from '../../../test/support/provider-attempt';
+import { rejection } from '../../../test/support/rejection';
+import { json, Upstream, type UpstreamRequest } from '../../../test/support/upstream';
 import type { ChatRequest } from '../chat.types';
 import type { Environment } from './bedrock-credentials';
 import { bedrockInvokeUrl } from './bedrock-request';
@@ -21,23 +23,8 @@ const clock = new FakeClock(Date.UTC(2026, 4, 1, 12, 0, 0));
 const AMZ_DATE = '20260501T120000Z';
 const KEYS: Environment = { AWS_ACCESS_KEY_ID: ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY: SECRET_ACCESS_KEY };
 
-const upstreams: Upstream[] = [];
-let pool: HttpPool;
-
-beforeEach(() => {
-  pool = loopbackPool();
-});
-
-afterEach(async () => {
-  await Promise.all(upstreams.splice(0).map((upstream) => upstream.close()));
-  await pool.close();
-});
-
-async function upstream(handler: UpstreamHandler): Promise<Upstream> {
-  const started = await Upstream.start(handler);
-  upstreams.push(started);
-  return started;
-}
+const loopback = loopbackUpstreams();
+const { upstream } = loopback;
 
 function target(server: Upstream | undefined, overrides: Partial<ProviderTarget> = {}): ProviderTarget {
   return {
@@ -51,29 +38,10 @@ function target(server: Upstream | undefined, overrides: Partial<ProviderTarget>
 
 /** A Messages API answer as Bedrock gives it, with `overrides` over it. */
 function message(overrides: Record<string, unknown> = {}): Record<string, unknown> {
-  return {
-    id: 'msg_bdrk_01',
-    type: 'message',
-    role: 'assistant',
-    model: 'claude-3-5-haiku-20241022',
-    content: [{ type: 'text', text: 'Hi.' }],
-    stop_reason: 'end_turn',
-    stop_sequence: null,
-    usage: { input_tokens: 12, output_tokens: 3 },
-    ...overrides,
-  };
+  return anthropicMessage({ id: 'msg_bdrk_01', model: 'claude-3-5-haiku-20241022', ...overrides });
 }
 
 const HELLO: ChatRequest = { model: MODEL, messages: [{ role: 'user', content: 'Hello' }] };
-
-async function rejection(promise: Promise<unknown>): Promise<Error> {
-  try {
-    await promise;
-  } catch (error) {
-    return error as Error;
-  }
-  throw new Error('expected a rejection');
-}
 
 function only(server: Upstream): UpstreamRequest {
   expect(server.requests).toHaveLength(1);
@@ -192,7 +160,7 @@ describe('BedrockProvider', () => {
         seed: 3,
       };
 
-      await provider.complete(providerAttempt(target(server), request, { pool, maxOutputTokens: 300 }));
+      await provider.complete(providerAttempt(target(server), request, { pool: loopback.pool, maxOutputTokens: 300 }));
 
       const received = only(server);
       expect(received.method).toBe('POST');
@@ -215,7 +183,7 @@ describe('BedrockProvider', () => {
         providerAttempt(
           target(server, { apiKey: 'sk-not-for-bedrock' }),
           { ...HELLO, extra_headers: { 'x-secret': '1' } },
-          { pool },
+          { pool: loopback.pool },
         ),
       );
 
@@ -233,7 +201,7 @@ describe('BedrockProvider', () => {
       const server = await upstream(json(200, message()));
       const provider = new BedrockProvider(clock, KEYS);
 
-      await provider.complete(providerAttempt(target(server), HELLO, { pool }));
+      await provider.complete(providerAttempt(target(server), HELLO, { pool: loopback.pool }));
 
       const received = only(server);
       const auth = parseAuthorization(received.headers.authorization);
@@ -248,7 +216,7 @@ describe('BedrockProvider', () => {
       const server = await upstream(json(200, message()));
       const provider = new BedrockProvider(clock, { ...KEYS, AWS_SESSION_TOKEN: SESSION_TOKEN });
 
-      await provider.complete(providerAttempt(target(server), HELLO, { pool }));
+      await provider.complete(providerAttempt(target(server), HELLO, { pool: loopback.pool }));
 
       const received = only(server);
       const auth = parseAuthorization(received.headers.authorization);
@@ -268,7 +236,7 @@ describe('BedrockProvider', () => {
       const server = await upstream(json(200, message()));
       const provider = new BedrockProvider(clock, KEYS);
 
-      await provider.complete(providerAttempt(target(server, { model: PROFILE_ARN }), HELLO, { pool }));
+      await provider.complete(providerAttempt(target(server, { model: PROFILE_ARN }), HELLO, { pool: loopback.pool }));
 
       const received = only(server);
       expect(received.path).toBe(
@@ -282,7 +250,7 @@ describe('BedrockProvider', () => {
       const server = await upstream(json(200, message()));
       const provider = new BedrockProvider(clock, KEYS);
 
-      await provider.complete(providerAttempt(target(server), HELLO, { pool }));
+      await provider.complete(providerAttempt(target(server), HELLO, { pool: loopback.pool }));
 
       const received = only(server);
       const auth = parseAuthorization(received.headers.authorization);
@@ -311,7 +279,7 @@ describe('BedrockProvider', () => {
         const server = await upstream(json(200, message()));
         const provider = new BedrockProvider(clock, { ...KEYS, ...env });
 
-        await provider.complete(providerAttempt(target(server, overrides), HELLO, { pool }));
+        await provider.complete(providerAttempt(target(server, overrides), HELLO, { pool: loopback.pool }));
 
         const received = only(server);
         const auth = parseAuthorization(received.headers.authorization);
@@ -324,10 +292,10 @@ describe('BedrockProvider', () => {
       const server = await upstream(json(200, message()));
       const env: Record<string, string> = { ...KEYS, AWS_SESSION_TOKEN: SESSION_TOKEN };
       const provider = new BedrockProvider(clock, env);
-      await provider.complete(providerAttempt(target(server), HELLO, { pool }));
+      await provider.complete(providerAttempt(target(server), HELLO, { pool: loopback.pool }));
 
       Object.assign(env, { AWS_SECRET_ACCESS_KEY: 'rotatedSecret', AWS_SESSION_TOKEN: 'rotatedToken' });
-      await provider.complete(providerAttempt(target(server), HELLO, { pool }));
+      await provider.complete(providerAttempt(target(server), HELLO, { pool: loopback.pool }));
 
       const second = server.requests[1];
       const auth = parseAuthorization(second.headers.authorization);
@@ -348,7 +316,9 @@ describe('BedrockProvider', () => {
       const server = await upstream(json(200, message()));
       const provider = new BedrockProvider(clock, KEYS);
 
-      const error = await rejection(provider.complete(providerAttempt(target(server), { ...HELLO, n: 2 }, { pool })));
+      const error = await rejection(
+        provider.complete(providerAttempt(target(server), { ...HELLO, n: 2 }, { pool: loopback.pool })),
+      );
 
       expect(error).toMatchObject({ kind: 'invalid_request', code: 'unsupported_request' });
       expect(server.requests).toHaveLength(0);
@@ -372,7 +342,7 @@ describe('BedrockProvider', () => {
       );
       const provider = new BedrockProvider(clock, KEYS);
 
-      const completion = await provider.complete(providerAttempt(target(server), HELLO, { pool }));
+      const completion = await provider.complete(providerAttempt(target(server), HELLO, { pool: loopback.pool }));
 
       expect(completion).toEqual({
         id: 'msg_bdrk_01',
@@ -409,7 +379,7 @@ describe('BedrockProvider', () => {
       const server = await upstream(json(200, answer));
       const provider = new BedrockProvider(clock, KEYS);
 
-      const completion = await provider.complete(providerAttempt(target(server), HELLO, { pool }));
+      const completion = await provider.complete(providerAttempt(target(server), HELLO, { pool: loopback.pool }));
 
       expect(completion.model).toBe(MODEL);
       expect(completion.choices[0]).toMatchObject({ message: { content: 'Hi.' }, finish_reason: 'stop' });
@@ -419,7 +389,7 @@ describe('BedrockProvider', () => {
       const server = await upstream(json(200, { output: 'x' }));
       const provider = new BedrockProvider(clock, KEYS);
 
-      const error = await rejection(provider.complete(providerAttempt(target(server), HELLO, { pool })));
+      const error = await rejection(provider.complete(providerAttempt(target(server), HELLO, { pool: loopback.pool })));
 
       expect(error).toMatchObject({ kind: 'transient', code: 'bad_response' });
     });
@@ -452,7 +422,7 @@ describe('BedrockProvider', () => {
       );
       const provider = new BedrockProvider(clock, KEYS);
 
-      const error = await rejection(provider.complete(providerAttempt(target(server), HELLO, { pool })));
+      const error = await rejection(provider.complete(providerAttempt(target(server), HELLO, { pool: loopback.pool })));
 
       expect(error).toMatchObject({ kind, code, upstreamStatus: status });
       expect(error.message).toMatch(new RegExp(`^target bedrock/${MODEL} answered ${status}: .+ \\(${type}\\)$`));
@@ -516,10 +486,14 @@ describe('BedrockProvider', () => {
       await gone.close();
 
       const errors = [
-        await rejection(provider.complete(providerAttempt(target(refusing), HELLO, { pool }))),
-        await rejection(provider.complete(providerAttempt(target(failing), HELLO, { pool }))),
-        await rejection(provider.complete(providerAttempt(target(undefined, { baseUrl: goneUrl }), HELLO, { pool }))),
-        await rejection(provider.complete(providerAttempt(target(refusing), { ...HELLO, n: 3 }, { pool }))),
+        await rejection(provider.complete(providerAttempt(target(refusing), HELLO, { pool: loopback.pool }))),
+        await rejection(provider.complete(providerAttempt(target(failing), HELLO, { pool: loopback.pool }))),
+        await rejection(
+          provider.complete(providerAttempt(target(undefined, { baseUrl: goneUrl }), HELLO, { pool: loopback.pool })),
+        ),
+        await rejection(
+          provider.complete(providerAttempt(target(refusing), { ...HELLO, n: 3 }, { pool: loopback.pool })),
+        ),
       ];
 
       const authorizations = [...refusing.requests, ...failing.requests].map((request) =>

@@ -3,6 +3,7 @@ import { FakeClock, settle } from '../../common/fake-clock';
 import type { FakeStepConfig } from '../../config';
 import { track } from '../../../test/support/deferred';
 import { noNetwork, providerAttempt } from '../../../test/support/provider-attempt';
+import { rejection } from '../../../test/support/rejection';
 import type { ChatRequest } from '../chat.types';
 import { FakeProvider } from './fake.provider';
 import { isProviderFailure } from './provider-errors';
@@ -34,15 +35,6 @@ function fake(script?: FakeStepConfig[]): FakeProvider {
 // Every attempt gets a client that fails the test if used: the fake must stay offline.
 const attempt = (options: { maxOutputTokens?: number; abort?: LazyAbortController; request?: ChatRequest } = {}) =>
   providerAttempt(TARGET, options.request ?? REQUEST, { http: noNetwork, ...options });
-
-async function rejection(promise: Promise<unknown>): Promise<Error> {
-  try {
-    await promise;
-  } catch (error) {
-    return error as Error;
-  }
-  throw new Error('expected a rejection');
-}
 
 describe('FakeProvider', () => {
   it('echoes the last user message without a script, with estimated usage', async () => {

@@ -4,8 +4,10 @@ import type { PoolName } from '../../containment/containment-decision';
 import { EgressPolicy } from '../../containment/egress';
 import { HttpPool } from '../../containment/http-pool';
 import { eventually } from '../../../test/support/eventually';
-import { loopbackPool, providerAttempt } from '../../../test/support/provider-attempt';
-import { hang, json, Upstream, type UpstreamHandler } from '../../../test/support/upstream';
+import { loopbackUpstreams } from '../../../test/support/loopback-upstreams';
+import { providerAttempt } from '../../../test/support/provider-attempt';
+import { rejection } from '../../../test/support/rejection';
+import { hang, json, type Upstream, type UpstreamHandler } from '../../../test/support/upstream';
 import type { ChatRequest } from '../chat.types';
 import type { ProviderTarget } from './llm-provider';
 import { OpenAiProvider } from './openai.provider';
@@ -15,23 +17,8 @@ const API_KEY = 'sk-test-4f1c9d2e7b';
 const clock = new FakeClock(Date.UTC(2026, 4, 1));
 const provider = new OpenAiProvider(clock);
 
-const upstreams: Upstream[] = [];
-let pool: HttpPool;
-
-beforeEach(() => {
-  pool = loopbackPool();
-});
-
-afterEach(async () => {
-  await Promise.all(upstreams.splice(0).map((upstream) => upstream.close()));
-  await pool.close();
-});
-
-async function upstream(handler: UpstreamHandler): Promise<Upstream> {
-  const started = await Upstream.start(handler);
-  upstreams.push(started);
-  return started;
-}
+const loopback = loopbackUpstreams();
+const { upstream } = loopback;
 
 function target(server: Upstream, overrides: Partial<ProviderTarget> = {}): ProviderTarget {
   return { provider: 'openai', model: 'gpt-4o-mini', baseUrl: server.url('/v1'), apiKey: API_KEY, ...overrides };
@@ -66,22 +53,13 @@ const COMPLETION = {
   service_tier: 'default',
 };
 
-async function rejection(promise: Promise<unknown>): Promise<Error> {
-  try {
-    await promise;
-  } catch (error) {
-    return error as Error;
-  }
-  throw new Error('expected a rejection');
-}
-
 describe('OpenAiProvider', () => {
   describe('the request', () => {
     it('posts the request to {baseUrl}/chat/completions with the bearer key and only its own headers', async () => {
       const server = await upstream(json(200, COMPLETION));
       const request = { ...REQUEST, extra_headers: { 'x-tenant-secret': 'no' }, seed: 7 };
 
-      await provider.complete(providerAttempt(target(server), request, { pool }));
+      await provider.complete(providerAttempt(target(server), request, { pool: loopback.pool }));
 
       expect(server.requests).toHaveLength(1);
       const [received] = server.requests;
@@ -104,7 +82,7 @@ describe('OpenAiProvider', () => {
         providerAttempt(
           target(server),
           { ...REQUEST, stream: true, stream_options: { include_usage: true } },
-          { pool },
+          { pool: loopback.pool },
         ),
       );
 
@@ -116,8 +94,8 @@ describe('OpenAiProvider', () => {
     it('sends no Authorization to a target without a key, or with an empty one', async () => {
       const server = await upstream(json(200, COMPLETION));
 
-      await provider.complete(providerAttempt(target(server, { apiKey: undefined }), REQUEST, { pool }));
-      await provider.complete(providerAttempt(target(server, { apiKey: '' }), REQUEST, { pool }));
+      await provider.complete(providerAttempt(target(server, { apiKey: undefined }), REQUEST, { pool: loopback.pool }));
+      await provider.complete(providerAttempt(target(server, { apiKey: '' }), REQUEST, { pool: loopback.pool }));
 
       expect(server.requests.map((request) => request.headers.authorization)).toEqual([undefined, undefined]);
     });
@@ -126,7 +104,7 @@ describe('OpenAiProvider', () => {
       const server = await upstream(json(200, COMPLETION));
 
       await provider.complete(
-        providerAttempt(target(server, { baseUrl: server.url('/openai/v1/') }), REQUEST, { pool }),
+        providerAttempt(target(server, { baseUrl: server.url('/openai/v1/') }), REQUEST, { pool: loopback.pool }),
       );
 
       expect(server.requests[0].path).toBe('/openai/v1/chat/completions');
@@ -153,7 +131,7 @@ describe('OpenAiProvider', () => {
     it('answers the completion as given, usage and cached tokens included', async () => {
       const server = await upstream(json(200, COMPLETION));
 
-      const completion = await provider.complete(providerAttempt(target(server), REQUEST, { pool }));
+      const completion = await provider.complete(providerAttempt(target(server), REQUEST, { pool: loopback.pool }));
 
       expect(completion).toEqual(COMPLETION);
     });
@@ -162,7 +140,7 @@ describe('OpenAiProvider', () => {
       const { created: _created, ...answer } = COMPLETION;
       const server = await upstream(json(200, { ...answer, usage: { prompt_tokens: 5, completion_tokens: 3 } }));
 
-      const completion = await provider.complete(providerAttempt(target(server), REQUEST, { pool }));
+      const completion = await provider.complete(providerAttempt(target(server), REQUEST, { pool: loopback.pool }));
 
       expect(completion.usage).toEqual({ prompt_tokens: 5, completion_tokens: 3, total_tokens: 8 });
       expect(completion.created).toBe(Math.floor(clock.wallNow() / 1000));
@@ -178,7 +156,9 @@ describe('OpenAiProvider', () => {
     ] as Array<[string, UpstreamHandler]>)('fails as transient on a 2xx with %s', async (_name, handler) => {
       const server = await upstream(handler);
 
-      const error = await rejection(provider.complete(providerAttempt(target(server), REQUEST, { pool })));
+      const error = await rejection(
+        provider.complete(providerAttempt(target(server), REQUEST, { pool: loopback.pool })),
+      );
 
       expect(error).toMatchObject({ kind: 'transient', code: 'bad_response' });
     });
@@ -255,7 +235,9 @@ describe('OpenAiProvider', () => {
       async (status, body, headers, kind, code, retryAfterMs) => {
         const server = await upstream(json(status, body, headers));
 
-        const error = await rejection(provider.complete(providerAttempt(target(server), REQUEST, { pool })));
+        const error = await rejection(
+          provider.complete(providerAttempt(target(server), REQUEST, { pool: loopback.pool })),
+        );
 
         expect(isProviderFailure(error)).toBe(true);
         expect(error).toMatchObject({ kind, code, retryAfterMs, upstreamStatus: status });
@@ -283,9 +265,8 @@ describe('OpenAiProvider', () => {
       const closed = target(server);
       const { port } = server;
       await server.close();
-      upstreams.splice(upstreams.indexOf(server), 1);
 
-      const error = await rejection(provider.complete(providerAttempt(closed, REQUEST, { pool })));
+      const error = await rejection(provider.complete(providerAttempt(closed, REQUEST, { pool: loopback.pool })));
 
       expect(error).toMatchObject({ kind: 'transient', code: 'unreachable' });
       expect(error.message).toMatch(/^target openai\/gpt-4o-mini could not be reached/);
@@ -315,7 +296,7 @@ describe('OpenAiProvider', () => {
     it('stops the request when the attempt is aborted, with the abort reason', async () => {
       const server = await upstream(hang);
       const abort = new LazyAbortController();
-      const answered = provider.complete(providerAttempt(target(server), REQUEST, { pool, abort }));
+      const answered = provider.complete(providerAttempt(target(server), REQUEST, { pool: loopback.pool, abort }));
       await eventually(() => expect(server.requests).toHaveLength(1));
       const reason = new Error('attempt timed out');
 

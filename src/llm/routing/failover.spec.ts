@@ -1,4 +1,4 @@
-import { BudgetGate, MemoryBudgetStore, microsToUsd } from '../../budget';
+import { type BudgetGate, MemoryBudgetStore, microsToUsd } from '../../budget';
 import { Breaker, type BreakerSettings } from '../../circuit-breaker';
 import { deferred, LazyAbortController, ResilienceError, seededRandom } from '../../common';
 import { FakeClock } from '../../common/fake-clock';
@@ -10,8 +10,18 @@ import { RetryPolicy } from '../../dispatch';
 import { MemoryRateLimitStore, RateLimiter } from '../../rate-limit';
 import { track } from '../../../test/support/deferred';
 import { installFakeTimers } from '../../../test/support/fake-timers';
+import {
+  dailyBudgetGate,
+  fakePrices,
+  INPUT_TOKENS,
+  LARGE_WORST_MICROS,
+  OUTPUT_TOKENS as OUTPUT_CAP,
+  SMALL_WORST_MICROS,
+  tokensLeftIn,
+  WORST_TOKENS,
+} from '../../../test/support/llm-accounting';
 import type { ChatCompletion, ChatRequest } from '../chat.types';
-import { type Price, PriceTable } from '../pricing';
+import type { Price } from '../pricing';
 import { FakeProvider } from '../providers/fake.provider';
 import type { LlmProvider, ProviderAttempt } from '../providers/llm-provider';
 import { type FailoverProgress, serveWithFailover } from './failover';
@@ -22,22 +32,10 @@ import { RequestAccount } from './request-account';
 // one FakeClock; opossum's own timers (open → half open) run on jest's fake timers.
 
 const SEED = 42;
-const INPUT_TOKENS = 1_000;
-const OUTPUT_CAP = 500;
-const WORST_TOKENS = INPUT_TOKENS + OUTPUT_CAP;
 /** One token a millisecond: the bucket refills exactly, but only where time stands still is it read. */
 const TPM = 60_000;
 
-const PRICES = new PriceTable({
-  'fake/small': { inputPerMTokUsd: 2, outputPerMTokUsd: 8 },
-  'fake/large': { inputPerMTokUsd: 10, outputPerMTokUsd: 30 },
-});
-const SMALL = PRICES.priceOf('fake', 'small')!;
-const LARGE = PRICES.priceOf('fake', 'large')!;
-/** 1 000 × $2 + 500 × $8 per million tokens. */
-const SMALL_WORST_MICROS = 6_000;
-/** 1 000 × $10 + 500 × $30 per million tokens. */
-const LARGE_WORST_MICROS = 25_000;
+const { SMALL, LARGE } = fakePrices();
 
 /** A breaker that never opens unless a test says so. */
 const CALM: BreakerSettings = {
@@ -95,11 +93,7 @@ beforeEach(() => {
   installFakeTimers(clock);
   budgetStore = new MemoryBudgetStore(clock);
   // thrifty's cap is $0.01: 10 000 micro-dollars, above one small worst case and below a large one.
-  gate = new BudgetGate(
-    budgetStore,
-    { budgets: { period: 'day', tenants: { acme: 1, thrifty: 0.01 }, prices: {} } },
-    clock,
-  );
+  gate = dailyBudgetGate(budgetStore, clock);
   rateStore = new MemoryRateLimitStore(clock);
   // tight's bucket holds the admission's worst case and not a second one.
   limiter = new RateLimiter(rateStore, {
@@ -203,7 +197,7 @@ function money(spentMicros: number, reservedMicros: number): { spentUsd: number;
 
 /** Whole tokens left in the tenant's tokens-per-minute bucket. */
 function tokensLeft(tenant: string, perMinute: number): number {
-  return rateStore.take(tenant, [{ name: 'tpm', perMinute }], [0]).buckets[0].remaining;
+  return tokensLeftIn(rateStore, tenant, perMinute);
 }
 
 const answer = (text: string): FakeStepConfig => ({ text, usage: { promptTokens: 800, completionTokens: 100 } });

@@ -1,28 +1,26 @@
-import { BudgetGate, MemoryBudgetStore, microsToUsd } from '../../budget';
+import { type BudgetGate, MemoryBudgetStore, microsToUsd } from '../../budget';
 import { ResilienceError } from '../../common';
 import { FakeClock } from '../../common/fake-clock';
 import { MemoryRateLimitStore, RateLimiter } from '../../rate-limit';
+import {
+  dailyBudgetGate,
+  fakePrices,
+  INPUT_TOKENS,
+  LARGE_WORST_MICROS,
+  OUTPUT_TOKENS,
+  SMALL_WORST_MICROS,
+  tokensLeftIn,
+  WORST_TOKENS,
+} from '../../../test/support/llm-accounting';
 import type { ChatUsage } from '../chat.types';
-import { type Price, PriceTable } from '../pricing';
+import type { Price } from '../pricing';
 import { ProviderFailure } from '../providers/provider-errors';
 import type { LlmTarget } from './llm-route';
 import { RequestAccount } from './request-account';
 
-const INPUT_TOKENS = 1_000;
-const OUTPUT_TOKENS = 500;
-const WORST_TOKENS = INPUT_TOKENS + OUTPUT_TOKENS;
 const TPM = 10_000;
 
-const PRICES = new PriceTable({
-  'fake/small': { inputPerMTokUsd: 2, outputPerMTokUsd: 8, cachedInputPerMTokUsd: 0.5 },
-  'fake/large': { inputPerMTokUsd: 10, outputPerMTokUsd: 30 },
-});
-const SMALL = PRICES.priceOf('fake', 'small')!;
-const LARGE = PRICES.priceOf('fake', 'large')!;
-/** 1 000 × $2 + 500 × $8 per million tokens. */
-const SMALL_WORST_MICROS = 6_000;
-/** 1 000 × $10 + 500 × $30 per million tokens. */
-const LARGE_WORST_MICROS = 25_000;
+const { SMALL, LARGE } = fakePrices({ cachedInputPerMTokUsd: 0.5 });
 
 let clock: FakeClock;
 let budgetStore: MemoryBudgetStore;
@@ -33,12 +31,8 @@ let limiter: RateLimiter;
 beforeEach(() => {
   clock = new FakeClock();
   budgetStore = new MemoryBudgetStore(clock);
-  gate = new BudgetGate(
-    budgetStore,
-    // thrifty's cap is $0.01: 10 000 micro-dollars, below one large worst case.
-    { budgets: { period: 'day', tenants: { acme: 1, thrifty: 0.01 }, prices: {} } },
-    clock,
-  );
+  // thrifty's cap is $0.01: 10 000 micro-dollars, below one large worst case.
+  gate = dailyBudgetGate(budgetStore, clock);
   rateStore = new MemoryRateLimitStore(clock);
   limiter = new RateLimiter(rateStore, {
     rateLimits: {
@@ -82,7 +76,7 @@ async function expectBudget(tenant: string, spentMicros: number, reservedMicros:
 
 /** Whole tokens left in the tenant's tokens-per-minute bucket (virtual time stands still here). */
 function tokensLeft(tenant: string, perMinute = TPM): number {
-  return rateStore.take(tenant, [{ name: 'tpm', perMinute }], [0]).buckets[0].remaining;
+  return tokensLeftIn(rateStore, tenant, perMinute);
 }
 
 describe('RequestAccount', () => {

@@ -1,0 +1,40 @@
+/** An OpenAI-wire chat.completion answering `text`, with the given usage (its total added). */
+export function openaiAnswer(text: string, usage = { prompt_tokens: 12, completion_tokens: 5 }, model = 'gpt-test') {
+  return {
+    id: 'chatcmpl-1',
+    object: 'chat.completion',
+    created: 1_700_000_000,
+    model,
+    choices: [{ index: 0, message: { role: 'assistant', content: text }, finish_reason: 'stop', logprobs: null }],
+    usage: { ...usage, total_tokens: usage.prompt_tokens + usage.completion_tokens },
+  };
+}
+
+/** An OpenAI-wire choice that is one function call and no text. */
+export function toolCallChoice(id: string, name: string, args: string) {
+  return {
+    index: 0,
+    message: {
+      role: 'assistant',
+      content: null,
+      tool_calls: [{ id, type: 'function', function: { name, arguments: args } }],
+    },
+    finish_reason: 'tool_calls',
+    logprobs: null,
+  };
+}
+
+/** An Anthropic Messages API answer ("Hi.", 12 tokens in, 3 out), with `overrides` over it. */
+export function anthropicMessage(overrides: Record<string, unknown> = {}): Record<string, unknown> {
+  return {
+    id: 'msg_01',
+    type: 'message',
+    role: 'assistant',
+    model: 'claude-haiku-4-5-20251001',
+    content: [{ type: 'text', text: 'Hi.' }],
+    stop_reason: 'end_turn',
+    stop_sequence: null,
+    usage: { input_tokens: 12, output_tokens: 3 },
+    ...overrides,
+  };
+}
