@@ -38,13 +38,14 @@
  * service call failed, the service's calls did not go through the normal pool, or a target's
  * calls did not all reach the upstream). About 50 s; bounded at 90 s.
  */
-import { cpus, loadavg } from 'node:os';
-import { type PortkeyInfo, startPortkey } from './proxy/portkey';
-import { check, compare, type Cpu, type Run, summarise, type Target } from './proxy/summary';
-import { cpuSecondsOf, ownCpuSeconds } from './support/cpu';
+import { loadavg } from 'node:os';
+import { describePortkey, leavePortkeyOut, startPortkey } from './proxy/portkey';
+import { check, type Run, type Target } from './proxy/summary';
 import { runLoad } from './support/load';
 import { runMain, stopChild } from './support/processes';
-import { fixed, printTable, range, writeResults } from './support/report';
+import { fixed, writeResultsUnlessQuick } from './support/report';
+import { compareRuns, cpuMeter, inRounds, summariseSides, withCpu } from './support/rounds';
+import { printRatiosTable, printSidesTable, writeRunHeader, writeRunLine } from './support/rounds-report';
 import { apiKey, call, startService, waitUntil } from './support/service';
 import { startUpstream } from './support/upstream-server';
 import { runOptions } from './support/options';
@@ -53,13 +54,13 @@ const BUDGET_MS = 90_000;
 const TARGET_DIRECT_RATIO = 0.6;
 const TARGET_PORTKEY_THROUGHPUT = 10;
 const TARGET_PORTKEY_P99 = 0.2;
-interface Settings {
-  pairs: number;
-  durationS: number;
-  connections: number;
-  portkey: boolean;
-  quick: boolean;
-}
+/** The ratios the tables show, x / y. */
+const COMPARED: ReadonlyArray<readonly [Target, Target]> = [
+  ['service', 'direct'],
+  ['portkey', 'direct'],
+  ['service', 'portkey'],
+];
+type Settings = ReturnType<typeof settings>;
 
 interface Endpoint {
   url: string;
@@ -67,7 +68,7 @@ interface Endpoint {
   body: string;
 }
 
-function settings(): Settings {
+function settings() {
   return {
     ...runOptions({ connections: 32, durationS: 2 }),
     portkey: !process.argv.includes('--no-portkey'),
@@ -92,9 +93,7 @@ async function main(s: Settings): Promise<void> {
         egress: { allowHosts: ['127.0.0.1'], allowPrivateCidrs: ['127.0.0.1/32'] },
       },
     }),
-    s.portkey
-      ? startPortkey()
-      : Promise.resolve({ info: { available: false, reason: '--no-portkey' } as PortkeyInfo, child: undefined }),
+    startPortkey(s.portkey),
   ]);
 
   const body = JSON.stringify({ arguments: {} });
@@ -111,7 +110,7 @@ async function main(s: Settings): Promise<void> {
   if (pool !== 'normal') throw new Error(`the service's call went through pool '${pool}', not 'normal': ${probe.text}`);
 
   const portkeyInfo = portkey.info;
-  if (portkey.child && 'base' in portkey && portkey.base) {
+  if (portkey.child && portkey.base) {
     const endpoint: Endpoint = {
       url: `${portkey.base}/v1/proxy/fast`,
       headers: {
@@ -127,38 +126,15 @@ async function main(s: Settings): Promise<void> {
     const reached = (await upstream.stats()).fast.requests - before;
     if (answer.status === 200 && answer.text === '{"ok":true}' && reached === 1) endpoints.portkey = endpoint;
     else {
-      portkeyInfo.available = false;
-      portkeyInfo.reason =
-        `its probe answered ${answer.status} ${answer.text.slice(0, 200)} (upstream reached ${reached} times); ` +
-        `its output: ${portkey.child.output().slice(-800)}`;
-      await stopChild(portkey.child);
+      const why = `its probe answered ${answer.status} ${answer.text.slice(0, 200)} (upstream reached ${reached} times)`;
+      await leavePortkeyOut(portkeyInfo, portkey.child, why);
     }
   }
   const targets = (['direct', 'service', 'portkey'] as const).filter((target) => endpoints[target]);
 
-  process.stdout.write(
-    `proxy: ${s.pairs} rounds of ${targets.join(', ')}, ${s.durationS} s each, ${s.connections} connections\n` +
-      `portkey: ${
-        portkeyInfo.available
-          ? `${portkeyInfo.version} (@hono/node-server ${portkeyInfo.honoNodeServer ?? '?'}${portkeyInfo.fetchShim ? ', with the fetch shim' : ''})`
-          : `left out: ${portkeyInfo.reason}`
-      }\n` +
-      `node ${process.version}, ${cpus().length} CPUs, load average ${loadavg()
-        .map((load) => load.toFixed(2))
-        .join(' ')}\n`,
-  );
+  writeRunHeader('proxy', s, targets, describePortkey(portkeyInfo));
 
-  const pids = {
-    service: service.child.process.pid,
-    portkey: portkey.child?.process.pid,
-    upstream: upstream.child.process.pid,
-  };
-  const cpuNow = (): Cpu => ({
-    service: cpuSecondsOf(pids.service),
-    portkey: portkeyInfo.available ? cpuSecondsOf(pids.portkey) : Number.NaN,
-    upstream: cpuSecondsOf(pids.upstream),
-    loadGenerator: ownCpuSeconds(),
-  });
+  const cpuNow = cpuMeter({ service, upstream, portkey });
   const load = (target: Target, durationS: number) =>
     runLoad({ ...endpoints[target]!, connections: s.connections, durationS });
 
@@ -181,39 +157,17 @@ async function main(s: Settings): Promise<void> {
 
   const measure = async (target: Target, round: number): Promise<Run> => {
     const requestsBefore = await settle();
-    const cpuBefore = cpuNow();
-    const result = await load(target, s.durationS);
-    const cpuAfter = cpuNow();
+    const { result, cpuCores } = await withCpu(cpuNow, () => load(target, s.durationS));
     const upstreamRequests = (await upstream.stats()).fast.requests - requestsBefore;
-    const used = (name: keyof Cpu) => (cpuAfter[name] - cpuBefore[name]) / result.durationS;
-    const run: Run = {
-      round,
-      target,
-      ...result,
-      upstreamRequests,
-      cpuCores: {
-        service: used('service'),
-        portkey: used('portkey'),
-        upstream: used('upstream'),
-        loadGenerator: used('loadGenerator'),
-      },
-    };
-    process.stdout.write(
-      `  round ${round} ${target.padEnd(7)}: p50 ${fixed(run.p50Ms)} ms, p99 ${fixed(run.p99Ms)} ms, ` +
-        `${fixed(run.reqPerS, 0)} req/s${run.non2xx + run.errors ? `, ${run.non2xx} non-2xx, ${run.errors} errors` : ''}; ` +
-        `CPU cores: service ${fixed(run.cpuCores.service)}, portkey ${fixed(run.cpuCores.portkey)}, ` +
-        `upstream ${fixed(run.cpuCores.upstream)}, load generator ${fixed(run.cpuCores.loadGenerator)}\n`,
-    );
+    const run: Run = { round, target, ...result, upstreamRequests, cpuCores };
+    writeRunLine(target, run);
     return run;
   };
 
   // Warm-up, not measured: every path once (JIT, connection pools).
   for (const target of targets) await load(target, s.quick ? 0.5 : 1);
 
-  const runs: Run[] = [];
-  for (let round = 1; round <= s.pairs; round++) {
-    for (const target of targets) runs.push(await measure(target, round));
-  }
+  const runs = await inRounds(s.pairs, targets, measure);
 
   if (portkey.child) {
     await stopChild(portkey.child);
@@ -221,19 +175,7 @@ async function main(s: Settings): Promise<void> {
     process.stdout.write(`portkey stopped (${signal ?? `exit ${code}`})\n`);
   }
 
-  const of = (target: Target) => runs.filter((run) => run.target === target);
-  const summaries = Object.fromEntries(targets.map((target) => [target, summarise(of(target))])) as Partial<
-    Record<Target, ReturnType<typeof summarise>>
-  >;
-  const comparisons = (
-    [
-      ['service', 'direct'],
-      ['portkey', 'direct'],
-      ['service', 'portkey'],
-    ] as const
-  )
-    .filter(([x, y]) => summaries[x] && summaries[y])
-    .map(([x, y]) => compare(x, of(x), y, of(y)));
+  const { summaries, comparisons } = summariseSides(runs, (run) => run.target, targets, COMPARED, compareRuns);
 
   const serviceVsDirect = comparisons.find((c) => c.name === 'service / direct')!;
   const serviceVsPortkey = comparisons.find((c) => c.name === 'service / portkey');
@@ -245,40 +187,8 @@ async function main(s: Settings): Promise<void> {
   };
   const checks = check(runs, s.connections);
 
-  printTable(
-    'per target, median (min-max) over the rounds',
-    targets.map((target) => {
-      const summary = summaries[target]!;
-      return {
-        target,
-        'p50 ms': range(summary.p50Ms),
-        'p99 ms': range(summary.p99Ms),
-        'req/s': range(summary.reqPerS, 0),
-        'service µs/call': fixed(summary.cpuUsPerCall.service, 0),
-        'portkey µs/call': fixed(summary.cpuUsPerCall.portkey, 0),
-        'upstream µs/call': fixed(summary.cpuUsPerCall.upstream, 0),
-        'load gen µs/call': fixed(summary.cpuUsPerCall.loadGenerator, 0),
-        failed: String(summary.failed),
-      };
-    }),
-  );
-  printTable(
-    'ratios: per round, median (min-max); then of the medians',
-    comparisons.flatMap((c) => [
-      {
-        ratio: `${c.name} per round`,
-        'p50 ms': range(c.perRound.p50Ms, 3),
-        'p99 ms': range(c.perRound.p99Ms, 3),
-        'req/s': range(c.perRound.reqPerS, 3),
-      },
-      {
-        ratio: `${c.name} of medians`,
-        'p50 ms': fixed(c.ofMedians.p50Ms, 3),
-        'p99 ms': fixed(c.ofMedians.p99Ms, 3),
-        'req/s': fixed(c.ofMedians.reqPerS, 3),
-      },
-    ]),
-  );
+  printSidesTable('per target, median (min-max) over the rounds', 'target', targets, summaries);
+  printRatiosTable('ratios: per round, median (min-max); then of the medians', comparisons);
   const verdict = (met: boolean | null) => (met === null ? 'not measured' : met ? 'met' : 'NOT met');
   process.stdout.write(
     `\nservice / direct throughput ${fixed(serviceVsDirect.perRound.reqPerS.median, 3)} (target >= ${TARGET_DIRECT_RATIO}): ` +
@@ -293,23 +203,19 @@ async function main(s: Settings): Promise<void> {
       (checks.warnings.length > 0 ? `warnings: ${checks.warnings.join('; ')}\n` : ''),
   );
 
-  if (s.quick) process.stdout.write('quick mode: results not written\n');
-  else {
-    const file = writeResults('proxy', {
-      settings: { ...s, loadAverageAtStart: loadavg() },
-      portkey: portkeyInfo,
-      summary: summaries,
-      comparisons,
-      targets: {
-        serviceVsDirect: { reqPerSAtLeast: TARGET_DIRECT_RATIO, p99AtMost: 1 / TARGET_DIRECT_RATIO },
-        serviceVsPortkey: { reqPerSAtLeast: TARGET_PORTKEY_THROUGHPUT, p99AtMost: TARGET_PORTKEY_P99 },
-        met: targetsMet,
-      },
-      checks,
-      runs,
-    });
-    process.stdout.write(`wrote ${file}\n`);
-  }
+  writeResultsUnlessQuick('proxy', s.quick, {
+    settings: { ...s, loadAverageAtStart: loadavg() },
+    portkey: portkeyInfo,
+    summary: summaries,
+    comparisons,
+    targets: {
+      serviceVsDirect: { reqPerSAtLeast: TARGET_DIRECT_RATIO, p99AtMost: 1 / TARGET_DIRECT_RATIO },
+      serviceVsPortkey: { reqPerSAtLeast: TARGET_PORTKEY_THROUGHPUT, p99AtMost: TARGET_PORTKEY_P99 },
+      met: targetsMet,
+    },
+    checks,
+    runs,
+  });
   if (checks.problems.length > 0) process.exitCode = 1;
 }
 

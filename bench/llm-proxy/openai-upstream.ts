@@ -12,9 +12,9 @@
  * has the same work to do, and a client can check each answer with one substring.
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { call } from '../support/service';
-import { type Child, exitWithParent, startChild, stopChild, SWC_REGISTER, waitForLine } from '../support/processes';
+import { type Child, stopChild } from '../support/processes';
+import { answerStats, listenOnLoopback, startServerProcess } from '../support/server-process';
+import { call, waitUntil } from '../support/service';
 
 /** The model the upstream serves; what each side's request reaches it as. */
 export const MODEL = 'gpt-4o-mini';
@@ -62,13 +62,13 @@ export interface OpenAiUpstream {
   stop(): Promise<void>;
 }
 
-const READY = /OPENAI_UPSTREAM_PORT=(\d+)/;
+const READY = 'OPENAI_UPSTREAM_PORT';
+/** How long the upstream holds no call and takes no request before it counts as idle. */
+const QUIET_MS = 250;
 
 /** Starts the upstream process and waits until it listens. */
 export async function startOpenAiUpstream(name = 'openai-upstream'): Promise<OpenAiUpstream> {
-  const child = startChild(name, ['-r', SWC_REGISTER, __filename]);
-  const port = Number((await waitForLine(child, READY, 15_000))[1]);
-  const base = `http://127.0.0.1:${port}`;
+  const { child, base } = await startServerProcess(name, __filename, READY);
   return {
     base,
     baseUrl: `${base}/v1`,
@@ -76,6 +76,28 @@ export async function startOpenAiUpstream(name = 'openai-upstream'): Promise<Ope
     stats: async () => JSON.parse((await call(`${base}/stats`)).text) as OpenAiUpstreamStats,
     stop: () => stopChild(child),
   };
+}
+
+/**
+ * Until the upstream has held no call for {@link QUIET_MS}: a client leaving does not end a
+ * proxy's calls, and a busy Portkey still forwards what it had read for a while after. Answers
+ * its counts then.
+ */
+export async function settle(upstream: OpenAiUpstream): Promise<OpenAiUpstreamStats> {
+  let last = await upstream.stats();
+  let quietSince = performance.now();
+  await waitUntil(
+    'the upstream is idle',
+    async () => {
+      const now = await upstream.stats();
+      if (now.inFlight > 0 || now.requests !== last.requests) quietSince = performance.now();
+      last = now;
+      return performance.now() - quietSince >= QUIET_MS;
+    },
+    10_000,
+    50,
+  );
+  return last;
 }
 
 function serve(): void {
@@ -115,21 +137,10 @@ function serve(): void {
   const server = createServer((request, response) => {
     if (request.method === 'POST' && request.url === '/v1/chat/completions') return complete(request, response);
     request.resume();
-    if (request.url === '/stats') {
-      const { user, system } = process.cpuUsage();
-      response
-        .writeHead(200, { 'content-type': 'application/json' })
-        .end(JSON.stringify({ ...stats, cpuUs: user + system }));
-      return;
-    }
+    if (request.url === '/stats') return answerStats(response, stats);
     response.writeHead(404, { 'content-type': 'application/json' }).end('{"error":{"message":"not found"}}');
   });
-  server.keepAliveTimeout = 60_000;
-  server.listen(0, '127.0.0.1', () => {
-    process.stdout.write(`OPENAI_UPSTREAM_PORT=${(server.address() as AddressInfo).port}\n`);
-  });
-  exitWithParent();
-  process.once('SIGTERM', () => process.exit(0));
+  listenOnLoopback(server, READY);
 }
 
 if (require.main === module) serve();

@@ -73,11 +73,18 @@ function freePort(): Promise<number> {
   });
 }
 
+export interface Portkey {
+  info: PortkeyInfo;
+  child?: Child;
+  base?: string;
+}
+
 /**
  * Starts Portkey's gateway on a free port (shimmed where its @hono/node-server needs it), or says
- * why it cannot: not installed, or its probe failed.
+ * why it cannot: not `wanted` (`--no-portkey`), not installed, or it did not start.
  */
-export async function startPortkey(): Promise<{ info: PortkeyInfo; child?: Child; base?: string }> {
+export async function startPortkey(wanted = true): Promise<Portkey> {
+  if (!wanted) return { info: { available: false, reason: '--no-portkey' } };
   const found = portkeyPackage();
   if (!found) return { info: { available: false, reason: '@portkey-ai/gateway is not installed' } };
   const honoNodeServer = honoNodeServerVersion(found.dir);
@@ -98,4 +105,18 @@ export async function startPortkey(): Promise<{ info: PortkeyInfo; child?: Child
     return { info: { ...info, available: false, reason: `did not start: ${(error as Error).message.slice(0, 500)}` } };
   }
   return { info, child, base: `http://127.0.0.1:${port}` };
+}
+
+/** Stops a started Portkey whose probe failed, and says in `info` why it is left out. */
+export async function leavePortkeyOut(info: PortkeyInfo, child: Child, why: string): Promise<void> {
+  info.available = false;
+  info.reason = `${why}; its output: ${child.output().slice(-800)}`;
+  await stopChild(child);
+}
+
+/** Its version and whether it runs shimmed, or why it is left out. */
+export function describePortkey(info: PortkeyInfo): string {
+  return info.available
+    ? `${info.version} (@hono/node-server ${info.honoNodeServer ?? '?'}${info.fetchShim ? ', with the fetch shim' : ''})`
+    : `left out: ${info.reason}`;
 }

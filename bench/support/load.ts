@@ -25,6 +25,11 @@ export interface LoadOptions {
   body?: string;
   /** A request not answered within this long counts as a timeout. @default 10 */
   timeoutS?: number;
+  /**
+   * Checks every answer's body (autocannon's `verifyBody`): a 2xx it refuses is left out of
+   * `ok`, req/s and the percentiles, and counted in `wrong2xx`.
+   */
+  verifyBody?: (body: string) => boolean;
 }
 
 export interface LoadResult {
@@ -44,6 +49,10 @@ export interface LoadResult {
   durationS: number;
   /** autocannon's own p99 of every answer, from its histogram in whole ms (for comparison). */
   autocannonP99Ms: number;
+  /** With `verifyBody`: answers whose body it refused, 2xx or not. */
+  mismatches?: number;
+  /** With `verifyBody`: of those, the 2xx ones. */
+  wrong2xx?: number;
 }
 
 interface AutocannonResult {
@@ -51,6 +60,7 @@ interface AutocannonResult {
   errors: number;
   timeouts: number;
   non2xx: number;
+  mismatches: number;
   latency: { p99: number };
 }
 
@@ -71,17 +81,41 @@ let autocannon: Autocannon | undefined;
 /** Runs `connections` connections against `url` for `durationS` seconds (or for `amount` requests). */
 export function runLoad(options: LoadOptions): Promise<LoadResult> {
   autocannon ??= createRequire(__filename)('autocannon') as Autocannon;
-  const { url, connections, durationS, amount, method = 'POST', headers = {}, body, timeoutS = 10 } = options;
+  const {
+    url,
+    connections,
+    durationS,
+    amount,
+    method = 'POST',
+    headers = {},
+    body,
+    timeoutS = 10,
+    verifyBody: accepts,
+  } = options;
   return new Promise((done, fail) => {
     const latencies: number[] = [];
     const statuses: Record<string, number> = {};
     const started = performance.now();
     // autocannon notices an `amount` is done on its next 1 s tick: such a run is timed by its last answer.
     let lastAnswer = started;
+    let wrong2xx = 0;
+    // autocannon emits `response` before it checks the body: the last 2xx time is held until
+    // the check says whether it counts.
+    let pendingMs: number | undefined;
+    const verifyBody =
+      accepts &&
+      ((text: string) => {
+        const matches = accepts(text);
+        if (pendingMs !== undefined) {
+          if (matches) latencies.push(pendingMs);
+          else wrong2xx++;
+          pendingMs = undefined;
+        }
+        return matches;
+      });
+    const common = { url, method, headers, body, connections, timeout: timeoutS, ...(verifyBody && { verifyBody }) };
     const instance = autocannon!(
-      amount === undefined
-        ? { url, method, headers, body, connections, duration: durationS, timeout: timeoutS }
-        : { url, method, headers, body, connections, amount, timeout: timeoutS },
+      amount === undefined ? { ...common, duration: durationS } : { ...common, amount },
       (error, result) => {
         forget();
         clearTimeout(cap);
@@ -99,6 +133,7 @@ export function runLoad(options: LoadOptions): Promise<LoadResult> {
           statuses,
           durationS: seconds,
           autocannonP99Ms: result.latency.p99,
+          ...(verifyBody && { mismatches: result.mismatches, wrong2xx }),
         });
       },
     );
@@ -106,7 +141,9 @@ export function runLoad(options: LoadOptions): Promise<LoadResult> {
     const cap = amount === undefined ? undefined : setTimeout(() => instance.stop(), durationS * 1_000);
     instance.on('response', (_client, status, _bytes, ms) => {
       statuses[status] = (statuses[status] ?? 0) + 1;
-      if (status >= 200 && status < 300) latencies.push(ms);
+      const is2xx = status >= 200 && status < 300;
+      if (verifyBody) pendingMs = is2xx ? ms : undefined;
+      else if (is2xx) latencies.push(ms);
       lastAnswer = performance.now();
     });
   });

@@ -31,6 +31,12 @@ export function writeResults(name: string, results: unknown): string {
   return file;
 }
 
+/** {@link writeResults}, then says where; a quick run writes nothing and says so. */
+export function writeResultsUnlessQuick(name: string, quick: boolean, results: unknown): void {
+  if (quick) process.stdout.write('quick mode: results not written\n');
+  else process.stdout.write(`wrote ${writeResults(name, results)}\n`);
+}
+
 function formatNumber(value: number): string {
   if (!Number.isFinite(value)) return 'n/a';
   if (Number.isInteger(value)) return String(value);

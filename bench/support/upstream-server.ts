@@ -12,9 +12,9 @@
  * Anything else is 404.
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { call } from './service';
-import { type Child, exitWithParent, startChild, stopChild, SWC_REGISTER, waitForLine } from './processes';
+import { type Child, stopChild } from './processes';
+import { answerStats, listenOnLoopback, startServerProcess } from './server-process';
 
 export type UpstreamRoute = 'fast' | 'slow' | 'hang';
 
@@ -39,14 +39,12 @@ export interface UpstreamServer {
   stop(): Promise<void>;
 }
 
-const READY = /UPSTREAM_PORT=(\d+)/;
+const READY = 'UPSTREAM_PORT';
 const OK_BODY = '{"ok":true}';
 
 /** Starts the upstream process and waits until it listens. */
 export async function startUpstream(name = 'upstream'): Promise<UpstreamServer> {
-  const child = startChild(name, ['-r', SWC_REGISTER, __filename]);
-  const port = Number((await waitForLine(child, READY, 15_000))[1]);
-  const base = `http://127.0.0.1:${port}`;
+  const { child, base } = await startServerProcess(name, __filename, READY);
   return {
     base,
     child,
@@ -100,22 +98,13 @@ function serve(): void {
         if (url.searchParams.has('reset-peak')) {
           for (const counts of Object.values(stats)) counts.peakInFlight = counts.inFlight;
         }
-        const { user, system } = process.cpuUsage();
-        response
-          .writeHead(200, { 'content-type': 'application/json' })
-          .end(JSON.stringify({ ...stats, cpuUs: user + system }));
-        return;
+        return answerStats(response, stats);
       }
       default:
         response.writeHead(404, { 'content-type': 'application/json' }).end('{"error":"not found"}');
     }
   });
-  server.keepAliveTimeout = 60_000;
-  server.listen(0, '127.0.0.1', () => {
-    process.stdout.write(`UPSTREAM_PORT=${(server.address() as AddressInfo).port}\n`);
-  });
-  exitWithParent();
-  process.once('SIGTERM', () => process.exit(0));
+  listenOnLoopback(server, READY);
 }
 
 if (require.main === module) serve();
