@@ -1,7 +1,7 @@
 import type { LogLevel, LoggerService } from '@nestjs/common';
 import type { NestApplicationOptions } from '@nestjs/common';
 import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
-import { answerFrameworkError } from './common/nest';
+import { answerClientError, answerFrameworkError, answerProtocolErrors } from './common/nest';
 import type { BulkheadConfig } from './config';
 
 const LOG_LEVELS: LogLevel[] = ['fatal', 'error', 'warn', 'log', 'debug', 'verbose'];
@@ -12,13 +12,19 @@ export function logLevels(config: BulkheadConfig): LogLevel[] {
 }
 
 export function createAdapter(config: BulkheadConfig): FastifyAdapter {
-  return new FastifyAdapter({
+  const adapter = new FastifyAdapter({
     bodyLimit: config.server.bodyLimitBytes,
     // Requests that arrive while the server closes still reach our routes and get the
     // envelope (`stopped`), not Fastify's own 503 body.
     return503OnClosing: false,
     frameworkErrors: answerFrameworkError,
+    // Requests Node refuses before any route (unparsable, no Host, an unknown Expect) get the
+    // envelope too, not Fastify's body or Node's empty one; the Host check moves to a hook.
+    clientErrorHandler: answerClientError,
+    http: { requireHostHeader: false },
   });
+  answerProtocolErrors(adapter.getInstance());
+  return adapter;
 }
 
 /**

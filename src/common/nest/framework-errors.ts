@@ -4,13 +4,23 @@ import { ResilienceError } from '../errors/resilience-error';
 
 /**
  * Fastify's answer to URLs its router cannot even read (a malformed percent-encoding, a path
- * segment over its length limit). These never reach Nest, and Fastify's own body quotes the
- * path; they get the envelope like every other failure.
+ * segment over its length limit) and to a route constraint that failed. These never reach
+ * Nest, and Fastify's own body quotes the path; they get the envelope like every other failure.
  */
 export function answerFrameworkError(error: { code?: string }, _request: FastifyRequest, reply: FastifyReply): void {
-  const failure =
-    error.code === 'FST_ERR_MAX_PARAM_LENGTH'
-      ? new ResilienceError('invalid_request', 'a path segment is longer than the limit')
-      : new ResilienceError('invalid_request', 'the URL is malformed');
+  const failure = frameworkFailure(error.code);
+  if (reply.sent || reply.raw.headersSent) return;
   void reply.status(failure.status).type('application/json; charset=utf-8').send(toEnvelope(failure));
+}
+
+function frameworkFailure(code: string | undefined): ResilienceError {
+  switch (code) {
+    case 'FST_ERR_MAX_PARAM_LENGTH':
+      return new ResilienceError('invalid_request', 'a path segment is longer than the limit');
+    // An asynchronous route constraint threw: our failure, not the client's URL.
+    case 'FST_ERR_ASYNC_CONSTRAINT':
+      return new ResilienceError('internal', 'internal error');
+    default:
+      return new ResilienceError('invalid_request', 'the URL is malformed');
+  }
 }

@@ -4,6 +4,7 @@ export * from './common.module';
 export * from './envelope-exception.filter';
 export * from './http-exception-mapping';
 export * from './framework-errors';
+export * from './client-errors';
 export * from './unexpected-errors';
 export * from './without-tenant.decorator';
 export * from './route-cache';
