@@ -1,6 +1,9 @@
 import type { LogLevel, LoggerService } from '@nestjs/common';
 import type { NestApplicationOptions } from '@nestjs/common';
 import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
+import type { FastifyInstance } from 'fastify';
+import { ResilienceError } from './common';
+import { jsonDepthExceeds, MAX_JSON_DEPTH } from './common/json-depth';
 import { answerClientError, answerFrameworkError, answerProtocolErrors } from './common/nest';
 import type { BulkheadConfig } from './config';
 
@@ -29,7 +32,8 @@ export function createAdapter(config: BulkheadConfig): FastifyAdapter {
 
 /**
  * Options for `NestFactory.create`. Nest's own body parsers are off: they would also accept
- * form bodies. Fastify's JSON parser stays (with its prototype-poisoning guard).
+ * form bodies. Fastify's JSON parser stays (with its prototype-poisoning guard), wrapped by
+ * {@link configureApp} with a nesting-depth check.
  */
 export function appOptions(logger: LogLevel[] | LoggerService | false): NestApplicationOptions {
   return { bodyParser: false, logger };
@@ -40,4 +44,31 @@ export function configureApp(app: NestFastifyApplication): void {
   const fastify = app.getHttpAdapter().getInstance();
   // Only JSON bodies: anything else is refused as `invalid_request` before a handler runs.
   fastify.removeContentTypeParser('text/plain');
+  limitJsonDepth(fastify);
+}
+
+/**
+ * Replaces Fastify's JSON parser with itself plus a depth check, so that no route (a tool, a
+ * batch, the LLM route, a company's own) ever sees a body nested deeper than
+ * {@link MAX_JSON_DEPTH}: recursive code after it (canonical JSON, `JSON.stringify` of an echo)
+ * would overflow the stack, and would do so after a lane slot, an idempotency claim or a
+ * breaker count had been taken (docs/pitfalls.md #19). Checked after parsing: `JSON.parse`
+ * itself is not recursive, and walking the parsed value costs a third or less of scanning the
+ * text (0.08x of the parse on a 1 KB body).
+ */
+function limitJsonDepth(fastify: FastifyInstance): void {
+  const { onProtoPoisoning = 'error', onConstructorPoisoning = 'error' } = fastify.initialConfig;
+  const parseJson = fastify.getDefaultJsonParser(onProtoPoisoning, onConstructorPoisoning);
+  fastify.removeContentTypeParser('application/json');
+  fastify.addContentTypeParser('application/json', { parseAs: 'string' }, (request, text: string, done) => {
+    parseJson(request, text, (error, body) => {
+      if (error) done(error, undefined);
+      else if (jsonDepthExceeds(body, MAX_JSON_DEPTH)) done(tooDeep(), undefined);
+      else done(null, body);
+    });
+  });
+}
+
+function tooDeep(): ResilienceError {
+  return new ResilienceError('invalid_request', `request body is nested deeper than ${MAX_JSON_DEPTH} levels`);
 }

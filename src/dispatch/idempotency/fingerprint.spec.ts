@@ -54,6 +54,62 @@ describe('argumentsFingerprint', () => {
 
     expect(argumentsFingerprint(JSON.parse(JSON.stringify(args)))).toBe(argumentsFingerprint(args));
   });
+
+  it('keeps the canonical JSON and fingerprint of earlier versions, so stored keys still match', () => {
+    // Pinned from the recursive implementation: idempotency records and LLM cache entries in a
+    // shared Redis were keyed with it.
+    const args = {
+      z: [1, { y: 'é\n"q"', x: null, w: undefined }, [], {}],
+      a: { c: true, b: -2.5e-7, d: [[['deep']]] },
+      '': 'empty key',
+      'ü\u2028': 0,
+    };
+
+    expect(canonicalJson(args)).toBe(
+      '{"":"empty key","a":{"b":-2.5e-7,"c":true,"d":[[["deep"]]]},"z":[1,{"x":null,"y":"é\\n\\"q\\""},[],{}],"ü\u2028":0}',
+    );
+    expect(argumentsFingerprint(args)).toBe('c6af62128ca19900f1e4f3e443d049848ab56c29eafd27768167fa26078759e2');
+  });
+
+  it.each<[string, unknown, string]>([
+    ['a string', 'x', '"x"'],
+    ['a number', 1.5, '1.5'],
+    ['null', null, 'null'],
+    ['undefined', undefined, 'null'],
+    ['an empty object', {}, '{}'],
+    ['an empty array', [], '[]'],
+    ['undefined and a function in an array', [undefined, () => 1], '[null,null]'],
+    ['a function field', { f: () => 1 }, '{"f":null}'],
+  ])('writes %s as before', (_label, value, expected) => {
+    expect(canonicalJson(value)).toBe(expected);
+  });
+
+  it('writes a value nested 100,000 levels deep without overflowing the stack (docs/pitfalls.md #19)', () => {
+    const depth = 100_000;
+    let objects: unknown = {};
+    let arrays: unknown = [];
+    for (let level = 1; level < depth; level++) {
+      objects = { b: 1, a: objects };
+      arrays = [arrays, 2];
+    }
+
+    expect(canonicalJson(objects)).toBe(`${'{"a":'.repeat(depth - 1)}{}${',"b":1}'.repeat(depth - 1)}`);
+    expect(canonicalJson(arrays)).toBe(`${'['.repeat(depth)}]${',2]'.repeat(depth - 1)}`);
+    expect(argumentsFingerprint({ deep: arrays })).toMatch(/^[0-9a-f]{64}$/);
+  });
+
+  it('refuses a circular value with a TypeError, as JSON.stringify does', () => {
+    const circular: Record<string, unknown> = { a: [1, { b: 2 }] };
+    ((circular.a as unknown[])[1] as Record<string, unknown>).back = circular;
+
+    expect(() => canonicalJson(circular)).toThrow(TypeError);
+  });
+
+  it('writes the same object twice when it is shared, not nested in itself', () => {
+    const shared = { x: 1 };
+
+    expect(canonicalJson({ a: shared, b: [shared, shared] })).toBe('{"a":{"x":1},"b":[{"x":1},{"x":1}]}');
+  });
 });
 
 describe('scopedIdempotencyKey', () => {
