@@ -2,8 +2,7 @@ import type { LogLevel, LoggerService } from '@nestjs/common';
 import type { NestApplicationOptions } from '@nestjs/common';
 import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
 import type { FastifyInstance } from 'fastify';
-import { ResilienceError } from './common';
-import { jsonDepthExceeds, MAX_JSON_DEPTH } from './common/json-depth';
+import { jsonDepthExceeds, MAX_JSON_DEPTH, ResilienceError } from './common';
 import { answerClientError, answerFrameworkError, answerProtocolErrors } from './common/nest';
 import type { BulkheadConfig } from './config';
 

@@ -10,3 +10,4 @@ export * from './lazy-abort-controller';
 export * from './random';
 export * from './tenant';
 export * from './unique-id';
+export * from './json-depth';
