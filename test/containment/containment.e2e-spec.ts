@@ -521,7 +521,10 @@ describe('containment: tenants routed to the normal or isolated pool', () => {
 
         const error = expectEnvelope(refused, 403, 'egress_denied');
         expect(error.jsonrpcCode).toBe(-32013);
-        expectNothingLeaked(refused, '127.0.0.1', String(up.port), up.url('/tool'));
+        // The host as the config wrote it and what to configure; never its port, path or URL.
+        expect(error.message).toContain("host '127.0.0.1'");
+        expect(error.message).toContain('containment.egress.allowPrivateCidrs');
+        expectNothingLeaked(refused, String(up.port), up.url('/tool'));
       }
       expect(up.connections).toBe(0);
       expect(up.requests).toHaveLength(0);

@@ -32,8 +32,12 @@ export function egressConnector(policy: EgressPolicy, options: EgressConnectorOp
 
   return (connectOptions, callback) => {
     const { hostname, protocol } = connectOptions;
-    if ((protocol !== 'http:' && protocol !== 'https:') || !policy.allowsHost(hostname)) {
-      callback(egressDenied(), null);
+    if (protocol !== 'http:' && protocol !== 'https:') {
+      callback(egressDenied('scheme'), null);
+      return;
+    }
+    if (!policy.allowsHost(hostname)) {
+      callback(egressDenied('host', hostname), null);
       return;
     }
     const literal = isIP(hostname) !== 0;
@@ -51,7 +55,7 @@ export function egressConnector(policy: EgressPolicy, options: EgressConnectorOp
             if (error !== null) return callback(error, null);
             if (!allowsPeer(policy, socket.remoteAddress)) {
               socket.destroy();
-              return callback(egressDenied(), null);
+              return callback(egressDenied('address', hostname), null);
             }
             callback(null, socket);
           },
@@ -63,14 +67,14 @@ export function egressConnector(policy: EgressPolicy, options: EgressConnectorOp
 
     if (literal) {
       if (policy.allowsAddress(hostname)) dial(hostname);
-      else callback(egressDenied(), null);
+      else callback(egressDenied('address', hostname), null);
       return;
     }
     withTimeout(() => lookup(hostname), options.timeoutMs).then(
       (answers) => {
         // One denied answer refuses the name: a [public, 127.0.0.1] answer must not fall back to loopback.
         if (answers.length === 0 || !answers.every(({ address }) => policy.allowsAddress(address))) {
-          callback(egressDenied(), null);
+          callback(egressDenied('address', hostname), null);
           return;
         }
         dial(answers[0].address);

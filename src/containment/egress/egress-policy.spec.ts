@@ -216,19 +216,25 @@ describe('EgressPolicy', () => {
   });
 
   describe('egressDenied', () => {
-    it('is egress_denied with a fixed message that names no host', () => {
+    it('names the host and the key to configure, never the path, query, port or credentials', () => {
       const policy = new EgressPolicy({ allowHosts: [], allowPrivateCidrs: [] });
       let thrown: unknown;
       try {
-        policy.checkUrl(new URL('http://secret-internal.example:8080/path?token=abc'));
+        policy.checkUrl(new URL('http://user:pw@internal.example:8080/path?token=abc'));
       } catch (error) {
         thrown = error;
       }
       expect(thrown).toMatchObject({ kind: 'egress_denied', status: 403, jsonrpcCode: -32013 });
       const message = (thrown as Error).message;
-      expect(message).toBe(egressDenied().message);
-      expect(message).not.toMatch(/secret|example|8080|token|abc|http/);
-      expect(egressDenied().kind).toBe('egress_denied');
+      expect(message).toBe("host 'internal.example' is not in containment.egress.allowHosts");
+      expect(message).not.toMatch(/8080|token|abc|path|user|pw/);
+    });
+
+    it('points a denied address at allowPrivateCidrs without naming the address', () => {
+      const message = egressDenied('address', 'db.internal').message;
+      expect(message).toContain("host 'db.internal'");
+      expect(message).toContain('containment.egress.allowPrivateCidrs');
+      expect(message).not.toMatch(/\d+\.\d+\.\d+\.\d+/);
     });
   });
 });

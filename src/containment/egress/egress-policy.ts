@@ -18,9 +18,24 @@ const SIX_TO_FOUR: Cidr = [ipaddr.IPv6.parse('2002::'), 16];
 const NAT64: Cidr = [ipaddr.IPv6.parse('64:ff9b::'), 96];
 const TEREDO: Cidr = [ipaddr.IPv6.parse('2001::'), 32];
 
-/** The one egress error. Its message names no host, address or URL: those can be caller input. */
-export function egressDenied(): ResilienceError {
-  return new ResilienceError('egress_denied', 'the destination is not allowed by the egress policy');
+/** Why a destination was refused. */
+export type EgressDenial = 'scheme' | 'host' | 'address';
+
+/**
+ * The egress error, saying what to configure. It names the host as the URL wrote it (from the
+ * config or the app's own code, never from an API caller) and never an address the name
+ * resolved to, nor the URL's path, query or credentials.
+ */
+export function egressDenied(denial: EgressDenial = 'host', hostname = ''): ResilienceError {
+  const host = hostname.slice(0, 253);
+  const message =
+    denial === 'scheme'
+      ? 'only http: and https: destinations are allowed'
+      : denial === 'host'
+        ? `host '${host}' is not in containment.egress.allowHosts`
+        : `host '${host}' resolves to a private, loopback, link-local or reserved address: ` +
+          'allow its range in containment.egress.allowPrivateCidrs';
+  return new ResilienceError('egress_denied', message);
 }
 
 /**
@@ -43,8 +58,8 @@ export class EgressPolicy {
 
   /** Throws `egress_denied` unless the scheme is http: or https: and the host matches allowHosts. No DNS. */
   checkUrl(url: URL): void {
-    if (url.protocol !== 'http:' && url.protocol !== 'https:') throw egressDenied();
-    if (!this.allowsHost(url.hostname)) throw egressDenied();
+    if (url.protocol !== 'http:' && url.protocol !== 'https:') throw egressDenied('scheme');
+    if (!this.allowsHost(url.hostname)) throw egressDenied('host', url.hostname);
   }
 
   /** Whether the host (a name or an IP literal, as in URL.hostname; brackets allowed) matches allowHosts. */
