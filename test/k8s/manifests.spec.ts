@@ -2,14 +2,14 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { basename, dirname, join, relative, resolve } from 'node:path';
 import { parse as parseYaml, parseAllDocuments } from 'yaml';
 import { Deployment } from 'kubernetes-models/apps/v1/Deployment';
-import { PodDisruptionBudget } from 'kubernetes-models/policy/v1/PodDisruptionBudget';
 import { ConfigMap } from 'kubernetes-models/v1/ConfigMap';
 import type { IContainer } from 'kubernetes-models/v1/Container';
 import { Service } from 'kubernetes-models/v1/Service';
 import { parseConfig } from '../../src/config/config.loader';
 
 const ROOT = resolve(__dirname, '../..');
-const K8S = join(ROOT, 'k8s');
+/** The base only: overlays and the dashboards have their own specs and kustomizations. */
+const K8S = join(ROOT, 'k8s', 'base');
 const KUSTOMIZATION = 'kustomize.config.k8s.io/v1beta1/Kustomization';
 
 /** The kinds the manifests may use; a new kind is added here with its kubernetes-models class. */
@@ -17,7 +17,6 @@ const MODELS: Record<string, new (data: never) => { validate(): void }> = {
   'apps/v1/Deployment': Deployment,
   'v1/Service': Service,
   'v1/ConfigMap': ConfigMap,
-  'policy/v1/PodDisruptionBudget': PodDisruptionBudget,
 };
 
 type Manifest = { file: string; index: number; type: string; object: Record<string, unknown> };
@@ -83,7 +82,6 @@ function finalDockerStage(text: string): { instruction: string; argument: string
 const manifests = loadManifests();
 const deployment = new Deployment(named('apps/v1/Deployment', 'bulkhead') as never);
 const service = new Service(named('v1/Service', 'bulkhead') as never);
-const pdb = new PodDisruptionBudget(named('policy/v1/PodDisruptionBudget', 'bulkhead') as never);
 const configMap = new ConfigMap(named('v1/ConfigMap', 'bulkhead-config') as never);
 const podSpec = required(deployment.spec?.template.spec, 'Deployment pod spec');
 const container = required(
@@ -106,8 +104,8 @@ function embeddedConfig(env: Record<string, string>) {
   return result.config;
 }
 
-describe('k8s manifests', () => {
-  it('finds manifests under k8s/', () => {
+describe('k8s base manifests', () => {
+  it('finds manifests under k8s/base', () => {
     expect(manifests.map((manifest) => manifest.type)).toEqual(expect.arrayContaining(Object.keys(MODELS)));
   });
 
@@ -225,14 +223,13 @@ describe('k8s manifests', () => {
     expect(embeddedConfig(literalEnv).auth.allowAnonymous).toBe(false);
   });
 
-  it('keeps the PodDisruptionBudget satisfiable and aimed at the Deployment pods', () => {
-    // A drain must be able to evict one pod at a time without breaking the budget.
-    const minAvailable = required(pdb.spec?.minAvailable, 'PDB minAvailable');
-    expect(minAvailable).toBeGreaterThanOrEqual(1);
-    expect(minAvailable).toBeLessThan(required(deployment.spec?.replicas, 'replicas'));
-    expect(deployment.spec?.template.metadata?.labels).toMatchObject(
-      required(pdb.spec?.selector?.matchLabels, 'PDB selector'),
-    );
+  it('runs one replica on the memory store, whose budgets and rate limits are per pod', () => {
+    expect(deployment.spec?.replicas).toBe(1);
+    expect(embeddedConfig(literalEnv).store.kind).toBe('memory');
+  });
+
+  it('has no PodDisruptionBudget, which on one replica would either block drains or protect nothing', () => {
+    expect(manifests.map((manifest) => manifest.type)).not.toContain('policy/v1/PodDisruptionBudget');
   });
 });
 
