@@ -20,7 +20,7 @@ export class BreakerRegistry implements OnApplicationShutdown {
   private listeners: BreakerTransitionListener[] = [];
 
   constructor(
-    @Inject(CIRCUIT_BREAKER_MODULE_OPTIONS) private readonly options: CircuitBreakerModuleOptions,
+    @Inject(CIRCUIT_BREAKER_MODULE_OPTIONS) options: CircuitBreakerModuleOptions,
     @Inject(CLOCK) private readonly clock: Clock,
   ) {
     const breakers = options.breakers ?? {};

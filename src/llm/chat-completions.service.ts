@@ -1,6 +1,5 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
-import { microsToUsd } from '../budget';
-import { BudgetGate } from '../budget';
+import { BudgetGate, microsToUsd } from '../budget';
 import { LaneRegistry, laneRejectionError } from '../bulkhead';
 import {
   asResilienceError,
