@@ -64,8 +64,7 @@ export function fromAnthropicAnswer(target: ProviderTarget, answer: unknown, cre
       {
         index: 0,
         message,
-        // A stop reason newer than this map: the answer did end, and `stop` claims nothing more.
-        finish_reason: FINISH_REASONS.get(String(answer.stop_reason)) ?? 'stop',
+        finish_reason: chatFinishReason(answer.stop_reason),
         logprobs: null,
       },
     ],
@@ -73,7 +72,19 @@ export function fromAnthropicAnswer(target: ProviderTarget, answer: unknown, cre
   };
 }
 
-function chatUsage(usage: unknown): ChatUsage | undefined {
+/**
+ * An Anthropic stop reason as a Chat Completions finish reason. A stop reason newer than the map
+ * (or none): the answer did end, and `stop` claims nothing more.
+ */
+export function chatFinishReason(stopReason: unknown): FinishReason {
+  return FINISH_REASONS.get(String(stopReason)) ?? 'stop';
+}
+
+/**
+ * Anthropic's usage (`input_tokens`, `output_tokens`, cache reads and writes) as OpenAI's, or
+ * undefined when either count is missing. Cache writes go in `prompt_tokens_details.cache_write_tokens`.
+ */
+export function chatUsage(usage: unknown): ChatUsage | undefined {
   if (!isObject(usage) || !isCount(usage.input_tokens) || !isCount(usage.output_tokens)) return undefined;
   const cacheRead = isCount(usage.cache_read_input_tokens) ? usage.cache_read_input_tokens : 0;
   const cacheWrite = isCount(usage.cache_creation_input_tokens) ? usage.cache_creation_input_tokens : 0;

@@ -1,10 +1,13 @@
+import type { ServerResponse } from 'node:http';
+import { LazyAbortController } from '../../common';
 import { FakeClock } from '../../common/fake-clock';
+import { deferred } from '../../../test/support/deferred';
 import { anthropicMessage as message } from '../../../test/support/llm-answers';
 import { loopbackUpstreams } from '../../../test/support/loopback-upstreams';
 import { providerAttempt } from '../../../test/support/provider-attempt';
 import { rejection } from '../../../test/support/rejection';
-import { json, type Upstream } from '../../../test/support/upstream';
-import type { ChatRequest } from '../chat.types';
+import { json, type Upstream, type UpstreamHandler } from '../../../test/support/upstream';
+import type { ChatChunk, ChatRequest } from '../chat.types';
 import { AnthropicProvider } from './anthropic.provider';
 import type { ProviderTarget } from './llm-provider';
 import { isProviderFailure } from './provider-errors';
@@ -491,5 +494,274 @@ describe('AnthropicProvider', () => {
         expect(error.message).not.toContain((body as any).error.message);
       },
     );
+  });
+
+  describe('streaming', () => {
+    const CREATED = Math.floor(Date.UTC(2026, 4, 1, 12, 0, 0) / 1000);
+    const START = {
+      type: 'message_start',
+      message: {
+        id: 'msg_s1',
+        type: 'message',
+        role: 'assistant',
+        model: 'claude-haiku-4-5-20251001',
+        content: [],
+        stop_reason: null,
+        stop_sequence: null,
+        usage: { input_tokens: 12, cache_read_input_tokens: 100, cache_creation_input_tokens: 20, output_tokens: 1 },
+      },
+    };
+    const TEXT_START = { type: 'content_block_start', index: 0, content_block: { type: 'text', text: '' } };
+    const text = (piece: string) => ({
+      type: 'content_block_delta',
+      index: 0,
+      delta: { type: 'text_delta', text: piece },
+    });
+    const TEXT_STREAM = [
+      START,
+      TEXT_START,
+      { type: 'ping' },
+      text('Hello'),
+      text(' there.'),
+      { type: 'content_block_stop', index: 0 },
+      { type: 'message_delta', delta: { stop_reason: 'end_turn', stop_sequence: null }, usage: { output_tokens: 5 } },
+      { type: 'message_stop' },
+    ];
+
+    /** Events as Anthropic writes them on the wire. */
+    const sse = (...events: unknown[]) =>
+      events.map((event) => `event: ${(event as { type: string }).type}\ndata: ${JSON.stringify(event)}\n\n`).join('');
+    const startStream = (response: ServerResponse) =>
+      response.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
+    /** A handler writing each of `writes` in turn, then ending the answer. */
+    const streamed =
+      (...writes: string[]): UpstreamHandler =>
+      (_request, response) => {
+        startStream(response);
+        for (const piece of writes) response.write(piece);
+        response.end();
+      };
+    /** A handler writing `events`, then holding the answer open; `onClose` hears the client go. */
+    const heldOpen =
+      (onClose: () => void, ...events: unknown[]): UpstreamHandler =>
+      (_request, response) => {
+        response.on('close', onClose);
+        startStream(response);
+        response.write(sse(...events));
+      };
+
+    async function collect(chunks: AsyncIterable<ChatChunk>): Promise<ChatChunk[]> {
+      const all: ChatChunk[] = [];
+      for await (const chunk of chunks) all.push(chunk);
+      return all;
+    }
+
+    /** What reading the stream threw, and the chunks before it. */
+    async function failure(chunks: AsyncIterable<ChatChunk>): Promise<{ error: Error; before: ChatChunk[] }> {
+      const before: ChatChunk[] = [];
+      const error = await rejection(
+        (async () => {
+          for await (const chunk of chunks) before.push(chunk);
+        })(),
+      );
+      return { error, before };
+    }
+
+    const chunk = (delta: Record<string, unknown>, finishReason: string | null = null) => ({
+      id: 'msg_s1',
+      object: 'chat.completion.chunk',
+      created: CREATED,
+      model: 'claude-haiku-4-5-20251001',
+      choices: [{ index: 0, delta, finish_reason: finishReason, logprobs: null }],
+      usage: null,
+    });
+
+    it('posts the request with stream: true for text/event-stream, and translates the stream whole', async () => {
+      const wire = sse(...TEXT_STREAM);
+      // One event cut in the middle of its JSON, and of a CRLF-free line, across writes.
+      const cut = wire.indexOf('Hello') + 2;
+      const server = await upstream(streamed(wire.slice(0, cut), wire.slice(cut)));
+
+      const chunks = await collect(
+        provider.stream(providerAttempt(target(server), { ...HELLO, temperature: 0.5 }, { pool: loopback.pool })),
+      );
+
+      const [received] = server.requests;
+      expect(received.path).toBe('/v1/messages');
+      expect(received.headers.accept).toBe('text/event-stream');
+      expect(received.headers['x-api-key']).toBe(API_KEY);
+      expect(received.headers['anthropic-version']).toBe('2023-06-01');
+      expect(sent(server)).toEqual({
+        model: 'claude-haiku-4-5',
+        max_tokens: 256,
+        messages: [{ role: 'user', content: 'Hello' }],
+        temperature: 0.5,
+        stream: true,
+      });
+      expect(chunks).toEqual([
+        chunk({ role: 'assistant', content: '' }),
+        chunk({ content: 'Hello' }),
+        chunk({ content: ' there.' }),
+        chunk({}, 'stop'),
+        {
+          ...chunk({}),
+          choices: [],
+          usage: {
+            prompt_tokens: 132,
+            completion_tokens: 5,
+            total_tokens: 137,
+            prompt_tokens_details: { cached_tokens: 100, cache_write_tokens: 20 },
+          },
+        },
+      ]);
+    });
+
+    it('streams tool calls as OpenAI does: id and name first, then the arguments in pieces', async () => {
+      const server = await upstream(
+        streamed(
+          sse(
+            START,
+            {
+              type: 'content_block_start',
+              index: 0,
+              content_block: { type: 'tool_use', id: 'toolu_1', name: 'weather', input: {} },
+            },
+            { type: 'content_block_delta', index: 0, delta: { type: 'input_json_delta', partial_json: '{"city"' } },
+            { type: 'content_block_delta', index: 0, delta: { type: 'input_json_delta', partial_json: ':"Paris"}' } },
+            { type: 'content_block_stop', index: 0 },
+            { type: 'message_delta', delta: { stop_reason: 'tool_use' }, usage: { output_tokens: 9 } },
+            { type: 'message_stop' },
+          ),
+        ),
+      );
+
+      const chunks = await collect(provider.stream(providerAttempt(target(server), HELLO, { pool: loopback.pool })));
+
+      expect(chunks.slice(1, -1)).toEqual([
+        chunk({
+          tool_calls: [{ index: 0, id: 'toolu_1', type: 'function', function: { name: 'weather', arguments: '' } }],
+        }),
+        chunk({ tool_calls: [{ index: 0, function: { arguments: '{"city"' } }] }),
+        chunk({ tool_calls: [{ index: 0, function: { arguments: ':"Paris"}' } }] }),
+        chunk({}, 'tool_calls'),
+      ]);
+      expect(chunks.at(-1)?.usage).toMatchObject({ completion_tokens: 9 });
+    });
+
+    it.each([
+      [529, 'overloaded', 'overloaded_error', 4_000],
+      [429, 'rate_limited', 'rate_limit_error', 4_000],
+    ])(
+      'fails on a %i before the stream as transient / %s, with its Retry-After',
+      async (status, code, type, retryAfterMs) => {
+        const server = await upstream(
+          json(status, { type: 'error', error: { type, message: 'busy' } }, { 'retry-after': '4' }),
+        );
+
+        const { error, before } = await failure(
+          provider.stream(providerAttempt(target(server), HELLO, { pool: loopback.pool })),
+        );
+
+        expect(before).toEqual([]);
+        expect(error).toMatchObject({ kind: 'transient', code, retryAfterMs, upstreamStatus: status });
+      },
+    );
+
+    it('fails mid-stream on an error event, as the failure its type names', async () => {
+      const server = await upstream(
+        streamed(
+          sse(START, TEXT_START, text('Hel'), {
+            type: 'error',
+            error: { type: 'overloaded_error', message: 'Overloaded' },
+          }),
+        ),
+      );
+
+      const { error, before } = await failure(
+        provider.stream(providerAttempt(target(server), HELLO, { pool: loopback.pool })),
+      );
+
+      expect(before).toEqual([chunk({ role: 'assistant', content: '' }), chunk({ content: 'Hel' })]);
+      expect(error).toMatchObject({ kind: 'transient', code: 'overloaded', upstreamStatus: 529 });
+    });
+
+    it('fails as stream_cut when the answer ends before message_stop', async () => {
+      const server = await upstream(streamed(sse(...TEXT_STREAM.slice(0, -1))));
+
+      const { error, before } = await failure(
+        provider.stream(providerAttempt(target(server), HELLO, { pool: loopback.pool })),
+      );
+
+      expect(before).toHaveLength(4);
+      expect(error).toMatchObject({ kind: 'transient', code: 'stream_cut' });
+    });
+
+    it('fails as transient when the connection drops before message_stop', async () => {
+      const server = await upstream((_request, response) => {
+        startStream(response);
+        response.write(sse(START, TEXT_START, text('Hel')), () => response.destroy());
+      });
+
+      const { error, before } = await failure(
+        provider.stream(providerAttempt(target(server), HELLO, { pool: loopback.pool })),
+      );
+
+      expect(before).toHaveLength(2);
+      expect(error).toMatchObject({ kind: 'transient', code: 'unreachable' });
+      expect(error.message).not.toContain(String(server.port));
+    });
+
+    it('fails as bad_response on an event larger than the limit', async () => {
+      const server = await upstream(streamed(sse(START), `data: ${'x'.repeat(1024 * 1024 + 1)}`));
+
+      const { error, before } = await failure(
+        provider.stream(providerAttempt(target(server), HELLO, { pool: loopback.pool })),
+      );
+
+      expect(before).toHaveLength(1);
+      expect(error).toMatchObject({ kind: 'transient', code: 'bad_response' });
+    });
+
+    it('stops the request when the attempt is aborted mid-stream, with the abort reason', async () => {
+      const closed = deferred<void>();
+      const server = await upstream(heldOpen(() => closed.resolve(), START));
+      const abort = new LazyAbortController();
+      const chunks = provider.stream(providerAttempt(target(server), HELLO, { pool: loopback.pool, abort }));
+      const reading = chunks[Symbol.asyncIterator]();
+      expect((await reading.next()).value).toEqual(chunk({ role: 'assistant', content: '' }));
+      const reason = new Error('attempt timed out');
+
+      abort.abort(reason);
+
+      await expect(reading.next()).rejects.toBe(reason);
+      await closed.promise;
+      expect(server.abandoned).toBe(1);
+    });
+
+    it('closes the connection when the reader stops early', async () => {
+      const closed = deferred<void>();
+      const server = await upstream(heldOpen(() => closed.resolve(), START, TEXT_START, text('Hel')));
+      const reading = provider
+        .stream(providerAttempt(target(server), HELLO, { pool: loopback.pool }))
+        [Symbol.asyncIterator]();
+      await reading.next();
+
+      await reading.return?.(undefined);
+
+      await closed.promise;
+      expect(server.abandoned).toBe(1);
+      expect(loopback.pool.snapshot().active).toBe(0);
+    });
+
+    it('refuses an untranslatable request before sending', async () => {
+      const server = await upstream(streamed(sse(...TEXT_STREAM)));
+
+      const { error } = await failure(
+        provider.stream(providerAttempt(target(server), { ...HELLO, n: 2 }, { pool: loopback.pool })),
+      );
+
+      expect(error).toMatchObject({ kind: 'invalid_request', code: 'unsupported_request' });
+      expect(server.requests).toHaveLength(0);
+    });
   });
 });

@@ -1,9 +1,10 @@
 import type { Clock } from '../../common';
-import type { ChatCompletion } from '../chat.types';
+import type { ChatChunk, ChatCompletion } from '../chat.types';
 import { fromAnthropicAnswer } from './anthropic-answer';
 import { toAnthropicRequest } from './anthropic-request';
-import type { LlmProvider, ProviderAttempt } from './llm-provider';
-import { endpointUrl, postJson } from './provider-exchange';
+import { anthropicChunks, anthropicSseEvents } from './anthropic-stream';
+import type { LlmProvider, ProviderAttempt, ProviderTarget } from './llm-provider';
+import { endpointUrl, postJson, postStream, providerEvents } from './provider-exchange';
 
 /** @default base URL of an `anthropic` target without its own. */
 export const ANTHROPIC_BASE_URL = 'https://api.anthropic.com/v1';
@@ -13,8 +14,9 @@ export const ANTHROPIC_VERSION = '2023-06-01';
 
 /**
  * Anthropic's Messages API behind the Chat Completions seam: the request translated on the way
- * out (`anthropic-request.ts`), the answer on the way back (`anthropic-answer.ts`). A request
- * that cannot be said in it is refused before anything is sent.
+ * out (`anthropic-request.ts`), the answer on the way back (`anthropic-answer.ts`, or
+ * `anthropic-stream.ts` for a stream). A request that cannot be said in it is refused before
+ * anything is sent.
  */
 export class AnthropicProvider implements LlmProvider {
   readonly name = 'anthropic';
@@ -24,15 +26,42 @@ export class AnthropicProvider implements LlmProvider {
   async complete(attempt: ProviderAttempt): Promise<ChatCompletion> {
     const { target } = attempt;
     const body = toAnthropicRequest(attempt);
-    const headers: Record<string, string> = {
-      'content-type': 'application/json',
-      accept: 'application/json',
-      'anthropic-version': ANTHROPIC_VERSION,
-    };
-    // An unset `${ANTHROPIC_API_KEY:-}` is an empty string: no header, and Anthropic's 401 says why.
-    if (target.apiKey) headers['x-api-key'] = target.apiKey;
-    const url = endpointUrl(target.baseUrl ?? ANTHROPIC_BASE_URL, 'messages');
-    const answer = await postJson(attempt, url, headers, body, this.clock);
+    const answer = await postJson(
+      attempt,
+      messagesUrl(target),
+      headersOf(target, 'application/json'),
+      body,
+      this.clock,
+    );
     return fromAnthropicAnswer(target, answer, this.clock.wallNow());
   }
+
+  /** The same request with `stream: true`; Anthropic's stream always ends with the usage. */
+  async *stream(attempt: ProviderAttempt): AsyncGenerator<ChatChunk> {
+    const { target } = attempt;
+    const body = { ...toAnthropicRequest(attempt), stream: true };
+    const answer = await postStream(
+      attempt,
+      messagesUrl(target),
+      headersOf(target, 'text/event-stream'),
+      body,
+      this.clock,
+    );
+    yield* anthropicChunks(anthropicSseEvents(providerEvents(attempt, answer), target), target, this.clock);
+  }
+}
+
+function messagesUrl(target: ProviderTarget): string {
+  return endpointUrl(target.baseUrl ?? ANTHROPIC_BASE_URL, 'messages');
+}
+
+function headersOf(target: ProviderTarget, accept: string): Record<string, string> {
+  const headers: Record<string, string> = {
+    'content-type': 'application/json',
+    accept,
+    'anthropic-version': ANTHROPIC_VERSION,
+  };
+  // An unset `${ANTHROPIC_API_KEY:-}` is an empty string: no header, and Anthropic's 401 says why.
+  if (target.apiKey) headers['x-api-key'] = target.apiKey;
+  return headers;
 }

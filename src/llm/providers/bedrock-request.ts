@@ -27,13 +27,26 @@ export function bedrockBaseUrl(region: string): string {
   return `https://bedrock-runtime.${region}.${domain}`;
 }
 
+/** Bedrock's two ways to invoke a model: one JSON answer, or an event stream of it. */
+export type BedrockInvocation = 'invoke' | 'invoke-with-response-stream';
+
+/** What each invocation answers, as its `accept` header says. */
+export const BEDROCK_ACCEPT: Readonly<Record<BedrockInvocation, string>> = {
+  invoke: 'application/json',
+  'invoke-with-response-stream': 'application/vnd.amazon.eventstream',
+};
+
 /**
- * `{base}/model/{model id}/invoke`, the id encoded as one path segment: model ids hold `:`
- * (`…-v1:0`) and ARNs `/` (`…:inference-profile/us.anthropic…`).
+ * `{base}/model/{model id}/invoke` (or `/invoke-with-response-stream`), the id encoded as one
+ * path segment: model ids hold `:` (`…-v1:0`) and ARNs `/` (`…:inference-profile/us.anthropic…`).
  */
-export function bedrockInvokeUrl(target: ProviderTarget, region: string): string {
+export function bedrockInvokeUrl(
+  target: ProviderTarget,
+  region: string,
+  invocation: BedrockInvocation = 'invoke',
+): string {
   const base = target.baseUrl ?? bedrockBaseUrl(region);
-  return endpointUrl(base, `model/${encodeURIComponent(target.model)}/invoke`);
+  return endpointUrl(base, `model/${encodeURIComponent(target.model)}/${invocation}`);
 }
 
 /**
@@ -44,19 +57,21 @@ export function bedrockInvokeUrl(target: ProviderTarget, region: string): string
  *
  * @param payload the exact JSON text that will be sent: its SHA-256 is signed
  * @param wallNowMs epoch milliseconds; AWS refuses a signature more than 5 minutes off
+ * @param invocation which `accept` to send: the one of the invocation `url` names
  */
 export function signedBedrockHeaders(
   url: string,
   payload: string,
   material: AwsSigningMaterial,
   wallNowMs: number,
+  invocation: BedrockInvocation = 'invoke',
 ): Record<string, string> {
   const { host, pathname, search } = new URL(url);
   const headers: Record<string, string> = {
     // Signed as the pool will send it: the URL's host, with its port only when not the default.
     host,
     'content-type': 'application/json',
-    accept: 'application/json',
+    accept: BEDROCK_ACCEPT[invocation],
     'x-amz-date': amzDate(wallNowMs),
   };
   if (material.sessionToken) headers['x-amz-security-token'] = material.sessionToken;

@@ -1,12 +1,17 @@
 import { createHash, createHmac } from 'node:crypto';
+import type { ServerResponse } from 'node:http';
 import { inspect } from 'node:util';
+import { EventStreamCodec, type MessageHeaders } from '@smithy/eventstream-codec';
+import { fromUtf8, toUtf8 } from '@smithy/util-utf8';
+import { LazyAbortController } from '../../common';
 import { FakeClock } from '../../common/fake-clock';
+import { deferred } from '../../../test/support/deferred';
 import { anthropicMessage } from '../../../test/support/llm-answers';
 import { loopbackUpstreams } from '../../../test/support/loopback-upstreams';
 import { noNetwork, providerAttempt } from '../../../test/support/provider-attempt';
 import { rejection } from '../../../test/support/rejection';
-import { json, Upstream, type UpstreamRequest } from '../../../test/support/upstream';
-import type { ChatRequest } from '../chat.types';
+import { json, Upstream, type UpstreamHandler, type UpstreamRequest } from '../../../test/support/upstream';
+import type { ChatChunk, ChatRequest } from '../chat.types';
 import type { Environment } from './bedrock-credentials';
 import { bedrockInvokeUrl } from './bedrock-request';
 import { BedrockProvider } from './bedrock.provider';
@@ -515,6 +520,290 @@ describe('BedrockProvider', () => {
           expect(said).not.toContain(parseAuthorization(authorization).signature);
         }
       }
+    });
+  });
+
+  describe('streaming', () => {
+    const codec = new EventStreamCodec(toUtf8, fromUtf8);
+    const text = (value: string) => ({ type: 'string' as const, value });
+    const frame = (headers: MessageHeaders, body: string) =>
+      Buffer.from(codec.encode({ headers, body: fromUtf8(body) }));
+    /** One Anthropic stream event in a `chunk` message, as InvokeModelWithResponseStream sends it. */
+    const chunkFrame = (event: unknown) =>
+      frame(
+        { ':event-type': text('chunk'), ':content-type': text('application/json'), ':message-type': text('event') },
+        JSON.stringify({ bytes: Buffer.from(JSON.stringify(event)).toString('base64') }),
+      );
+    const exceptionFrame = (type: string) =>
+      frame(
+        {
+          ':exception-type': text(type),
+          ':content-type': text('application/json'),
+          ':message-type': text('exception'),
+        },
+        JSON.stringify({ message: `detail with ${SECRET_ACCESS_KEY}` }),
+      );
+
+    const START = {
+      type: 'message_start',
+      message: {
+        id: 'msg_bdrk_s1',
+        type: 'message',
+        role: 'assistant',
+        model: 'claude-3-5-haiku-20241022',
+        content: [],
+        stop_reason: null,
+        stop_sequence: null,
+        usage: { input_tokens: 20, cache_read_input_tokens: 5, output_tokens: 1 },
+      },
+    };
+    const TEXT_START = { type: 'content_block_start', index: 0, content_block: { type: 'text', text: '' } };
+    const delta = (piece: string) => ({
+      type: 'content_block_delta',
+      index: 0,
+      delta: { type: 'text_delta', text: piece },
+    });
+    const TEXT_STREAM = [
+      START,
+      TEXT_START,
+      delta('Hello'),
+      delta(' there.'),
+      { type: 'content_block_stop', index: 0 },
+      { type: 'message_delta', delta: { stop_reason: 'end_turn', stop_sequence: null }, usage: { output_tokens: 6 } },
+      {
+        type: 'message_stop',
+        'amazon-bedrock-invocationMetrics': { inputTokenCount: 25, outputTokenCount: 6, invocationLatency: 300 },
+      },
+    ];
+
+    const startStream = (response: ServerResponse) =>
+      response.writeHead(200, {
+        'content-type': 'application/vnd.amazon.eventstream',
+        'x-amzn-bedrock-content-type': 'application/json',
+      });
+    /** A handler writing each of `writes` in turn, then ending the answer. */
+    const streamed =
+      (...writes: Buffer[]): UpstreamHandler =>
+      (_request, response) => {
+        startStream(response);
+        for (const piece of writes) response.write(piece);
+        response.end();
+      };
+    /** A handler writing `frames`, then holding the answer open; `onClose` hears the client go. */
+    const heldOpen =
+      (onClose: () => void, ...frames: Buffer[]): UpstreamHandler =>
+      (_request, response) => {
+        response.on('close', onClose);
+        startStream(response);
+        response.write(Buffer.concat(frames));
+      };
+
+    /** What reading the stream threw, and the chunks before it. */
+    async function failure(chunks: AsyncIterable<ChatChunk>): Promise<{ error: Error; before: ChatChunk[] }> {
+      const before: ChatChunk[] = [];
+      const error = await rejection(
+        (async () => {
+          for await (const chunk of chunks) before.push(chunk);
+        })(),
+      );
+      return { error, before };
+    }
+
+    const chunk = (delta: Record<string, unknown>, finishReason: string | null = null) => ({
+      id: 'msg_bdrk_s1',
+      object: 'chat.completion.chunk',
+      created: Math.floor(clock.wallNow() / 1000),
+      model: 'claude-3-5-haiku-20241022',
+      choices: [{ index: 0, delta, finish_reason: finishReason, logprobs: null }],
+      usage: null,
+    });
+
+    it('posts the invoke body to /invoke-with-response-stream, signed, asking for an event stream', async () => {
+      const server = await upstream(streamed(...TEXT_STREAM.map(chunkFrame)));
+      const provider = new BedrockProvider(clock, { ...KEYS, AWS_SESSION_TOKEN: SESSION_TOKEN });
+
+      for await (const _chunk of provider.stream(
+        providerAttempt(target(server, { model: PROFILE_ARN }), HELLO, { pool: loopback.pool }),
+      ));
+
+      const received = only(server);
+      expect(received.path).toBe(`/model/${encodeURIComponent(PROFILE_ARN)}/invoke-with-response-stream`);
+      expect(received.headers.accept).toBe('application/vnd.amazon.eventstream');
+      expect(JSON.parse(received.body)).toEqual({
+        anthropic_version: 'bedrock-2023-05-31',
+        max_tokens: 256,
+        messages: [{ role: 'user', content: 'Hello' }],
+      });
+      const auth = parseAuthorization(received.headers.authorization);
+      expect(auth).toMatchObject({ accessKeyId: ACCESS_KEY_ID, region: 'eu-west-3', service: 'bedrock' });
+      expect(auth.signedHeaders).toEqual([
+        'accept',
+        'content-length',
+        'content-type',
+        'host',
+        'x-amz-date',
+        'x-amz-security-token',
+      ]);
+      expect(auth.signature).toBe(expectedSignature(received, SECRET_ACCESS_KEY, auth));
+    });
+
+    it('translates the stream whole, its messages cut across writes', async () => {
+      const [first, second, ...rest] = TEXT_STREAM.map(chunkFrame);
+      const half = Math.floor(second.length / 2);
+      const gate = deferred<void>();
+      const server = await upstream(async (_request, response) => {
+        startStream(response);
+        response.write(Buffer.concat([first, second.subarray(0, half)]));
+        // The rest only once the first chunk was read: the second message surely comes in two reads.
+        await gate.promise;
+        response.write(second.subarray(half, half + 3));
+        response.end(Buffer.concat([second.subarray(half + 3), ...rest]));
+      });
+      const provider = new BedrockProvider(clock, KEYS);
+
+      const chunks: ChatChunk[] = [];
+      for await (const piece of provider.stream(providerAttempt(target(server), HELLO, { pool: loopback.pool }))) {
+        chunks.push(piece);
+        gate.resolve();
+      }
+
+      expect(chunks).toEqual([
+        chunk({ role: 'assistant', content: '' }),
+        chunk({ content: 'Hello' }),
+        chunk({ content: ' there.' }),
+        chunk({}, 'stop'),
+        {
+          ...chunk({}),
+          choices: [],
+          usage: {
+            prompt_tokens: 25,
+            completion_tokens: 6,
+            total_tokens: 31,
+            prompt_tokens_details: { cached_tokens: 5, cache_write_tokens: 0 },
+          },
+        },
+      ]);
+    });
+
+    it('fails mid-stream on an exception message, as the failure its type names', async () => {
+      const server = await upstream(
+        streamed(
+          chunkFrame(START),
+          chunkFrame(TEXT_START),
+          chunkFrame(delta('Hel')),
+          exceptionFrame('throttlingException'),
+        ),
+      );
+      const provider = new BedrockProvider(clock, KEYS);
+
+      const { error, before } = await failure(
+        provider.stream(providerAttempt(target(server), HELLO, { pool: loopback.pool })),
+      );
+
+      expect(before).toEqual([chunk({ role: 'assistant', content: '' }), chunk({ content: 'Hel' })]);
+      expect(error).toMatchObject({ kind: 'transient', code: 'rate_limited', upstreamStatus: 429 });
+      expect(error.message).toBe(`target bedrock/${MODEL} answered 429: rate limited (ThrottlingException)`);
+      expect(everythingSaid(error)).not.toContain(SECRET_ACCESS_KEY);
+    });
+
+    it.each([
+      [429, 'ThrottlingException', 'transient', 'rate_limited'],
+      [424, 'ModelErrorException', 'transient', 'upstream_error'],
+      [403, 'ExpiredTokenException', 'unavailable', 'unauthorized'],
+    ])('fails on a %i %s before the stream as %s / %s', async (status, type, kind, code) => {
+      const server = await upstream(json(status, { message: 'detail' }, { 'x-amzn-errortype': type }));
+      const provider = new BedrockProvider(clock, KEYS);
+
+      const { error, before } = await failure(
+        provider.stream(providerAttempt(target(server), HELLO, { pool: loopback.pool })),
+      );
+
+      expect(before).toEqual([]);
+      expect(error).toMatchObject({ kind, code, upstreamStatus: status });
+    });
+
+    it('fails as stream_cut when the answer ends before message_stop', async () => {
+      const server = await upstream(streamed(...TEXT_STREAM.slice(0, -1).map(chunkFrame)));
+      const provider = new BedrockProvider(clock, KEYS);
+
+      const { error, before } = await failure(
+        provider.stream(providerAttempt(target(server), HELLO, { pool: loopback.pool })),
+      );
+
+      expect(before).toHaveLength(4);
+      expect(error).toMatchObject({ kind: 'transient', code: 'stream_cut' });
+    });
+
+    it('fails as stream_cut when the answer ends inside a message', async () => {
+      const last = chunkFrame(TEXT_STREAM[TEXT_STREAM.length - 1]);
+      const server = await upstream(
+        streamed(...TEXT_STREAM.slice(0, -1).map(chunkFrame), last.subarray(0, last.length - 4)),
+      );
+      const provider = new BedrockProvider(clock, KEYS);
+
+      const { error } = await failure(provider.stream(providerAttempt(target(server), HELLO, { pool: loopback.pool })));
+
+      expect(error).toMatchObject({ kind: 'transient', code: 'stream_cut' });
+    });
+
+    it('fails as bad_response on a message larger than the limit, without waiting for it', async () => {
+      const prelude = Buffer.alloc(12);
+      prelude.writeUInt32BE(2 * 1024 * 1024, 0);
+      const closed = deferred<void>();
+      const server = await upstream(heldOpen(() => closed.resolve(), chunkFrame(START), prelude));
+      const provider = new BedrockProvider(clock, KEYS);
+
+      const { error, before } = await failure(
+        provider.stream(providerAttempt(target(server), HELLO, { pool: loopback.pool })),
+      );
+
+      expect(before).toHaveLength(1);
+      expect(error).toMatchObject({ kind: 'transient', code: 'bad_response' });
+      await closed.promise;
+    });
+
+    it('stops the request when the attempt is aborted mid-stream, with the abort reason', async () => {
+      const closed = deferred<void>();
+      const server = await upstream(heldOpen(() => closed.resolve(), chunkFrame(START)));
+      const provider = new BedrockProvider(clock, KEYS);
+      const abort = new LazyAbortController();
+      const reading = provider
+        .stream(providerAttempt(target(server), HELLO, { pool: loopback.pool, abort }))
+        [Symbol.asyncIterator]();
+      expect((await reading.next()).value).toEqual(chunk({ role: 'assistant', content: '' }));
+      const reason = new Error('attempt timed out');
+
+      abort.abort(reason);
+
+      await expect(reading.next()).rejects.toBe(reason);
+      await closed.promise;
+      expect(server.abandoned).toBe(1);
+    });
+
+    it('closes the connection when the reader stops early', async () => {
+      const closed = deferred<void>();
+      const server = await upstream(
+        heldOpen(() => closed.resolve(), chunkFrame(START), chunkFrame(TEXT_START), chunkFrame(delta('Hel'))),
+      );
+      const provider = new BedrockProvider(clock, KEYS);
+      const reading = provider
+        .stream(providerAttempt(target(server), HELLO, { pool: loopback.pool }))
+        [Symbol.asyncIterator]();
+      await reading.next();
+
+      await reading.return?.(undefined);
+
+      await closed.promise;
+      expect(server.abandoned).toBe(1);
+      expect(loopback.pool.snapshot().active).toBe(0);
+    });
+
+    it('refuses to send without credentials', async () => {
+      const provider = new BedrockProvider(clock, {});
+
+      const { error } = await failure(provider.stream(providerAttempt(target(undefined), HELLO, { http: noNetwork })));
+
+      expect(error).toMatchObject({ kind: 'unavailable', code: 'missing_credentials' });
     });
   });
 });

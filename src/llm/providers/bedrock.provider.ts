@@ -1,16 +1,19 @@
 import type { Clock } from '../../common';
-import type { ChatCompletion } from '../chat.types';
+import type { ChatChunk, ChatCompletion } from '../chat.types';
 import { fromAnthropicAnswer } from './anthropic-answer';
+import { anthropicChunks } from './anthropic-stream';
 import { awsSigningMaterial, type Environment } from './bedrock-credentials';
-import { bedrockInvokeUrl, signedBedrockHeaders, toBedrockBody } from './bedrock-request';
+import { type BedrockInvocation, bedrockInvokeUrl, signedBedrockHeaders, toBedrockBody } from './bedrock-request';
+import { bedrockEvents } from './bedrock-stream';
 import type { LlmProvider, ProviderAttempt } from './llm-provider';
-import { postJson } from './provider-exchange';
+import { postJson, postStream } from './provider-exchange';
 
 /**
- * Anthropic models on AWS Bedrock (InvokeModel, not streamed): the request through the same
- * translation as the `anthropic` provider, POSTed to `/model/{model id}/invoke` and signed with
- * SigV4; the answer is the Messages API's, translated back the same way. A target's `apiKey` is
- * not used: the keys are AWS's own.
+ * Anthropic models on AWS Bedrock: the request through the same translation as the `anthropic`
+ * provider, POSTed to `/model/{model id}/invoke` (or `/invoke-with-response-stream`) and signed
+ * with SigV4; the answer is the Messages API's, translated back the same way (a stream's events
+ * come in AWS's binary event stream, each one Anthropic's). A target's `apiKey` is not used: the
+ * keys are AWS's own.
  *
  * Credentials are read from `env` (`process.env` by default) on every request, not copied when
  * the provider is built: a session token rotated by writing it into `process.env` (a refresher in
@@ -27,16 +30,28 @@ export class BedrockProvider implements LlmProvider {
   ) {}
 
   async complete(attempt: ProviderAttempt): Promise<ChatCompletion> {
+    const { url, headers, body } = this.signedRequest(attempt, 'invoke');
+    const answer = await postJson(attempt, url, headers, body, this.clock);
+    // Bedrock's answer may leave out `model`: the translation then names the target's model id.
+    return fromAnthropicAnswer(attempt.target, answer, this.clock.wallNow());
+  }
+
+  /** InvokeModelWithResponseStream: the same body, its events read from AWS's event stream. */
+  async *stream(attempt: ProviderAttempt): AsyncGenerator<ChatChunk> {
+    const { url, headers, body } = this.signedRequest(attempt, 'invoke-with-response-stream');
+    const answer = await postStream(attempt, url, headers, body, this.clock);
+    yield* anthropicChunks(bedrockEvents(attempt, answer, this.clock), attempt.target, this.clock);
+  }
+
+  private signedRequest(attempt: ProviderAttempt, invocation: BedrockInvocation) {
     const { target } = attempt;
     // Before the translation: a target that cannot sign fails whatever the request.
     const material = awsSigningMaterial(target, this.env);
     const body = toBedrockBody(attempt);
-    const url = bedrockInvokeUrl(target, material.region);
-    // postJson serializes `body` again; JSON.stringify of the same plain object is the same text,
-    // so the payload hash signed here is that of the bytes sent.
-    const headers = signedBedrockHeaders(url, JSON.stringify(body), material, this.clock.wallNow());
-    const answer = await postJson(attempt, url, headers, body, this.clock);
-    // Bedrock's answer may leave out `model`: the translation then names the target's model id.
-    return fromAnthropicAnswer(target, answer, this.clock.wallNow());
+    const url = bedrockInvokeUrl(target, material.region, invocation);
+    // postJson and postStream serialize `body` again; JSON.stringify of the same plain object is
+    // the same text, so the payload hash signed here is that of the bytes sent.
+    const headers = signedBedrockHeaders(url, JSON.stringify(body), material, this.clock.wallNow(), invocation);
+    return { url, headers, body };
   }
 }

@@ -1,0 +1,147 @@
+import type { Readable } from 'node:stream';
+import { EventStreamCodec, type Message } from '@smithy/eventstream-codec';
+import { fromUtf8, toUtf8 } from '@smithy/util-utf8';
+import { type Clock, isResilienceError } from '../../common';
+import { isObject } from './json-shape';
+import type { ProviderAttempt, ProviderTarget } from './llm-provider';
+import { malformedAnswerError, networkError, type ProviderFailure, providerStatusError } from './provider-errors';
+
+/**
+ * The longest message of an event stream Bedrock may send. AWS allows 16 MiB; one chunk of a
+ * streamed answer is a few hundred bytes, and 1 MiB holds a whole tool call's arguments in one,
+ * as the SSE limit does.
+ */
+export const MAX_EVENT_STREAM_MESSAGE_BYTES = 1024 * 1024;
+
+/** A message's prelude (total length, headers length, their CRC) and its own CRC: the least one can be. */
+const MIN_MESSAGE_BYTES = 16;
+
+/** Thrown for bytes that are not an event stream: the provider turns it into a malformed answer. */
+export class EventStreamFrameError extends Error {
+  constructor(reason: string) {
+    super(`not an event stream message: ${reason}`);
+    this.name = 'EventStreamFrameError';
+  }
+}
+
+/**
+ * The messages of an `application/vnd.amazon.eventstream` body, each decoded (and its CRCs
+ * checked) by `@smithy/eventstream-codec` as soon as its last byte arrives, however the body's
+ * chunks cut them. A message announcing more than {@link MAX_EVENT_STREAM_MESSAGE_BYTES} is
+ * refused at its prelude, before it is buffered. A body that ends inside a message just ends:
+ * the answer it carried is incomplete, which the reader of the events sees.
+ */
+export async function* eventStreamMessages(body: AsyncIterable<Buffer>): AsyncGenerator<Message> {
+  const codec = new EventStreamCodec(toUtf8, fromUtf8);
+  let pieces: Buffer[] = [];
+  let buffered = 0;
+  for await (const chunk of body) {
+    pieces.push(chunk);
+    buffered += chunk.length;
+    while (buffered >= 4) {
+      if (pieces[0].length < 4) pieces = [Buffer.concat(pieces)];
+      const length = pieces[0].readUInt32BE(0);
+      if (length < MIN_MESSAGE_BYTES) throw new EventStreamFrameError(`a message of ${length} bytes`);
+      if (length > MAX_EVENT_STREAM_MESSAGE_BYTES) {
+        throw new EventStreamFrameError(`a message is larger than ${MAX_EVENT_STREAM_MESSAGE_BYTES} bytes`);
+      }
+      if (buffered < length) break;
+      // One copy per message at most: a chunk holding whole messages is only sliced.
+      const all = pieces.length === 1 ? pieces[0] : Buffer.concat(pieces);
+      const rest = all.subarray(length);
+      pieces = rest.length > 0 ? [rest] : [];
+      buffered = rest.length;
+      yield decode(codec, all.subarray(0, length));
+    }
+  }
+}
+
+function decode(codec: EventStreamCodec, frame: Buffer): Message {
+  try {
+    return codec.decode(frame);
+  } catch {
+    // The codec's messages name checksums and lengths, nothing of the caller's.
+    throw new EventStreamFrameError('its checksum or headers do not read');
+  }
+}
+
+/**
+ * The Anthropic stream events (parsed JSON, as `anthropicChunks` reads them) of Bedrock's
+ * InvokeModelWithResponseStream body: each `chunk` event's payload `{"bytes": base64}` decoded.
+ * An exception message is thrown as {@link bedrockStreamException} says; the body failing
+ * mid-way as the attempt's abort reason when it was stopped, else `transient`; bytes that are
+ * not an event stream as a malformed answer. The body is destroyed when the reading ends,
+ * however it ends, so a reader that stopped early lets the connection go at once.
+ */
+export async function* bedrockEvents(attempt: ProviderAttempt, body: Readable, clock: Clock): AsyncGenerator<unknown> {
+  const { target } = attempt;
+  try {
+    for await (const message of eventStreamMessages(body)) {
+      const event = anthropicEventOf(target, message, clock.wallNow());
+      if (event !== undefined) yield event;
+    }
+  } catch (error) {
+    if (error instanceof EventStreamFrameError) throw malformedAnswerError(target, 200);
+    if (attempt.signal.aborted) throw attempt.signal.reason;
+    // Ours (an exception message, an unreadable chunk) and the pool's own errors, as they are.
+    if (isResilienceError(error)) throw error;
+    throw networkError(target, error);
+  } finally {
+    body.destroy();
+  }
+}
+
+/** The Anthropic event a message carries; undefined for a message of a kind Bedrock may add. */
+function anthropicEventOf(target: ProviderTarget, message: Message, nowMs: number): unknown {
+  const type = stringHeader(message, ':message-type');
+  if (type === 'exception') {
+    throw bedrockStreamException(target, stringHeader(message, ':exception-type') ?? '', nowMs);
+  }
+  if (type === 'error') throw bedrockStreamException(target, stringHeader(message, ':error-code') ?? '', nowMs);
+  if (type !== 'event' || stringHeader(message, ':event-type') !== 'chunk') return undefined;
+  try {
+    const payload = JSON.parse(toUtf8(message.body)) as unknown;
+    if (!isObject(payload) || typeof payload.bytes !== 'string') throw new Error('no bytes');
+    return JSON.parse(Buffer.from(payload.bytes, 'base64').toString('utf8')) as unknown;
+  } catch {
+    throw malformedAnswerError(target, 200);
+  }
+}
+
+function stringHeader(message: Message, name: string): string | undefined {
+  const header = message.headers[name];
+  return header?.type === 'string' ? header.value : undefined;
+}
+
+/**
+ * The exceptions of InvokeModelWithResponseStream's stream, as the status and `x-amzn-errortype`
+ * their InvokeModel answer would have had, so they read as that answer would
+ * ({@link providerStatusError}). `modelStreamErrorException` (424: the model failed mid-way) reads
+ * as `ModelErrorException`, InvokeModel's name for the same failure: 424 alone would read as a
+ * refusal, not as a failure worth another try.
+ */
+const STREAM_EXCEPTIONS: ReadonlyMap<string, [number, string]> = new Map([
+  ['internalServerException', [500, 'InternalServerException']],
+  ['modelStreamErrorException', [424, 'ModelErrorException']],
+  ['modelTimeoutException', [408, 'ModelTimeoutException']],
+  ['serviceUnavailableException', [503, 'ServiceUnavailableException']],
+  ['throttlingException', [429, 'ThrottlingException']],
+  ['validationException', [400, 'ValidationException']],
+]);
+
+/**
+ * An exception Bedrock sent inside its stream (`:exception-type`, or an `error` message's
+ * `:error-code`) as the failure its InvokeModel answer would be. Only the type is read, never the
+ * payload's message. A type not in the table reads as a 500 under its own name (so the AWS
+ * types `providerStatusError` knows, `ModelNotReadyException` say, still apply).
+ *
+ * @param nowMs epoch milliseconds, as {@link providerStatusError} takes them
+ */
+function bedrockStreamException(target: ProviderTarget, exceptionType: string, nowMs: number): ProviderFailure {
+  const [status, errorType] = STREAM_EXCEPTIONS.get(exceptionType) ?? [500, upperFirst(exceptionType)];
+  return providerStatusError(target, { status, headers: { 'x-amzn-errortype': errorType }, body: undefined }, nowMs);
+}
+
+function upperFirst(name: string): string {
+  return name.charAt(0).toUpperCase() + name.slice(1);
+}
