@@ -43,6 +43,17 @@ export interface HttpResponse {
   body: Buffer;
 }
 
+/** An answer whose body is read as it arrives; the pool's permit is held until the body closes. */
+export interface HttpStreamResponse {
+  statusCode: number;
+  headers: IncomingHttpHeaders;
+  /**
+   * Read it to its end or destroy it: either frees the permit. The request's cancellation (its
+   * signal or attempt) destroys it too. Between chunks it waits at most the request's `timeoutMs`.
+   */
+  body: Readable;
+}
+
 export interface HttpPoolSettings {
   name: PoolName;
   /** Requests in flight at once, 1..4096. */
@@ -104,6 +115,30 @@ export class HttpPool {
    */
   requestAbortable(url: string, options: AbortableRequestOptions, abort: Abortable): Promise<HttpResponse> {
     return this.send(url, options, abort, new UndiciSignal(abort));
+  }
+
+  /**
+   * {@link requestAbortable} with the body handed over as it arrives instead of read whole:
+   * for answers that are streams (a model's tokens). The permit is held until the body ends or
+   * is destroyed, so a stream counts against the pool's cap for as long as it runs; nothing is
+   * buffered beyond what the reader has not read yet (the stream's own high-water mark).
+   */
+  streamAbortable(url: string, options: AbortableRequestOptions, abort: Abortable): Promise<HttpStreamResponse> {
+    let destination: Destination;
+    try {
+      destination = this.destination(url);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    return new Promise((resolve, reject) => {
+      const admitted = this.permits.run(
+        () => this.exchangeStream(destination, options, new UndiciSignal(abort), resolve, reject),
+        { abort },
+      );
+      if (typeof admitted === 'string') reject(this.refusal(admitted));
+      // Refused while waiting for a permit (expired, aborted): the caller hears it.
+      else admitted.catch(reject);
+    });
   }
 
   /** Requests in flight now, and the most ever at once: the proof of the cap, not the config. */
@@ -171,6 +206,38 @@ export class HttpPool {
     return { statusCode, headers, body: await readBody(body, limit) };
   }
 
+  /** Hands the answer over at its headers, and holds the permit (this promise) until its body closes. */
+  private async exchangeStream(
+    destination: Destination,
+    options: AbortableRequestOptions,
+    signal: UndiciSignal,
+    answered: (response: HttpStreamResponse) => void,
+    failed: (error: unknown) => void,
+  ): Promise<void> {
+    let response;
+    try {
+      response = await this.agents.get().request({
+        origin: destination.origin,
+        path: destination.path,
+        method: options.method ?? 'GET',
+        headers: options.headers,
+        body: options.body,
+        signal: signal as unknown as AbortSignal,
+        headersTimeout: options.timeoutMs,
+        bodyTimeout: options.timeoutMs,
+      });
+    } catch (error) {
+      failed(error);
+      return;
+    }
+    const { statusCode, headers, body } = response;
+    const closed = new Promise<void>((done) => body.once('close', done));
+    // Errors reach the reader; this listener only keeps an unread body's error from being unhandled.
+    body.on('error', noop);
+    answered({ statusCode, headers, body });
+    await closed;
+  }
+
   private refusal(rejection: LaneRejection): ResilienceError {
     if (rejection === 'stopped') return new ResilienceError('stopped', `http pool '${this.name}' is closed`);
     return new ResilienceError('queue_full', `http pool '${this.name}' is full`, { retryAfterMs: 1_000 });
@@ -198,3 +265,5 @@ function readBody(body: Readable, limit: number): Promise<Buffer> {
     body.once('error', reject);
   });
 }
+
+function noop(): void {}

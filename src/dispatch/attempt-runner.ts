@@ -1,6 +1,6 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { CLOCK, type Clock, isPromiseLike, isResilienceError, LazyAbortController, ResilienceError } from '../common';
-import { type HttpPool, HttpPools, type HttpResponse, type PoolName } from '../containment';
+import { type HttpPool, HttpPools, type HttpResponse, type HttpStreamResponse, type PoolName } from '../containment';
 import type { ToolArguments, ToolContext, ToolDefinition, ToolHttp, ToolHttpOptions } from './tool';
 
 /** Who is calling: what an attempt needs of its call. */
@@ -64,6 +64,10 @@ export class AttemptHttp implements ToolHttp {
     return signal
       ? this.pool.request(url, { ...options, signal })
       : this.pool.requestAbortable(url, options, this.abort);
+  }
+
+  stream(url: string, options: Omit<ToolHttpOptions, 'signal' | 'maxResponseBytes'>): Promise<HttpStreamResponse> {
+    return this.pool.streamAbortable(url, options, this.abort);
   }
 }
 

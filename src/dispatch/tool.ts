@@ -1,5 +1,5 @@
 import type { Breaker } from '../circuit-breaker';
-import type { HttpRequestOptions, HttpResponse } from '../containment';
+import type { HttpRequestOptions, HttpResponse, HttpStreamResponse } from '../containment';
 import type { RetryBudget } from './retry/retry-budget';
 import type { RetryPolicy } from './retry/retry-policy';
 
@@ -35,6 +35,11 @@ export type ToolHttpOptions = Omit<HttpRequestOptions, 'signal'> & { signal?: Ab
 /** The HTTP client a tool gets: the call's pool, bound to the attempt. */
 export interface ToolHttp {
   request(url: string, options: ToolHttpOptions): Promise<HttpResponse>;
+  /**
+   * The answer's body as it arrives (a stream of events), stopped with the attempt; the pool's
+   * permit is held until the body ends or is destroyed.
+   */
+  stream(url: string, options: Omit<ToolHttpOptions, 'signal' | 'maxResponseBytes'>): Promise<HttpStreamResponse>;
 }
 
 /** Arguments are a JSON object; the result must be JSON-serialisable. */

@@ -34,10 +34,12 @@ import type { ChatCompletion, ChatRequest } from './chat.types';
 import { LLM_MODULE_OPTIONS, type LlmModuleOptions } from './llm.module-definition';
 import { LlmOutcomes } from './llm-outcomes';
 import { estimateInputTokens } from './pricing';
-import { type FailoverProgress, type Served, serveWithFailover } from './routing/failover';
+import { type FailoverCall, type FailoverProgress, type Served, serveWithFailover } from './routing/failover';
 import type { LlmRoute } from './routing/llm-route';
 import { LlmRoutes } from './routing/llm-routes.service';
 import { RequestAccount } from './routing/request-account';
+import type { ChatStreamSink } from './streaming/chat-stream-sink';
+import { StreamDelivery } from './streaming/stream-delivery';
 
 /** One validated chat request, with its caller, ready for the route. */
 export interface ChatCall {
@@ -53,6 +55,8 @@ export interface ChatCall {
   headers?: HeaderSink;
   /** The caller's `Idempotency-Key`, validated. */
   idempotencyKey?: string;
+  /** A streamed request (`stream: true`): where its answer goes from the commit point on. */
+  sink?: ChatStreamSink;
 }
 
 /** What the client gets: the completion and who served it, how. */
@@ -65,6 +69,10 @@ export interface ChatAnswer {
   costUsd: number;
   /** The answer of an earlier request with the same `Idempotency-Key`. */
   replayed: boolean;
+  /** The answer came from a hedge. */
+  hedged: boolean;
+  /** Streamed: it already went to the client through the sink, as the provider streamed it. */
+  streamed: boolean;
 }
 
 /** Extra time a reservation is held beyond the request's own worst case, for answering. */
@@ -81,6 +89,7 @@ const HOLD_MARGIN_MS = 5_000;
 export class ChatCompletions {
   private readonly logger = new Logger('Bulkhead');
   private readonly inFlight = new Coalescer<Served & { progress: FailoverProgress }>();
+  private readonly delivery: StreamDelivery;
 
   constructor(
     private readonly routes: LlmRoutes,
@@ -95,7 +104,27 @@ export class ChatCompletions {
     @Inject(LLM_MODULE_OPTIONS) private readonly options: LlmModuleOptions,
     @Inject(CLOCK) private readonly clock: Clock,
     @Inject(RANDOM) private readonly random: Random,
-  ) {}
+  ) {
+    this.delivery = new StreamDelivery(clock, llmOutcomes);
+  }
+
+  /**
+   * A streamed request: its answer through `call.sink`. A failure before the commit point is
+   * thrown (the client gets an ordinary error answer); one after it ends the stream with an
+   * error event. An answer that did not come from a provider's stream (a cache hit, an
+   * idempotent replay) is streamed from the whole completion.
+   */
+  async stream(call: ChatCall & { sink: ChatStreamSink }): Promise<void> {
+    let answer: ChatAnswer;
+    try {
+      answer = await this.complete(call);
+    } catch (error) {
+      if (!call.sink.opened) throw error;
+      call.sink.fail(asResilienceError(error));
+      return;
+    }
+    if (!answer.streamed) await this.delivery.replay(call, answer);
+  }
 
   async complete(call: ChatCall): Promise<ChatAnswer> {
     const route = this.routes.get(call.request.model);
@@ -103,7 +132,7 @@ export class ChatCompletions {
       throw new ResilienceError('not_found', `no LLM route of that name (routes: ${this.routes.names().join(', ')})`);
     }
     const startedAt = this.clock.now();
-    const progress: FailoverProgress = { attempts: 0, failovers: 0, tried: [] };
+    const progress: FailoverProgress = { attempts: 0, failovers: 0, tried: [], hedges: [] };
     const directives = route.cache ? cacheDirectives(call.cacheControl) : { lookup: false, store: false };
     const key =
       directives.lookup || directives.store ? exactCacheKey(call.tenant, route.cacheScope, call.request) : undefined;
@@ -118,11 +147,20 @@ export class ChatCompletions {
           // A hit is a request like any other for the requests-per-minute limit, and takes no tokens.
           const limiting = this.limiter.admit(call.tenant, 0, call.headers);
           if (limiting) await limiting;
-          answer = { completion: hit, servedBy: 'cache', attempts: 0, cache, costUsd: 0, replayed: false };
+          answer = {
+            completion: hit,
+            servedBy: 'cache',
+            attempts: 0,
+            cache,
+            costUsd: 0,
+            replayed: false,
+            hedged: false,
+            streamed: false,
+          };
           return answer;
         }
       }
-      answer = await this.serve(call, route, progress, key, directives.store);
+      answer = await this.serve(call, route, progress, key, directives.store, startedAt);
       answer.cache = cache;
       return answer;
     } catch (error) {
@@ -144,6 +182,7 @@ export class ChatCompletions {
     progress: FailoverProgress,
     key: string | undefined,
     store: boolean,
+    startedAt: number,
   ): Promise<ChatAnswer> {
     const outputCap = call.request.max_completion_tokens ?? call.request.max_tokens ?? route.maxOutputTokens;
     // The provider is held to the cap the reservations assume.
@@ -167,12 +206,15 @@ export class ChatCompletions {
       this.limiter.limitsTokens(call.tenant) ? inputTokens + outputTokens : 0,
     );
     try {
+      const deliver = call.sink
+        ? this.delivery.for(call, route, account, progress, startedAt, key === undefined ? 'bypass' : 'miss')
+        : undefined;
       // Only requests the cache may answer are joined: the same key is the same answer. A joined
-      // run stops only once every client waiting for it has left.
+      // run stops only once every client waiting for it has left. A stream is its client's own.
       const execute = async (abort: LazyAbortController): Promise<ChatAnswer> => {
         const served =
-          key === undefined || !store
-            ? await this.admitAndServe(call, abort, route, request, account, progress)
+          key === undefined || !store || deliver
+            ? await this.admitAndServe(call, abort, route, request, account, progress, deliver)
             : await this.inFlight.run(
                 key,
                 (signal) => this.admitAndServe(call, abortOn(signal), route, request, account, progress),
@@ -189,6 +231,8 @@ export class ChatCompletions {
           cache: 'miss',
           costUsd: joined ? 0 : microsToUsd(account.costMicros),
           replayed: false,
+          hedged: served.hedged,
+          streamed: deliver !== undefined,
         };
       };
       if (call.idempotencyKey === undefined) return await execute(call.abort);
@@ -220,7 +264,7 @@ export class ChatCompletions {
     if (decision.kind !== 'lead') {
       const outcome = decision.kind === 'join' ? await untilAborted(decision.outcome, call.abort) : decision.outcome;
       if (!outcome.ok) throw fromStored(outcome);
-      return { ...(outcome.result as ChatAnswer), costUsd: 0, replayed: true };
+      return { ...(outcome.result as ChatAnswer), costUsd: 0, replayed: true, streamed: false };
     }
     let outcome: StoredOutcome | undefined;
     try {
@@ -243,6 +287,7 @@ export class ChatCompletions {
     request: ChatRequest,
     account: RequestAccount,
     progress: FailoverProgress,
+    deliver?: FailoverCall['deliver'],
   ): Promise<Served & { progress: FailoverProgress }> {
     const lane = this.lanes.get(route.lane)!;
     const run = lane.run(
@@ -254,6 +299,7 @@ export class ChatCompletions {
           abort,
           account,
           progress,
+          deliver,
         }),
       { tenant: call.tenant, abort },
     );
@@ -299,6 +345,7 @@ export class ChatCompletions {
       outcome: failure ? failure.kind : 'ok',
       cache,
       failovers: progress.failovers,
+      hedges: progress.hedges,
       promptTokens: usage?.prompt_tokens ?? 0,
       completionTokens: usage?.completion_tokens ?? 0,
     });

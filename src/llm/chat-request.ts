@@ -29,7 +29,8 @@ const chatRequestSchema = z.looseObject({
   max_tokens: count.optional(),
   max_completion_tokens: count.optional(),
   n: z.int().min(1).max(128).optional(),
-  stream: z.boolean().optional(),
+  stream: z.boolean().nullable().optional(),
+  stream_options: z.looseObject({ include_usage: z.boolean().optional() }).nullable().optional(),
   tools: z
     .array(z.looseObject({ type: z.literal('function'), function: z.looseObject({ name: z.string().min(1) }) }))
     .optional(),
@@ -51,9 +52,9 @@ export function parseChatRequest(body: unknown): ChatRequest {
     // Other tiers bill at other rates than the price table's: a reservation could not hold them.
     throw new ResilienceError('invalid_request', 'service_tier: only auto or default is supported');
   }
-  if (request.stream) {
-    // Streaming comes with the commit point that makes failover invisible; until then, say so.
-    throw new ResilienceError('invalid_request', 'stream: true is not available on this route yet');
+  if (request.stream_options != null && request.stream !== true) {
+    // As OpenAI answers it: the options describe a stream.
+    throw new ResilienceError('invalid_request', 'stream_options: only allowed when stream is true');
   }
   return request;
 }

@@ -50,7 +50,8 @@ export interface ChatRequest {
   tool_choice?: ChatToolChoice;
   parallel_tool_calls?: boolean;
   n?: number;
-  stream?: boolean;
+  stream?: boolean | null;
+  stream_options?: { include_usage?: boolean; [field: string]: unknown } | null;
   user?: string;
   [field: string]: unknown;
 }
@@ -82,5 +83,42 @@ export interface ChatCompletion {
   model: string;
   choices: ChatChoice[];
   usage: ChatUsage;
+  [field: string]: unknown;
+}
+
+/** What one chunk adds to a choice of a streamed answer. */
+export interface ChatDelta {
+  role?: 'assistant';
+  content?: string | null;
+  refusal?: string | null;
+  /** Tool calls arrive in pieces: `index` says which; `id`, `type` and the name come with the first. */
+  tool_calls?: Array<{
+    index: number;
+    id?: string;
+    type?: 'function';
+    function?: { name?: string; arguments?: string };
+  }>;
+  [field: string]: unknown;
+}
+
+export interface ChatChunkChoice {
+  index: number;
+  delta: ChatDelta;
+  finish_reason: FinishReason | null;
+  logprobs: null;
+}
+
+/**
+ * A `chat.completion.chunk`: one event of a streamed answer, what every provider's stream is
+ * turned into. The usage chunk (`stream_options.include_usage`) has no choices and a `usage`.
+ */
+export interface ChatChunk {
+  id: string;
+  object: 'chat.completion.chunk';
+  /** Unix seconds. */
+  created: number;
+  model: string;
+  choices: ChatChunkChoice[];
+  usage?: ChatUsage | null;
   [field: string]: unknown;
 }

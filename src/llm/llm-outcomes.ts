@@ -9,6 +9,8 @@ export interface LlmRequestOutcome {
   outcome: string;
   cache: 'hit' | 'miss' | 'bypass';
   failovers: number;
+  /** Each hedge the request started, and how it ended. */
+  hedges: ReadonlyArray<'won' | 'lost'>;
   promptTokens: number;
   completionTokens: number;
 }
@@ -21,6 +23,14 @@ export interface LlmAttemptOutcome {
   outcome: string;
 }
 
+/** A streamed answer reached its first content (its commit point). */
+export interface LlmFirstToken {
+  route: string;
+  target: string;
+  /** Since the request came in: waits, retries, failover and hedges included. */
+  seconds: number;
+}
+
 type Listener<T> = (outcome: T) => void;
 
 /**
@@ -31,6 +41,7 @@ type Listener<T> = (outcome: T) => void;
 export class LlmOutcomes {
   private requestListeners: Array<Listener<LlmRequestOutcome>> = [];
   private attemptListeners: Array<Listener<LlmAttemptOutcome>> = [];
+  private firstTokenListeners: Array<Listener<LlmFirstToken>> = [];
 
   request(outcome: LlmRequestOutcome): void {
     for (const listener of this.requestListeners) listener(outcome);
@@ -38,6 +49,17 @@ export class LlmOutcomes {
 
   attempt(outcome: LlmAttemptOutcome): void {
     for (const listener of this.attemptListeners) listener(outcome);
+  }
+
+  firstToken(event: LlmFirstToken): void {
+    for (const listener of this.firstTokenListeners) listener(event);
+  }
+
+  onFirstToken(listener: Listener<LlmFirstToken>): () => void {
+    this.firstTokenListeners.push(listener);
+    return () => {
+      this.firstTokenListeners = this.firstTokenListeners.filter((item) => item !== listener);
+    };
   }
 
   onRequest(listener: Listener<LlmRequestOutcome>): () => void {

@@ -1,12 +1,13 @@
 import { Inject, Injectable, type OnModuleDestroy, type OnModuleInit, Optional } from '@nestjs/common';
-import { Counter } from 'prom-client';
+import { Counter, Histogram } from 'prom-client';
 import { LlmOutcomes } from '../llm';
 import { METRIC } from './metric-names';
 import { MetricsRegistry } from './metrics-registry.provider';
 
 /**
  * The LLM route's counters: attempts by route, target and outcome; tokens by route, target and
- * kind; cache lookups by result; failovers by route. Labels are configured route names,
+ * kind; cache lookups by result; failovers by route; hedges by how they ended; and the time a
+ * streamed answer took to its first content. Labels are configured route names,
  * `provider/model` of configured targets and error kinds, so the series stay bounded.
  */
 @Injectable()
@@ -46,11 +47,26 @@ export class LlmMetricsCollector implements OnModuleInit, OnModuleDestroy {
       labelNames: ['route'],
       registers,
     });
+    const hedges = new Counter({
+      name: METRIC.llmHedges,
+      help: 'Hedges an LLM request started, by result: won (its answer was served) or lost (cancelled or failed)',
+      labelNames: ['route', 'result'],
+      registers,
+    });
+    const firstToken = new Histogram({
+      name: METRIC.llmTimeToFirstToken,
+      help: 'Seconds from a streamed request to its first content, by route and the target that sent it (retries, failover and hedges included)',
+      labelNames: ['route', 'target'],
+      buckets: [0.05, 0.1, 0.25, 0.5, 1, 2, 4, 8, 16, 32],
+      registers,
+    });
     this.disposers = [
+      outcomes.onFirstToken(({ route, target, seconds }) => firstToken.observe({ route, target }, seconds)),
       outcomes.onAttempt(({ route, target, outcome }) => requests.inc({ route, target, outcome })),
       outcomes.onRequest((outcome) => {
         cache.inc({ route: outcome.route, result: outcome.cache });
         if (outcome.failovers > 0) failovers.inc({ route: outcome.route }, outcome.failovers);
+        for (const result of outcome.hedges) hedges.inc({ route: outcome.route, result });
         if (outcome.promptTokens > 0 || outcome.completionTokens > 0) {
           tokens.inc({ route: outcome.route, target: outcome.target, kind: 'prompt' }, outcome.promptTokens);
           tokens.inc({ route: outcome.route, target: outcome.target, kind: 'completion' }, outcome.completionTokens);

@@ -23,6 +23,8 @@ export const METRIC = {
   llmTokens: 'bulkhead_llm_tokens_total',
   llmCache: 'bulkhead_llm_cache_total',
   llmFailovers: 'bulkhead_llm_failovers_total',
+  llmHedges: 'bulkhead_llm_hedges_total',
+  llmTimeToFirstToken: 'bulkhead_llm_time_to_first_token_seconds',
 } as const;
 
 /** Seconds; the first bucket catches the calls that did not wait at all. */

@@ -1,7 +1,7 @@
 import { LazyAbortController, SystemClock } from '../../src/common';
 import type { PoolName } from '../../src/containment/containment-decision';
 import { EgressPolicy } from '../../src/containment/egress';
-import { HttpPool, type HttpResponse } from '../../src/containment/http-pool';
+import { HttpPool, type HttpResponse, type HttpStreamResponse } from '../../src/containment/http-pool';
 import type { ToolHttp, ToolHttpOptions } from '../../src/dispatch/tool';
 import type { ChatRequest } from '../../src/llm/chat.types';
 import type { ProviderAttempt, ProviderTarget } from '../../src/llm/providers/llm-provider';
@@ -24,6 +24,9 @@ export function attemptHttp(pool: HttpPool, abort: LazyAbortController): ToolHtt
     request(url: string, options: ToolHttpOptions): Promise<HttpResponse> {
       const { signal } = options;
       return signal ? pool.request(url, { ...options, signal }) : pool.requestAbortable(url, options, abort);
+    },
+    stream(url: string, options: ToolHttpOptions): Promise<HttpStreamResponse> {
+      return pool.streamAbortable(url, options, abort);
     },
   };
 }
@@ -56,6 +59,9 @@ export function providerAttempt(
 /** A client that fails the test if anything uses it: for providers that must stay offline. */
 export const noNetwork: ToolHttp = {
   request(url: string): Promise<HttpResponse> {
+    throw new Error(`unexpected network request to ${url}`);
+  },
+  stream(url: string): Promise<HttpStreamResponse> {
     throw new Error(`unexpected network request to ${url}`);
   },
 };

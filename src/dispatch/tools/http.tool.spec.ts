@@ -32,7 +32,7 @@ function context(send: Send): ToolContext {
     attempt: 1,
     idempotencyKey: undefined,
     signal: new AbortController().signal,
-    http: { request: send },
+    http: { request: send, stream: () => Promise.reject(new Error('not streamed')) },
   };
 }
 

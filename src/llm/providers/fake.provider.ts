@@ -1,11 +1,22 @@
 import { type Clock, sleep } from '../../common';
 import type { FakeStepConfig } from '../../config';
-import type { ChatCompletion, ChatContentPart, ChatMessage, ChatRequest, ChatUsage, FinishReason } from '../chat.types';
+import { completionChunks } from '../streaming/completion-chunks';
+import type {
+  ChatChunk,
+  ChatCompletion,
+  ChatContentPart,
+  ChatMessage,
+  ChatRequest,
+  ChatUsage,
+  FinishReason,
+} from '../chat.types';
 import type { LlmProvider, ProviderAttempt } from './llm-provider';
-import { providerStatusError, type ProviderErrorAnswer } from './provider-errors';
+import { providerStatusError, type ProviderErrorAnswer, streamCutError } from './provider-errors';
 
 /** Characters per estimated token: the usual rule of thumb for English text. */
 const CHARS_PER_TOKEN = 4;
+/** Characters per streamed chunk: a few words, so a short answer still streams in several. */
+const STREAM_PIECE_CHARS = 16;
 
 /**
  * An offline provider answering from its target's `script`: one step per attempt, in order,
@@ -31,13 +42,42 @@ export class FakeProvider implements LlmProvider {
   ) {}
 
   async complete(attempt: ProviderAttempt): Promise<ChatCompletion> {
-    const { signal, target, request } = attempt;
+    const { number, step } = await this.nextStep(attempt);
+    return this.answer(attempt, number, step);
+  }
+
+  /**
+   * The same answer as {@link complete}, {@link STREAM_PIECE_CHARS} characters a chunk,
+   * `chunkDelayMs` apart; `cutAfterChunks` ends it early without an end, as a dropped
+   * connection would.
+   */
+  async *stream(attempt: ProviderAttempt): AsyncGenerator<ChatChunk> {
+    const { number, step } = await this.nextStep(attempt);
+    let contentChunks = 0;
+    for (const chunk of completionChunks(this.answer(attempt, number, step), STREAM_PIECE_CHARS)) {
+      const content = chunk.choices[0]?.delta.content;
+      if (content) {
+        if (contentChunks === step?.cutAfterChunks) throw streamCutError(attempt.target);
+        if (contentChunks > 0 && step?.chunkDelayMs) await sleep(this.clock, step.chunkDelayMs, attempt.signal);
+        contentChunks++;
+      }
+      yield chunk;
+    }
+  }
+
+  /** The attempt's step, once its `delayMs` has passed; a failing step throws here. */
+  private async nextStep(attempt: ProviderAttempt): Promise<{ number: number; step: FakeStepConfig | undefined }> {
+    const { signal, target } = attempt;
     const number = ++this.steps;
     const step = this.script?.[Math.min(number, this.script.length) - 1];
     if (signal.aborted) throw signal.reason;
     if (step?.delayMs) await sleep(this.clock, step.delayMs, signal);
     if (step?.status !== undefined) throw providerStatusError(target, scriptedFailure(step), this.clock.wallNow());
+    return { number, step };
+  }
 
+  private answer(attempt: ProviderAttempt, number: number, step: FakeStepConfig | undefined): ChatCompletion {
+    const { target, request } = attempt;
     const promptTokens = estimateTokens(promptText(request.messages));
     let content: string | null;
     let finishReason: FinishReason;

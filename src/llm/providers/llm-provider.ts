@@ -1,5 +1,5 @@
 import type { ToolHttp } from '../../dispatch';
-import type { ChatCompletion, ChatRequest } from '../chat.types';
+import type { ChatChunk, ChatCompletion, ChatRequest } from '../chat.types';
 
 /** One target of a route as its provider needs it: never the caller's credentials. */
 export interface ProviderTarget {
@@ -52,4 +52,14 @@ export interface ProviderAttempt {
 export interface LlmProvider {
   readonly name: string;
   complete(attempt: ProviderAttempt): Promise<ChatCompletion>;
+  /**
+   * The answer as `chat.completion.chunk`s, as they arrive, finishing when the provider says the
+   * answer is complete (an end it does not announce is `streamCutError`). The provider is always
+   * asked for its usage: the chunk that carries it (`usage`, maybe with no choices) comes last.
+   * Failures are thrown as {@link complete} throws them, before the first chunk or mid-way; the
+   * route knows which. Ending the iteration early (`return()`) or the attempt's abort cancels the
+   * provider's request at once. Chunks are yielded as soon as each is read: no read-ahead, so a
+   * slow reader holds the provider back (TCP) instead of filling memory.
+   */
+  stream(attempt: ProviderAttempt): AsyncIterable<ChatChunk>;
 }

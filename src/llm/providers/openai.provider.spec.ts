@@ -117,6 +117,7 @@ describe('OpenAiProvider', () => {
           urls.push(url);
           return Promise.reject(new Error('not sent'));
         },
+        stream: () => Promise.reject(new Error('not streamed')),
       };
 
       await rejection(

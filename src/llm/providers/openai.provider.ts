@@ -1,9 +1,9 @@
 import type { Clock } from '../../common';
-import type { ChatCompletion, ChatRequest } from '../chat.types';
+import type { ChatChunk, ChatCompletion, ChatRequest } from '../chat.types';
 import { isCount, isObject } from './json-shape';
 import type { LlmProvider, ProviderAttempt, ProviderTarget } from './llm-provider';
-import { malformedAnswerError } from './provider-errors';
-import { endpointUrl, postJson } from './provider-exchange';
+import { malformedAnswerError, streamCutError, streamErrorEvent } from './provider-errors';
+import { endpointUrl, postJson, postStream, providerEvents } from './provider-exchange';
 
 /** @default base URL of an `openai` target without its own. */
 export const OPENAI_BASE_URL = 'https://api.openai.com/v1';
@@ -20,12 +20,64 @@ export class OpenAiProvider implements LlmProvider {
 
   async complete(attempt: ProviderAttempt): Promise<ChatCompletion> {
     const { target } = attempt;
-    const headers: Record<string, string> = { 'content-type': 'application/json', accept: 'application/json' };
-    // `${OPENAI_API_KEY:-}` leaves an empty string when unset: a local server then gets no header.
-    if (target.apiKey) headers.authorization = `Bearer ${target.apiKey}`;
     const url = endpointUrl(target.baseUrl ?? OPENAI_BASE_URL, 'chat/completions');
-    const answer = await postJson(attempt, url, headers, wireRequest(attempt.request), this.clock);
+    const answer = await postJson(
+      attempt,
+      url,
+      headersOf(target, 'application/json'),
+      wireRequest(attempt.request),
+      this.clock,
+    );
     return this.completion(target, answer);
+  }
+
+  /**
+   * The chunks as given, through to `data: [DONE]`. The provider is always asked for its usage
+   * (`stream_options.include_usage`), whatever the client asked: it is what the attempt is
+   * charged; the route leaves the usage chunk out for a client that did not ask for it.
+   */
+  async *stream(attempt: ProviderAttempt): AsyncGenerator<ChatChunk> {
+    const { target } = attempt;
+    const url = endpointUrl(target.baseUrl ?? OPENAI_BASE_URL, 'chat/completions');
+    const body = await postStream(
+      attempt,
+      url,
+      headersOf(target, 'text/event-stream'),
+      streamRequest(attempt.request),
+      this.clock,
+    );
+    for await (const event of providerEvents(attempt, body)) {
+      if (event.data === '[DONE]') return;
+      let chunk: unknown;
+      try {
+        chunk = JSON.parse(event.data);
+      } catch {
+        throw malformedAnswerError(target, 200);
+      }
+      if (isObject(chunk) && chunk.error !== undefined)
+        throw streamErrorEvent(target, chunk.error, this.clock.wallNow());
+      yield this.chunk(target, chunk);
+    }
+    throw streamCutError(target);
+  }
+
+  /** A chunk as given, once it has what the route reads: choices with a delta (none for the usage chunk). */
+  private chunk(target: ProviderTarget, chunk: unknown): ChatChunk {
+    if (!isObject(chunk) || !Array.isArray(chunk.choices)) throw malformedAnswerError(target, 200);
+    if (!chunk.choices.every((choice) => isObject(choice) && isObject(choice.delta))) {
+      throw malformedAnswerError(target, 200);
+    }
+    const { usage } = chunk;
+    if (usage != null && (!isObject(usage) || !isCount(usage.prompt_tokens) || !isCount(usage.completion_tokens))) {
+      throw malformedAnswerError(target, 200);
+    }
+    return {
+      ...chunk,
+      id: typeof chunk.id === 'string' ? chunk.id : '',
+      object: 'chat.completion.chunk',
+      created: isCount(chunk.created) ? chunk.created : Math.floor(this.clock.wallNow() / 1000),
+      model: typeof chunk.model === 'string' ? chunk.model : target.model,
+    } as ChatChunk;
   }
 
   /** The answer as given, once it has what the route reads: choices with a message, and usage. */
@@ -53,8 +105,22 @@ export class OpenAiProvider implements LlmProvider {
   }
 }
 
-/** Streaming is not carried yet: the answer is always one JSON body, and `stream_options` needs a stream. */
+function headersOf(target: ProviderTarget, accept: string): Record<string, string> {
+  const headers: Record<string, string> = { 'content-type': 'application/json', accept };
+  // `${OPENAI_API_KEY:-}` leaves an empty string when unset: a local server then gets no header.
+  if (target.apiKey) headers.authorization = `Bearer ${target.apiKey}`;
+  return headers;
+}
+
+/** One JSON body: `stream_options` is only valid with a stream. */
 function wireRequest(request: ChatRequest): ChatRequest {
   const { stream_options: _streamOptions, ...rest } = request;
   return { ...rest, stream: false };
+}
+
+/** A stream that always reports its usage, in its last chunk. */
+function streamRequest(request: ChatRequest): ChatRequest {
+  const options =
+    typeof request.stream_options === 'object' && request.stream_options !== null ? request.stream_options : {};
+  return { ...request, stream: true, stream_options: { ...options, include_usage: true } };
 }

@@ -35,6 +35,8 @@ export type ProviderFailureCode =
   | 'upstream_refused'
   /** A 2xx whose body is not the expected JSON. */
   | 'bad_response'
+  /** A streamed answer that stopped before it was complete. */
+  | 'stream_cut'
   /** No answer at all: refused, reset, DNS, TLS. */
   | 'unreachable'
   /** The request cannot be said in this provider's language (refused before sending). */
@@ -191,6 +193,43 @@ export function malformedAnswerError(target: FailedTarget, status: number): Prov
     { upstreamStatus: status },
   );
 }
+
+/**
+ * A streamed answer that ended before the provider said it was complete (no `[DONE]`, no
+ * `message_stop`): the connection closed early. Worth another try before anything was sent on.
+ */
+export function streamCutError(target: FailedTarget): ProviderFailure {
+  return new ProviderFailure(
+    'transient',
+    'stream_cut',
+    `target ${target.provider}/${target.model} ended its stream before the answer was complete`,
+  );
+}
+
+/**
+ * An error event inside a streamed answer (OpenAI's `{"error": …}` data, Anthropic's `error`
+ * event): the provider failed mid-way. Its `type` decides like a status would; only the type is
+ * read, never the message.
+ */
+export function streamErrorEvent(target: FailedTarget, error: unknown, nowMs: number): ProviderFailure {
+  const type = isObject(error) && typeof error.type === 'string' ? error.type : '';
+  const status = STREAM_ERROR_STATUSES.get(type) ?? 500;
+  return providerStatusError(target, { status, headers: {}, body: { error } }, nowMs);
+}
+
+/** Error types streams name (Anthropic's, OpenAI's) as the status their answer would have had. */
+const STREAM_ERROR_STATUSES: ReadonlyMap<string, number> = new Map([
+  ['overloaded_error', 529],
+  ['rate_limit_error', 429],
+  ['api_error', 500],
+  ['server_error', 500],
+  ['invalid_request_error', 400],
+  ['authentication_error', 401],
+  ['permission_error', 403],
+  ['not_found_error', 404],
+  ['request_too_large', 413],
+  ['timeout_error', 504],
+]);
 
 /** undici's own timeouts: the pool's `timeoutMs` passed before the headers, or between body chunks. */
 const TIMEOUT_CODES = new Set(['UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT']);

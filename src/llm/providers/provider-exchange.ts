@@ -1,6 +1,8 @@
+import type { Readable } from 'node:stream';
 import { type Clock, isResilienceError } from '../../common';
 import type { ProviderAttempt } from './llm-provider';
 import { malformedAnswerError, providerStatusError, networkError } from './provider-errors';
+import { type SseEvent, SseEventTooLarge, sseEvents } from './sse';
 
 /**
  * The most a provider's answer may be. A non-streamed completion is bounded by its output cap;
@@ -35,10 +37,7 @@ export async function postJson(
       timeoutMs: attempt.timeoutMs,
     });
   } catch (error) {
-    const { signal } = attempt;
-    if (signal.aborted) throw signal.reason;
-    if (isResilienceError(error)) throw error;
-    throw networkError(target, error);
+    throw stoppedOr(attempt, error);
   }
   const { statusCode, headers: answerHeaders } = response;
   const parsed = parseJson(response.body);
@@ -61,4 +60,85 @@ function parseJson(body: Buffer): unknown {
 /** `path` under a base URL that may or may not end in a slash (`…/v1`, `…/v1/`). */
 export function endpointUrl(baseUrl: string, path: string): string {
   return `${baseUrl.replace(/\/+$/, '')}/${path}`;
+}
+
+/** The most of an error answer read from a streaming request: its JSON error, not a runaway body. */
+const MAX_STREAM_ERROR_BYTES = 64 * 1024;
+
+/**
+ * {@link postJson} for a streamed answer: the body of a 2xx is handed back as it arrives (read
+ * it with {@link providerEvents}); anything else fails as {@link postJson} would, its error
+ * answer read whole (at most 64 KiB).
+ */
+export async function postStream(
+  attempt: ProviderAttempt,
+  url: string,
+  headers: Record<string, string>,
+  body: unknown,
+  clock: Clock,
+): Promise<Readable> {
+  const { target } = attempt;
+  let response;
+  try {
+    response = await attempt.http.stream(url, {
+      method: 'POST',
+      headers,
+      body: JSON.stringify(body),
+      timeoutMs: attempt.timeoutMs,
+    });
+  } catch (error) {
+    throw stoppedOr(attempt, error);
+  }
+  const { statusCode, headers: answerHeaders, body: answer } = response;
+  if (statusCode >= 200 && statusCode < 300) return answer;
+  let text: Buffer;
+  try {
+    text = await readAtMost(answer, MAX_STREAM_ERROR_BYTES);
+  } catch (error) {
+    throw stoppedOr(attempt, error);
+  }
+  throw providerStatusError(
+    target,
+    { status: statusCode, headers: answerHeaders, body: parseJson(text) },
+    clock.wallNow(),
+  );
+}
+
+/**
+ * The server-sent events of a streamed answer. The stream failing mid-way reads as the attempt's
+ * abort reason when it was stopped, else `transient` (reset, the pool's idle timeout); an event
+ * past the size limit as a malformed answer.
+ */
+export async function* providerEvents(attempt: ProviderAttempt, body: Readable): AsyncGenerator<SseEvent> {
+  try {
+    yield* sseEvents(body);
+  } catch (error) {
+    if (error instanceof SseEventTooLarge) throw malformedAnswerError(attempt.target, 200);
+    throw stoppedOr(attempt, error);
+  } finally {
+    // A reader that stopped early (the route moved on) lets the connection go at once.
+    body.destroy();
+  }
+}
+
+/** The attempt's abort reason when it was stopped; the pool's own errors as they are; else `transient`. */
+function stoppedOr(attempt: ProviderAttempt, error: unknown): unknown {
+  const { signal } = attempt;
+  if (signal.aborted) return signal.reason;
+  if (isResilienceError(error)) return error;
+  return networkError(attempt.target, error);
+}
+
+async function readAtMost(body: Readable, limit: number): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of body as AsyncIterable<Buffer>) {
+    chunks.push(chunk);
+    size += chunk.length;
+    if (size >= limit) {
+      body.destroy();
+      break;
+    }
+  }
+  return Buffer.concat(chunks).subarray(0, limit);
 }

@@ -20,11 +20,12 @@ import {
   tokensLeftIn,
   WORST_TOKENS,
 } from '../../../test/support/llm-accounting';
-import type { ChatCompletion, ChatRequest } from '../chat.types';
+import type { ChatChunk, ChatCompletion, ChatRequest } from '../chat.types';
 import type { Price } from '../pricing';
 import { FakeProvider } from '../providers/fake.provider';
 import type { LlmProvider, ProviderAttempt } from '../providers/llm-provider';
 import { type FailoverProgress, serveWithFailover } from './failover';
+import { HedgeAllowance, TargetHealth } from './hedging';
 import type { LlmRoute, LlmTarget } from './llm-route';
 import { RequestAccount } from './request-account';
 
@@ -70,6 +71,12 @@ class RecordingProvider implements LlmProvider {
     const { request, timeoutMs, maxOutputTokens, signal } = attempt;
     this.calls.push({ at: this.clockOf().now(), model: request.model, timeoutMs, maxOutputTokens, signal });
     return this.inner.complete(attempt);
+  }
+
+  stream(attempt: ProviderAttempt): AsyncIterable<ChatChunk> {
+    const { request, timeoutMs, maxOutputTokens, signal } = attempt;
+    this.calls.push({ at: this.clockOf().now(), model: request.model, timeoutMs, maxOutputTokens, signal });
+    return this.inner.stream(attempt);
   }
 }
 
@@ -129,14 +136,25 @@ function target(
     price: options.price === null ? undefined : (options.price ?? SMALL),
     timeoutMs: options.timeoutMs ?? 30_000,
     config: { provider: 'fake', model, script },
+    health: new TargetHealth(),
   };
 }
 
 function route(
   targets: TestTarget[],
-  options: { maxAttempts?: number; baseDelayMs?: number; maxDelayMs?: number; deadlineMs?: number } = {},
+  options: {
+    maxAttempts?: number;
+    baseDelayMs?: number;
+    maxDelayMs?: number;
+    deadlineMs?: number;
+    hedgeAfterMs?: number;
+    maxHedges?: number;
+    firstByteTimeoutMs?: number;
+    idleTimeoutMs?: number;
+  } = {},
 ): LlmRoute {
   const { maxAttempts = 2, baseDelayMs = 100, maxDelayMs = 1_000, deadlineMs = 60_000 } = options;
+  const { hedgeAfterMs = 0, maxHedges = 1, firstByteTimeoutMs = 30_000, idleTimeoutMs = 30_000 } = options;
   return {
     name: 'chat',
     lane: 'llm',
@@ -144,6 +162,11 @@ function route(
     retry: new RetryPolicy({ maxAttempts, baseDelayMs, maxDelayMs, deadlineMs }),
     deadlineMs,
     maxOutputTokens: OUTPUT_CAP,
+    hedgeAfterMs,
+    maxHedges,
+    hedges: new HedgeAllowance(),
+    firstByteTimeoutMs,
+    idleTimeoutMs,
     cache: false,
     cacheScope: 'chat',
   };
@@ -159,7 +182,7 @@ function account(tenant: string): RequestAccount {
 /** Starts one request through the route; its outcome is tracked, never left unhandled. */
 function serve(subject: LlmRoute, options: { tenant?: string; abort?: LazyAbortController } = {}) {
   const abort = options.abort ?? new LazyAbortController();
-  const progress: FailoverProgress = { attempts: 0, failovers: 0, tried: [] };
+  const progress: FailoverProgress = { attempts: 0, failovers: 0, tried: [], hedges: [] };
   const requestAccount = account(options.tenant ?? 'acme');
   const promise = serveWithFailover(clock, seededRandom(SEED), {
     route: subject,
@@ -711,7 +734,7 @@ describe('serveWithFailover', () => {
     it('resolves only after every provider request it started has settled', async () => {
       // A provider that goes on after its attempt timed out, until the test lets it finish.
       const finished = deferred<ChatCompletion>();
-      const stubborn: LlmProvider = { name: 'fake', complete: () => finished.promise };
+      const stubborn: LlmProvider = { name: 'fake', complete: () => finished.promise, stream: unused };
       const first = target('small', [], { timeoutMs: 1_000, provider: stubborn });
       const second = target('large', [answer('ok')]);
       const call = serve(route([first, second], { maxAttempts: 1 }));
@@ -733,7 +756,7 @@ describe('serveWithFailover', () => {
 
     it('fails only after every provider request it started has settled', async () => {
       const finished = deferred<ChatCompletion>();
-      const stubborn: LlmProvider = { name: 'fake', complete: () => finished.promise };
+      const stubborn: LlmProvider = { name: 'fake', complete: () => finished.promise, stream: unused };
       const call = serve(route([target('small', [], { timeoutMs: 1_000, provider: stubborn })], { maxAttempts: 1 }));
 
       await clock.advanceAsync(60_000);
@@ -745,3 +768,7 @@ describe('serveWithFailover', () => {
     });
   });
 });
+
+function unused(): never {
+  throw new Error('this test streams nothing');
+}

@@ -1,38 +1,8 @@
-import { type Clock, isResilienceError, LazyAbortController, type Random, ResilienceError, sleep } from '../../common';
-import type { HttpPool } from '../../containment';
+import { type Clock, type Random, ResilienceError, sleep } from '../../common';
 import { stopReason } from '../../dispatch';
-import type { ChatCompletion, ChatRequest } from '../chat.types';
-import type { LlmRoute, LlmTarget } from './llm-route';
-import { startProviderAttempt } from './provider-attempt';
-import type { RequestAccount } from './request-account';
+import { AttemptRace, CommittedFailure, type FailoverCall, type Served } from './attempt-race';
 
-/** Who served a request, and how. */
-export interface Served {
-  completion: ChatCompletion;
-  target: LlmTarget;
-}
-
-/** What the loop did, for the answer, the metrics and the ledger, whether it served or not. */
-export interface FailoverProgress {
-  /** Attempts made, across every target. */
-  attempts: number;
-  /** Times it moved on to the next target. */
-  failovers: number;
-  /** Each attempt's target and outcome (`ok` or an error kind), in order. */
-  readonly tried: Array<{ target: LlmTarget; outcome: string }>;
-}
-
-/** What a request needs for its attempts. */
-export interface FailoverCall {
-  route: LlmRoute;
-  /** The client's request with the output cap set; each target gets it with its own model. */
-  request: ChatRequest;
-  pool: HttpPool;
-  /** The call's cancellation: its client leaving, shutdown. */
-  abort: LazyAbortController;
-  account: RequestAccount;
-  progress: FailoverProgress;
-}
+export type { FailoverCall, FailoverProgress, Served } from './attempt-race';
 
 /** Kinds that are the target's passing trouble: tried again on it, then on the next. */
 const RETRIED = new Set(['transient', 'timeout']);
@@ -45,16 +15,20 @@ const FINAL = new Set(['stopped']);
  * `timeout` only; any other failure moves to the next target at once. One deadline covers every
  * attempt and wait. Every attempt's worst case is held before it starts and settled after.
  * When every target failed, the answer is the last failure (`circuit_open` when every breaker
- * was open).
+ * was open). Each attempt may grow hedges ({@link AttemptRace}).
+ *
+ * Streamed (`call.deliver`): an attempt answers at its commit point, its first content; until
+ * then a failure is retried or failed over like any other, unseen by the client. After it the
+ * stream is the client's: a failure ends the request as it is, with no retry and no failover.
  */
 export async function serveWithFailover(clock: Clock, random: Random, call: FailoverCall): Promise<Served> {
   const { route, progress, account } = call;
   const deadline = clock.now() + route.deadlineMs;
-  const pending: Array<Promise<void>> = [];
+  const race = new AttemptRace(clock, call);
+  route.hedges.requested();
   let last: ResilienceError | undefined;
   try {
     for (const target of route.targets) {
-      const request = { ...call.request, model: target.target.model };
       for (let attempt = 1; attempt <= route.retry.maxAttempts; attempt++) {
         const leftMs = deadline - clock.now();
         if (leftMs <= 0) throw last ?? deadlineError(route.deadlineMs);
@@ -72,49 +46,30 @@ export async function serveWithFailover(clock: Clock, random: Random, call: Fail
           await account.released(hold);
           throw stopReason(call.abort.reason);
         }
-        try {
-          // Started only once the breaker lets it through: a half-open breaker's one probe may
-          // have gone to another request since its refusal was checked above.
-          const completion = await target.breaker.fire(() => {
-            progress.attempts++;
-            const started = startProviderAttempt(
-              clock,
-              target,
-              request,
-              account.outputCap,
-              call.pool,
-              call.abort,
-              Math.min(target.timeoutMs, leftMs),
-            );
-            pending.push(started.settled);
-            return started.outcome;
-          });
-          await account.succeeded(hold, completion.usage);
-          progress.tried.push({ target, outcome: 'ok' });
-          return { completion, target };
-        } catch (error) {
-          const failure = isResilienceError(error) ? error : new ResilienceError('internal', 'internal error');
-          await account.failed(hold, failure);
-          progress.tried.push({ target, outcome: failure.kind });
-          last = failure;
-          if (FINAL.has(failure.kind)) throw failure;
-          if (!RETRIED.has(failure.kind) || attempt === route.retry.maxAttempts) break;
-          // A failure that opened the breaker ends this target now, not after a wasted wait.
-          if (target.breaker.refusal()) break;
-          const waitMs = route.retry.backoffMs(attempt, random, failure.retryAfterMs);
-          // A wait that would outlast the deadline is better spent on the next target.
-          if (clock.now() + waitMs >= deadline) break;
-          // Stopped as an attempt would be: any reason but a ResilienceError reads as `stopped`.
-          await sleep(clock, waitMs, call.abort.signal).catch((reason: unknown) => {
-            throw stopReason(reason);
-          });
-        }
+        const result = await race.run(target, hold, race.timeoutOf(target, leftMs), deadline);
+        if (result.ok) return result.served;
+        const failure = result.error;
+        last = failure;
+        if (FINAL.has(failure.kind)) throw failure;
+        if (!RETRIED.has(failure.kind) || attempt === route.retry.maxAttempts) break;
+        // A failure that opened the breaker ends this target now, not after a wasted wait.
+        if (target.breaker.refusal()) break;
+        const waitMs = route.retry.backoffMs(attempt, random, failure.retryAfterMs);
+        // A wait that would outlast the deadline is better spent on the next target.
+        if (clock.now() + waitMs >= deadline) break;
+        // Stopped as an attempt would be: any reason but a ResilienceError reads as `stopped`.
+        await sleep(clock, waitMs, call.abort.signal).catch((reason: unknown) => {
+          throw stopReason(reason);
+        });
       }
     }
     throw last ?? deadlineError(route.deadlineMs);
+  } catch (error) {
+    // Part of a stream reached the client: nothing more may be tried, the failure is final.
+    throw error instanceof CommittedFailure ? error.failure : error;
   } finally {
     // The lane slot is held until every request made has really stopped.
-    await Promise.all(pending);
+    await Promise.all(race.pending);
   }
 }
 

@@ -3,6 +3,7 @@ import type { LlmTargetConfig } from '../../config';
 import type { RetryPolicy } from '../../dispatch';
 import type { LlmProvider, ProviderTarget } from '../providers/llm-provider';
 import type { Price } from '../pricing';
+import type { HedgeAllowance, TargetHealth } from './hedging';
 
 /** One target of a route, built once at start-up. */
 export interface LlmTarget {
@@ -17,6 +18,8 @@ export interface LlmTarget {
   /** Per attempt. */
   readonly timeoutMs: number;
   readonly config: LlmTargetConfig;
+  /** Its recent 429/529s, which keep hedges off it. */
+  readonly health: TargetHealth;
 }
 
 /** A route of `llm.routes`: what a client names as `model`. */
@@ -30,6 +33,16 @@ export interface LlmRoute {
   readonly deadlineMs: number;
   /** Output cap when the client sets none. */
   readonly maxOutputTokens: number;
+  /** 0: no hedging; otherwise the wait for an answer before the next healthy target starts too. */
+  readonly hedgeAfterMs: number;
+  /** Hedges one request may start. */
+  readonly maxHedges: number;
+  /** The route's share of hedges (10 % of its requests). */
+  readonly hedges: HedgeAllowance;
+  /** Streamed: the longest wait for a target's first content. */
+  readonly firstByteTimeoutMs: number;
+  /** Streamed: the longest wait between two chunks after it. */
+  readonly idleTimeoutMs: number;
   readonly cache: boolean;
   /**
    * What the exact cache keys answers of this route by: its name and what decides its answers

@@ -8,6 +8,7 @@ import { routeCacheScope } from '../cache';
 import { LLM_MODULE_OPTIONS, type LlmModuleOptions } from '../llm.module-definition';
 import { PriceTable } from '../pricing';
 import { createProvider } from '../providers';
+import { HedgeAllowance, TargetHealth } from './hedging';
 import type { LlmRoute, LlmTarget } from './llm-route';
 
 /**
@@ -53,6 +54,7 @@ export class LlmRoutes {
           price,
           timeoutMs: target.timeoutMs ?? config.timeoutMs,
           config: target,
+          health: new TargetHealth(),
         };
       });
       this.routes.set(name, route(name, config, targets));
@@ -76,6 +78,11 @@ function route(name: string, config: LlmRouteConfig, targets: LlmTarget[]): LlmR
     retry: new RetryPolicy({ ...config.retry, deadlineMs: config.deadlineMs }),
     deadlineMs: config.deadlineMs,
     maxOutputTokens: config.maxOutputTokens,
+    hedgeAfterMs: config.hedgeAfterMs,
+    maxHedges: config.maxHedges,
+    hedges: new HedgeAllowance(),
+    firstByteTimeoutMs: config.firstByteTimeoutMs,
+    idleTimeoutMs: config.idleTimeoutMs,
     cache: config.cache,
     cacheScope: routeCacheScope(name, { targets: config.targets, maxOutputTokens: config.maxOutputTokens }),
   };

@@ -1,15 +1,40 @@
 import { type Clock, isResilienceError, LazyAbortController, ResilienceError } from '../../common';
 import type { HttpPool } from '../../containment';
 import { AttemptHttp, stopReason } from '../../dispatch';
-import type { ChatCompletion, ChatRequest } from '../chat.types';
+import type { ChatChunk, ChatCompletion, ChatRequest } from '../chat.types';
+import type { ProviderAttempt } from '../providers/llm-provider';
+import { ProviderStream } from '../streaming/provider-stream';
 import type { LlmTarget } from './llm-route';
 
+/** A streamed answer at its commit point: what arrived up to its first content, and the rest to read. */
+export interface CommittedStream {
+  /** The chunks up to and including the first that carries content (all of them if the answer had none). */
+  readonly head: ChatChunk[];
+  readonly stream: ProviderStream;
+}
+
 /** One attempt under way. */
-export interface StartedProviderAttempt {
-  /** The answer, or the failure: `timeout` at the deadline and the call's stop reason, each at once. */
-  outcome: Promise<ChatCompletion>;
-  /** Resolves once the provider's request itself has settled; never rejects. */
+export interface StartedProviderAttempt<T> {
+  /**
+   * The answer (a completion, or a stream at its commit point), or the failure: `timeout` at the
+   * deadline and the call's stop reason, each at once.
+   */
+  outcome: Promise<T>;
+  /** Resolves once the provider's request itself has settled (a stream: ended or cancelled); never rejects. */
   settled: Promise<void>;
+  /** Cancels the provider's request now (a hedge that lost); `outcome`, if still pending, fails with `reason`. */
+  stop(reason: ResilienceError): void;
+}
+
+/** What starting an attempt needs besides the target. */
+export interface AttemptSetup {
+  request: ChatRequest;
+  maxOutputTokens: number;
+  pool: HttpPool;
+  /** The call's cancellation: the client leaving, shutdown. */
+  call: LazyAbortController;
+  /** How long the answer may take: a completion whole, a stream up to its first content. */
+  timeoutMs: number;
 }
 
 /**
@@ -20,32 +45,87 @@ export interface StartedProviderAttempt {
 export function startProviderAttempt(
   clock: Clock,
   target: LlmTarget,
-  request: ChatRequest,
-  maxOutputTokens: number,
-  pool: HttpPool,
-  call: LazyAbortController,
-  timeoutMs: number,
-): StartedProviderAttempt {
-  if (call.aborted) return { outcome: Promise.reject(stopReason(call.reason)), settled: Promise.resolve() };
+  setup: AttemptSetup,
+): StartedProviderAttempt<ChatCompletion> {
+  return start(clock, target, setup, (attempt) => target.provider.complete(attempt));
+}
+
+/**
+ * {@link startProviderAttempt} for a streamed answer: the outcome is the stream at its commit
+ * point, the first chunk that carries content, which must come within `timeoutMs` (the route's
+ * first-byte timeout). After it the stream belongs to the caller: it reads on with its own idle
+ * timeout, and `settled` waits until the stream has ended or been cancelled.
+ */
+export function startStreamAttempt(
+  clock: Clock,
+  target: LlmTarget,
+  setup: AttemptSetup,
+): StartedProviderAttempt<CommittedStream> {
+  let stream: ProviderStream | undefined;
+  const started = start(clock, target, setup, async (attempt, abort) => {
+    stream = new ProviderStream(target.provider.stream(attempt), clock, abort, target.label);
+    const head: ChatChunk[] = [];
+    for (;;) {
+      // No wait of its own: the attempt's timer below bounds the time to the first content.
+      const chunk = await stream.next();
+      if (!chunk) break;
+      head.push(chunk);
+      if (stream.committed) break;
+    }
+    return { head, stream };
+  });
+  // Past the commit the attempt's timer and its link to the call are gone: the stream follows
+  // the call itself until it ends.
+  const outcome = started.outcome.then((committed) => {
+    const detach = setup.call.onAbort((reason) => committed.stream.stop(stopReason(reason)));
+    void committed.stream.settled.then(detach);
+    return committed;
+  });
+  // The stream's own end, not the commit, is when the provider's request has settled.
+  const settled = started.settled.then(() => stream?.settled);
+  return {
+    outcome,
+    settled,
+    stop: (reason) => {
+      started.stop(reason);
+      stream?.stop(reason);
+    },
+  };
+}
+
+function start<T>(
+  clock: Clock,
+  target: LlmTarget,
+  setup: AttemptSetup,
+  answer: (attempt: ProviderAttempt, abort: LazyAbortController) => Promise<T>,
+): StartedProviderAttempt<T> {
+  const { call, timeoutMs } = setup;
+  if (call.aborted) {
+    return { outcome: Promise.reject(stopReason(call.reason)), settled: Promise.resolve(), stop: noop };
+  }
   const abort = new LazyAbortController();
-  let answered: Promise<ChatCompletion>;
+  let answered: Promise<T>;
   try {
-    answered = target.provider.complete({
-      target: target.target,
-      request,
-      maxOutputTokens,
-      http: new AttemptHttp(pool, abort),
-      // Made only if the provider asks: an AbortSignal costs more than the rest of the attempt's set-up.
-      get signal() {
-        return abort.signal;
+    answered = answer(
+      {
+        target: target.target,
+        request: setup.request,
+        maxOutputTokens: setup.maxOutputTokens,
+        http: new AttemptHttp(setup.pool, abort),
+        // Made only if the provider asks: an AbortSignal costs more than the rest of the attempt's set-up.
+        get signal() {
+          return abort.signal;
+        },
+        timeoutMs,
       },
-      timeoutMs,
-    });
+      abort,
+    );
   } catch (error) {
     answered = Promise.reject(error);
   }
   const settled = answered.then(noop, noop);
-  const outcome = new Promise<ChatCompletion>((resolve, reject) => {
+  let stop: (reason: ResilienceError) => void = noop;
+  const outcome = new Promise<T>((resolve, reject) => {
     let done = false;
     const end = (error: ResilienceError) => {
       if (done) return;
@@ -56,18 +136,22 @@ export function startProviderAttempt(
       abort.abort(error);
       reject(error);
     };
+    stop = (reason) => {
+      if (done) abort.abort(reason);
+      else end(reason);
+    };
     const timer = clock.setTimer(
       () => end(new ResilienceError('timeout', `target ${target.label} did not answer within ${timeoutMs} ms`)),
       timeoutMs,
     );
     const detach = call.onAbort((reason) => end(stopReason(reason)));
     answered.then(
-      (completion) => {
+      (value) => {
         if (done) return;
         done = true;
         clock.clearTimer(timer);
         detach();
-        resolve(completion);
+        resolve(value);
       },
       (error: unknown) => {
         if (done) return;
@@ -78,7 +162,7 @@ export function startProviderAttempt(
       },
     );
   });
-  return { outcome, settled };
+  return { outcome, settled, stop: (reason) => stop(reason) };
 }
 
 function noop(): void {}

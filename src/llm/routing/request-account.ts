@@ -80,14 +80,12 @@ export class RequestAccount {
   /** Charges an attempt that answered with `usage`. */
   succeeded(hold: AttemptHold, usage: ChatUsage): Promise<void> | undefined {
     this.tokensUsed += usage.prompt_tokens + usage.completion_tokens;
-    const cached = usage.prompt_tokens_details?.cached_tokens ?? 0;
-    const written = usage.prompt_tokens_details?.cache_write_tokens ?? 0;
-    return this.charge(hold, {
-      inputTokens: Math.max(0, usage.prompt_tokens - cached - written),
-      cachedInputTokens: cached,
-      cacheWriteInputTokens: written,
-      outputTokens: usage.completion_tokens,
-    });
+    return this.charge(hold, tokenUsage(usage));
+  }
+
+  /** What `usage` costs at `target`'s price, in micro-dollars, without charging it. */
+  usageMicros(target: LlmTarget, usage: ChatUsage): number {
+    return target.price ? costMicros(target.price, tokenUsage(usage)) : 0;
   }
 
   /** Charges an attempt that failed: its prompt if it was sent and not refused, else nothing. */
@@ -112,4 +110,16 @@ export class RequestAccount {
     this.spentMicros += micros;
     return hold.reservation ? this.budget.settleMicros(hold.reservation, micros) : undefined;
   }
+}
+
+/** OpenAI's usage as the price table bills it: cache reads and writes apart from plain input. */
+function tokenUsage(usage: ChatUsage): TokenUsage {
+  const cached = usage.prompt_tokens_details?.cached_tokens ?? 0;
+  const written = usage.prompt_tokens_details?.cache_write_tokens ?? 0;
+  return {
+    inputTokens: Math.max(0, usage.prompt_tokens - cached - written),
+    cachedInputTokens: cached,
+    cacheWriteInputTokens: written,
+    outputTokens: usage.completion_tokens,
+  };
 }

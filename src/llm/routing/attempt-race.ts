@@ -1,0 +1,294 @@
+import { type Clock, deferred, isResilienceError, ResilienceError } from '../../common';
+import type { HttpPool } from '../../containment';
+import type { LazyAbortController } from '../../common';
+import type { ChatCompletion, ChatRequest } from '../chat.types';
+import { isProviderFailure } from '../providers/provider-errors';
+import { hedgeTarget } from './hedging';
+import type { LlmRoute, LlmTarget } from './llm-route';
+import {
+  type CommittedStream,
+  startProviderAttempt,
+  startStreamAttempt,
+  type StartedProviderAttempt,
+} from './provider-attempt';
+import type { AttemptHold, RequestAccount } from './request-account';
+
+/** What a request needs for its attempts. */
+export interface FailoverCall {
+  route: LlmRoute;
+  /** The client's request with the output cap set; each target gets it with its own model. */
+  request: ChatRequest;
+  pool: HttpPool;
+  /** The call's cancellation: its client leaving, shutdown. */
+  abort: LazyAbortController;
+  account: RequestAccount;
+  progress: FailoverProgress;
+  /**
+   * Streamed requests: sends the winning stream to the client from its commit point on, and
+   * resolves once it was sent whole (or fails with why it was not). Absent: one completion.
+   */
+  deliver?: (committed: CommittedStream, target: LlmTarget) => Promise<void>;
+}
+
+/** What the loop did, for the answer, the metrics and the ledger, whether it served or not. */
+export interface FailoverProgress {
+  /** Attempts made, across every target, hedges included. */
+  attempts: number;
+  /** Times it moved on to the next target. */
+  failovers: number;
+  /** Each attempt's target and outcome (`ok`, an error kind, or `hedge_lost`), in order of ending. */
+  readonly tried: Array<{ target: LlmTarget; outcome: string }>;
+  /** Each hedge started: `won` when its answer was used, `lost` otherwise. */
+  readonly hedges: Array<'won' | 'lost'>;
+}
+
+/** Who served a request, and how. */
+export interface Served {
+  /** The answer; for a stream, what it added up to. */
+  completion: ChatCompletion;
+  target: LlmTarget;
+  /** The answer came from a hedge. */
+  hedged: boolean;
+}
+
+/** How one attempt (with its hedges) ended. */
+export type RaceResult =
+  | { ok: true; served: Served }
+  | {
+      ok: false;
+      /** The first attempt's failure, which decides what the loop does next. */
+      error: ResilienceError;
+      /** It failed after its commit point: the client has part of the answer, nothing may be tried again. */
+      committed: boolean;
+    };
+
+/** The outcome `hedge_lost` attempts get: cancelled because another of the same request answered first. */
+const HEDGE_LOST = 'hedge_lost';
+
+/** An attempt in flight. */
+interface Running {
+  readonly target: LlmTarget;
+  readonly hold: AttemptHold;
+  /** A hedge: its place in `progress.hedges`. */
+  readonly hedgeIndex: number | undefined;
+  readonly started: StartedProviderAttempt<ChatCompletion | CommittedStream> | undefined;
+  /** Settles once the attempt answered or failed; never rejects. */
+  readonly answer: Promise<Running>;
+  value?: ChatCompletion | CommittedStream;
+  error?: ResilienceError;
+  /** Streams: ends what the breaker watches, once the stream was delivered (or not). */
+  finish(error?: unknown): void;
+}
+
+/**
+ * One attempt at a target and, when the route hedges, the hedges it grows: after
+ * `hedgeAfterMs` without an answer (for a stream, without its first content) the next healthy
+ * target starts too (see `hedgeTarget`), up to `maxHedges` and the route's 10 % share. The first
+ * good answer wins; every other attempt is cancelled at once (its request aborted, which frees
+ * its pool permit; its breaker not charged, as `stopped` never counts; its hold settled to the
+ * prompt it was sent). A failed attempt waits for the others still running.
+ *
+ * A stream is delivered by `deliver` once it wins, and is charged what it used, its usage or
+ * what was counted if it broke; its breaker hears how the whole stream ended.
+ */
+export class AttemptRace {
+  /** Provider requests started, each settled once its request has stopped. */
+  readonly pending: Array<Promise<void>> = [];
+
+  constructor(
+    private readonly clock: Clock,
+    private readonly call: FailoverCall,
+  ) {}
+
+  async run(target: LlmTarget, hold: AttemptHold, timeoutMs: number, deadline: number): Promise<RaceResult> {
+    const { route, progress } = this.call;
+    const running = [this.launch(target, hold, timeoutMs, undefined)];
+    let first: ResilienceError | undefined;
+    let hedgeAt = route.hedgeAfterMs > 0 ? this.clock.now() + route.hedgeAfterMs : Infinity;
+    while (running.length > 0) {
+      const mayHedge = progress.hedges.length < route.maxHedges && hedgeAt < deadline;
+      const ended = await this.firstOf(running, mayHedge ? hedgeAt - this.clock.now() : undefined);
+      if (ended === 'hedge') {
+        const hedge = await this.hedge(target, running, deadline);
+        if (hedge) running.push(hedge);
+        // One hedge at each hedgeAfterMs at most: the next one waits as long again.
+        hedgeAt = this.clock.now() + route.hedgeAfterMs;
+        continue;
+      }
+      running.splice(running.indexOf(ended), 1);
+      if (ended.error === undefined) return { ok: true, served: await this.win(ended, running) };
+      await this.failed(ended, ended.error);
+      if (ended.hedgeIndex === undefined) first ??= ended.error;
+      if (running.length === 0) return { ok: false, error: first ?? ended.error, committed: false };
+    }
+    /* c8 ignore next */
+    throw new ResilienceError('internal', 'no attempt ran');
+  }
+
+  /** Starts one attempt through its target's breaker; a refusal there (a half-open probe gone) fails it. */
+  private launch(target: LlmTarget, hold: AttemptHold, timeoutMs: number, hedgeIndex: number | undefined): Running {
+    const { call, clock } = this;
+    const { progress } = call;
+    const watched = deferred<void>();
+    // Rejected for a stream that failed before its commit too, when nothing waits on it any more.
+    watched.promise.catch(noop);
+    let started: Running['started'];
+    const fired = target.breaker.fire<ChatCompletion | CommittedStream | void>(() => {
+      progress.attempts++;
+      const setup = {
+        request: { ...call.request, model: target.target.model },
+        maxOutputTokens: call.account.outputCap,
+        pool: call.pool,
+        call: call.abort,
+        timeoutMs,
+      };
+      started = call.deliver ? startStreamAttempt(clock, target, setup) : startProviderAttempt(clock, target, setup);
+      this.pending.push(started.settled);
+      // A completion ends the breaker's watch when it comes; a stream only once it was delivered.
+      return call.deliver ? started.outcome.then(() => watched.promise) : started.outcome;
+    });
+    const running: Running = {
+      target,
+      hold,
+      hedgeIndex,
+      get started() {
+        return started;
+      },
+      answer: undefined as unknown as Promise<Running>,
+      finish: (error?: unknown) => (error === undefined ? watched.resolve() : watched.reject(error)),
+    };
+    // A stream's answer is its commit; the breaker's promise settles only after delivery.
+    const answered = call.deliver && started ? started.outcome : fired;
+    (running as { answer: Promise<Running> }).answer = (answered as Promise<ChatCompletion | CommittedStream>).then(
+      (value) => {
+        running.value = value;
+        return running;
+      },
+      (error: unknown) => {
+        running.error = isResilienceError(error) ? error : new ResilienceError('internal', 'internal error');
+        return running;
+      },
+    );
+    // A stream's failures before its commit reach the race through `started.outcome`; the
+    // breaker's own promise is only watched, never left unhandled.
+    if (call.deliver) fired.catch(noop);
+    return running;
+  }
+
+  /** The first of `running` to end, or 'hedge' when `hedgeInMs` passes first. */
+  private firstOf(running: Running[], hedgeInMs: number | undefined): Promise<Running | 'hedge'> {
+    const answers: Array<Promise<Running | 'hedge'>> = running.map((attempt) => attempt.answer);
+    if (hedgeInMs === undefined) return Promise.race(answers);
+    const timeUp = deferred<'hedge'>();
+    const timer = this.clock.setTimer(() => timeUp.resolve('hedge'), Math.max(0, hedgeInMs));
+    return Promise.race([...answers, timeUp.promise]).finally(() => this.clock.clearTimer(timer));
+  }
+
+  /** Starts a hedge beside `running` if a target, the route's share and the budget allow one. */
+  private async hedge(primary: LlmTarget, running: Running[], deadline: number): Promise<Running | undefined> {
+    const { clock, call } = this;
+    const { route, progress } = call;
+    const busy = new Set(running.map((attempt) => attempt.target));
+    const target = hedgeTarget(clock, route, primary, busy);
+    if (!target || !route.hedges.take()) return undefined;
+    let hold: AttemptHold;
+    try {
+      hold = await call.account.hold(target);
+    } catch {
+      // The budget or the token bucket cannot hold another attempt: the running ones go on alone.
+      return undefined;
+    }
+    // Everything may have ended (or the caller left) while the hold was made.
+    if (call.abort.aborted || running.every((attempt) => attempt.value !== undefined || attempt.error !== undefined)) {
+      await call.account.released(hold);
+      return undefined;
+    }
+    // Counted as lost until it wins.
+    progress.hedges.push('lost');
+    return this.launch(target, hold, this.timeoutOf(target, deadline - clock.now()), progress.hedges.length - 1);
+  }
+
+  /** The winner's answer served; every other attempt cancelled and settled. */
+  private async win(winner: Running, others: Running[]): Promise<Served> {
+    const { account, progress } = this.call;
+    const lost = new ResilienceError('stopped', `another target of the route answered first`);
+    for (const other of others) other.started?.stop(lost);
+    if (winner.hedgeIndex !== undefined) progress.hedges[winner.hedgeIndex] = 'won';
+    const settling = Promise.all(
+      others.map(async (other) => {
+        const { value, error } = await other.answer;
+        // Each is charged what it cost: an answer that came as well, its usage; a stream cut at
+        // its commit, what arrived; one cancelled before it answered, as a stopped attempt.
+        if (value === undefined) await account.failed(other.hold, error ?? lost);
+        else if (this.call.deliver) {
+          const { assembly } = (value as CommittedStream).stream;
+          await account.succeeded(other.hold, assembly.usage(account.inputTokens));
+        } else await account.succeeded(other.hold, (value as ChatCompletion).usage);
+        progress.tried.push({ target: other.target, outcome: HEDGE_LOST });
+        other.finish(lost);
+      }),
+    );
+    try {
+      return await this.serve(winner);
+    } finally {
+      await settling;
+    }
+  }
+
+  private async serve(winner: Running): Promise<Served> {
+    const { account, progress, deliver } = this.call;
+    const { target, hold } = winner;
+    if (!deliver) {
+      const completion = winner.value as ChatCompletion;
+      await account.succeeded(hold, completion.usage);
+      progress.tried.push({ target, outcome: 'ok' });
+      return { completion, target, hedged: winner.hedgeIndex !== undefined };
+    }
+    const committed = winner.value as CommittedStream;
+    const { assembly } = committed.stream;
+    try {
+      await deliver(committed, target);
+    } catch (error) {
+      const failure = isResilienceError(error) ? error : new ResilienceError('internal', 'internal error');
+      // What was streamed is charged: the usage if the provider said it, else what was counted.
+      await account.succeeded(hold, assembly.usage(account.inputTokens));
+      progress.tried.push({ target, outcome: failure.kind });
+      winner.finish(failure);
+      throw new CommittedFailure(failure);
+    }
+    await account.succeeded(hold, assembly.usage(account.inputTokens));
+    progress.tried.push({ target, outcome: 'ok' });
+    winner.finish();
+    return { completion: assembly.completion(account.inputTokens), target, hedged: winner.hedgeIndex !== undefined };
+  }
+
+  /** Settles a failed attempt: its hold charged as the failure says, a 429/529 noted against hedges. */
+  private async failed(attempt: Running, failure: ResilienceError): Promise<void> {
+    const { account, progress } = this.call;
+    await account.failed(attempt.hold, failure);
+    progress.tried.push({ target: attempt.target, outcome: failure.kind });
+    if (isProviderFailure(failure) && (failure.code === 'rate_limited' || failure.code === 'overloaded')) {
+      attempt.target.health.throttled(this.clock, failure.retryAfterMs);
+    }
+    attempt.finish(failure);
+  }
+
+  private attemptTimeout(target: LlmTarget): number {
+    return this.call.deliver ? this.call.route.firstByteTimeoutMs : target.timeoutMs;
+  }
+
+  /** The attempt timeout of a first attempt at `target`, bounded by what is left of the deadline. */
+  timeoutOf(target: LlmTarget, leftMs: number): number {
+    return Math.min(this.attemptTimeout(target), leftMs);
+  }
+}
+
+/** A failure after the commit point, carried out of the race so the loop neither retries nor fails over. */
+export class CommittedFailure extends Error {
+  constructor(readonly failure: ResilienceError) {
+    super(failure.message);
+    this.name = 'CommittedFailure';
+  }
+}
+
+function noop(): void {}

@@ -1,0 +1,63 @@
+import type { Clock } from '../../common';
+import type { LlmRoute, LlmTarget } from './llm-route';
+
+/** Hedges a route may start back to back before the 10 % share limits it. */
+const HEDGE_BURST = 2;
+/** The share of a route's requests that may hedge, over time. */
+const HEDGE_SHARE = 0.1;
+/** How long a target that answered 429 or 529 without a Retry-After takes no hedges. */
+const THROTTLED_MS = 5_000;
+
+/**
+ * The cap on a route's hedges beyond `maxHedges` per request: at most 10 % of its requests,
+ * after a burst of two (a token bucket filled by one tenth of a token per request), so a
+ * target slow for everyone cannot double the route's load.
+ */
+export class HedgeAllowance {
+  private tokens = HEDGE_BURST;
+
+  /** A request came: a tenth of a hedge more is allowed. */
+  requested(): void {
+    this.tokens = Math.min(HEDGE_BURST, this.tokens + HEDGE_SHARE);
+  }
+
+  /** Takes one hedge, or says no. */
+  take(): boolean {
+    if (this.tokens < 1) return false;
+    this.tokens -= 1;
+    return true;
+  }
+}
+
+/** When a target last said it was overloaded or rate limited, so hedges keep off it for a while. */
+export class TargetHealth {
+  private throttledUntil = 0;
+
+  throttled(clock: Clock, retryAfterMs: number | undefined): void {
+    this.throttledUntil = Math.max(this.throttledUntil, clock.now() + (retryAfterMs ?? THROTTLED_MS));
+  }
+
+  /** A hedge may go to it: its breaker closed (not half open) and no recent 429/529. */
+  hedgeable(clock: Clock, target: LlmTarget): boolean {
+    return clock.now() >= this.throttledUntil && target.breaker.state === 'closed' && !target.breaker.refusal();
+  }
+}
+
+/**
+ * Where a hedge of an attempt at `running` goes: the next target after it in the route's order
+ * that may take one, else `running` itself (a second request to the same target, which a
+ * different backend behind it may answer sooner: the tail-at-scale hedge); never one in `busy`.
+ */
+export function hedgeTarget(
+  clock: Clock,
+  route: LlmRoute,
+  running: LlmTarget,
+  busy: ReadonlySet<LlmTarget>,
+): LlmTarget | undefined {
+  const after = route.targets.slice(route.targets.indexOf(running) + 1);
+  for (const candidate of [...after, running]) {
+    if (candidate === running ? busy.size > 1 : busy.has(candidate)) continue;
+    if (candidate.health.hedgeable(clock, candidate)) return candidate;
+  }
+  return undefined;
+}

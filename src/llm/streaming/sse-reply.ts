@@ -1,0 +1,73 @@
+import type { FastifyReply } from 'fastify';
+import { type ResilienceError, toEnvelope } from '../../common';
+import type { ChatStreamSink } from './chat-stream-sink';
+
+/**
+ * A streamed answer written as Server-Sent Events on Fastify's raw response, in the framing
+ * OpenAI's SDKs read (`data: <json>\n\n`, `data: [DONE]\n\n`). The reply is taken from Fastify
+ * (hijacked) at {@link open}: from then on only this writes to it. The headers already set on
+ * the reply (the call id, the rate limits) go out with the status line.
+ *
+ * Backpressure is the socket's: a write the kernel could not take returns a promise that
+ * resolves on `drain`, so a slow client holds the stream back instead of growing a buffer here.
+ */
+export class SseReply implements ChatStreamSink {
+  opened = false;
+
+  constructor(
+    private readonly reply: FastifyReply,
+    /** The envelope's labels for an error event. */
+    private readonly labels: { callId?: string },
+  ) {}
+
+  open(headers: Record<string, string>): void {
+    const { reply } = this;
+    this.opened = true;
+    reply.hijack();
+    const set: Record<string, string | number | string[]> = {};
+    for (const [name, value] of Object.entries(reply.getHeaders())) if (value !== undefined) set[name] = value;
+    reply.raw.writeHead(200, {
+      ...set,
+      ...headers,
+      'content-type': 'text/event-stream; charset=utf-8',
+      'cache-control': 'no-cache',
+      // Proxies such as nginx would otherwise hold the events back to fill a buffer.
+      'x-accel-buffering': 'no',
+    });
+  }
+
+  write(event: object): Promise<void> | undefined {
+    return this.send(`data: ${JSON.stringify(event)}\n\n`);
+  }
+
+  end(): void {
+    const { raw } = this.reply;
+    if (raw.destroyed || raw.writableEnded) return;
+    raw.end('data: [DONE]\n\n');
+  }
+
+  fail(error: ResilienceError): void {
+    const { raw } = this.reply;
+    if (raw.destroyed || raw.writableEnded) return;
+    raw.end(`data: ${JSON.stringify(toEnvelope(error, { ...this.labels, openai: true }))}\n\n`);
+  }
+
+  destroy(): void {
+    this.reply.raw.destroy();
+  }
+
+  private send(text: string): Promise<void> | undefined {
+    const { raw } = this.reply;
+    if (raw.destroyed || raw.writableEnded) return undefined;
+    if (raw.write(text)) return undefined;
+    return new Promise((resolve) => {
+      const done = () => {
+        raw.off('drain', done);
+        raw.off('close', done);
+        resolve();
+      };
+      raw.on('drain', done);
+      raw.on('close', done);
+    });
+  }
+}

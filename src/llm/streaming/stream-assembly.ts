@@ -1,0 +1,111 @@
+import type { ChatChunk, ChatCompletion, ChatToolCall, ChatUsage, FinishReason } from '../chat.types';
+
+/** Characters per token when an answer's tokens are counted from its text: the usual rule for English. */
+const CHARS_PER_TOKEN = 4;
+
+interface AssembledChoice {
+  content: string;
+  refusal: string;
+  toolCalls: ChatToolCall[];
+  finishReason: FinishReason | null;
+}
+
+/**
+ * What the chunks of one streamed answer add up to: the answer as one `chat.completion` (for the
+ * cache and an idempotent replay), and its usage, as the provider reported it in its last chunk
+ * or, for a stream that broke or a provider that reports none, counted from what arrived.
+ */
+export class StreamAssembly {
+  private id = '';
+  private model = '';
+  private created = 0;
+  private readonly choices = new Map<number, AssembledChoice>();
+  private reported: ChatUsage | undefined;
+  private contentChunks = 0;
+
+  add(chunk: ChatChunk): void {
+    if (!this.id) {
+      this.id = chunk.id;
+      this.model = chunk.model;
+      this.created = chunk.created;
+    }
+    if (chunk.usage) this.reported = chunk.usage;
+    for (const { index, delta, finish_reason: finishReason } of chunk.choices) {
+      let choice = this.choices.get(index);
+      if (!choice) {
+        choice = { content: '', refusal: '', toolCalls: [], finishReason: null };
+        this.choices.set(index, choice);
+      }
+      if (typeof delta.content === 'string' && delta.content !== '') {
+        choice.content += delta.content;
+        this.contentChunks++;
+      }
+      if (typeof delta.refusal === 'string') choice.refusal += delta.refusal;
+      for (const piece of delta.tool_calls ?? []) {
+        this.contentChunks++;
+        const call = (choice.toolCalls[piece.index] ??= {
+          id: '',
+          type: 'function',
+          function: { name: '', arguments: '' },
+        });
+        if (piece.id) call.id = piece.id;
+        if (piece.function?.name) call.function.name += piece.function.name;
+        if (piece.function?.arguments) call.function.arguments += piece.function.arguments;
+      }
+      if (finishReason) choice.finishReason = finishReason;
+    }
+  }
+
+  /** Whether the provider reported its usage (the stream ended as it should). */
+  get usageReported(): boolean {
+    return this.reported !== undefined;
+  }
+
+  /**
+   * The provider's usage; else the prompt at its estimate (an upper bound) and the completion
+   * counted from what was streamed: at least one token per content chunk, and at least one per
+   * four characters, whichever is more.
+   */
+  usage(promptEstimate: number): ChatUsage {
+    if (this.reported) return this.reported;
+    let characters = 0;
+    for (const choice of this.choices.values()) {
+      characters += choice.content.length + choice.refusal.length;
+      for (const call of choice.toolCalls) characters += call.function.name.length + call.function.arguments.length;
+    }
+    const completion = Math.max(this.contentChunks, Math.ceil(characters / CHARS_PER_TOKEN));
+    return { prompt_tokens: promptEstimate, completion_tokens: completion, total_tokens: promptEstimate + completion };
+  }
+
+  /** The answer as one completion; only meaningful once the stream ended as it should. */
+  completion(promptEstimate: number): ChatCompletion {
+    const indexes = [...this.choices.keys()].sort((a, b) => a - b);
+    return {
+      id: this.id,
+      object: 'chat.completion',
+      created: this.created,
+      model: this.model,
+      choices: indexes.map((index) => {
+        const choice = this.choices.get(index)!;
+        const toolCalls = choice.toolCalls.filter(Boolean);
+        const message: ChatCompletion['choices'][number]['message'] = {
+          role: 'assistant',
+          content: choice.content === '' && toolCalls.length > 0 ? null : choice.content,
+          refusal: choice.refusal === '' ? null : choice.refusal,
+        };
+        if (toolCalls.length > 0) message.tool_calls = toolCalls;
+        return { index, message, finish_reason: choice.finishReason ?? 'stop', logprobs: null };
+      }),
+      usage: this.usage(promptEstimate),
+    };
+  }
+}
+
+/** Whether a chunk carries some of the answer (text, a refusal, a tool call): the commit point. */
+export function carriesContent(chunk: ChatChunk): boolean {
+  for (const { delta } of chunk.choices) {
+    if ((typeof delta.content === 'string' && delta.content !== '') || delta.tool_calls?.length) return true;
+    if (typeof delta.refusal === 'string' && delta.refusal !== '') return true;
+  }
+  return false;
+}

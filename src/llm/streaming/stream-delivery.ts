@@ -1,0 +1,133 @@
+import { type Clock, ResilienceError } from '../../common';
+import type { ChatAnswer, ChatCall } from '../chat-completions.service';
+import type { ChatChunk, ChatRequest } from '../chat.types';
+import type { LlmOutcomes } from '../llm-outcomes';
+import type { FailoverCall, FailoverProgress } from '../routing/failover';
+import type { LlmRoute } from '../routing/llm-route';
+import type { RequestAccount } from '../routing/request-account';
+import type { ChatStreamSink } from './chat-stream-sink';
+import { completionChunks } from './completion-chunks';
+
+/** How long a replayed stream waits for a client that reads nothing, when its route is gone. */
+const DEFAULT_IDLE_MS = 30_000;
+
+/**
+ * Sends streamed answers to their clients: a provider's stream from its commit point on, or a
+ * whole completion (a cache hit, an idempotent replay) as the chunks it would have streamed as.
+ *
+ * The client gets the usage chunk only if it asked (`stream_options.include_usage`), with a
+ * `bulkhead` field (servedBy, attempts, fromCache, hedged, costUsd); Bulkhead always asks the
+ * provider for it, as it charges by it. A client that reads nothing for the route's
+ * `idleTimeoutMs` is dropped (`stopped`: its slowness is not the provider's failure).
+ */
+export class StreamDelivery {
+  constructor(
+    private readonly clock: Clock,
+    private readonly outcomes: LlmOutcomes,
+  ) {}
+
+  /** The `deliver` of one streamed request. */
+  for(
+    call: ChatCall & { sink?: ChatStreamSink },
+    route: LlmRoute,
+    account: RequestAccount,
+    progress: FailoverProgress,
+    startedAt: number,
+    cache: ChatAnswer['cache'],
+  ): NonNullable<FailoverCall['deliver']> {
+    const sink = call.sink!;
+    const withUsage = includeUsage(call.request);
+    return async ({ head, stream }, target) => {
+      this.outcomes.firstToken({
+        route: route.name,
+        target: target.label,
+        seconds: (this.clock.now() - startedAt) / 1000,
+      });
+      const hedged = progress.hedges.includes('won');
+      sink.open({
+        'x-bulkhead-served-by': target.label,
+        'x-bulkhead-attempts': String(progress.attempts),
+        'x-bulkhead-cache': cache,
+        'x-bulkhead-hedged': String(hedged),
+      });
+      const send = async (chunk: ChatChunk) => {
+        if (chunk.usage) {
+          if (!withUsage) {
+            if (chunk.choices.length === 0) return;
+            chunk = { ...chunk, usage: undefined };
+          } else {
+            const costMicros = account.costMicros + account.usageMicros(target, chunk.usage);
+            chunk = {
+              ...chunk,
+              bulkhead: {
+                servedBy: target.label,
+                attempts: progress.attempts,
+                fromCache: false,
+                hedged,
+                costUsd: costMicros / 1_000_000,
+              },
+            };
+          }
+        } else if (!withUsage && chunk.usage === null) {
+          chunk = { ...chunk, usage: undefined };
+        }
+        await this.write(sink, chunk, route.idleTimeoutMs);
+      };
+      for (const chunk of head) await send(chunk);
+      for (;;) {
+        const chunk = await stream.next(route.idleTimeoutMs);
+        if (!chunk) break;
+        await send(chunk);
+      }
+      sink.end();
+    };
+  }
+
+  /** A whole answer streamed as the chunks a provider would have sent, then `[DONE]`. */
+  async replay(call: ChatCall & { sink: ChatStreamSink }, answer: ChatAnswer, idleMs = DEFAULT_IDLE_MS): Promise<void> {
+    const { sink } = call;
+    sink.open({
+      'x-bulkhead-served-by': answer.servedBy,
+      'x-bulkhead-attempts': String(answer.attempts),
+      'x-bulkhead-cache': answer.cache,
+      'x-bulkhead-cost-usd': answer.costUsd.toFixed(6),
+      'x-bulkhead-hedged': String(answer.hedged),
+    });
+    const withUsage = includeUsage(call.request);
+    for (const chunk of completionChunks(answer.completion)) {
+      if (chunk.usage) {
+        if (!withUsage) continue;
+        chunk.bulkhead = {
+          servedBy: answer.servedBy,
+          attempts: answer.attempts,
+          fromCache: answer.cache === 'hit',
+          hedged: answer.hedged,
+          costUsd: answer.costUsd,
+          replayed: answer.replayed,
+        };
+      }
+      await this.write(sink, chunk, idleMs);
+    }
+    sink.end();
+  }
+
+  /** Writes one chunk, waiting while the client catches up, for at most `idleMs`. */
+  private async write(sink: ChatStreamSink, chunk: ChatChunk, idleMs: number): Promise<void> {
+    const waiting = sink.write(chunk);
+    if (!waiting) return;
+    let timer: unknown;
+    const stalled = new Promise<'stalled'>((resolve) => {
+      timer = this.clock.setTimer(() => resolve('stalled'), idleMs);
+    });
+    const result = await Promise.race([waiting, stalled]);
+    this.clock.clearTimer(timer);
+    if (result === 'stalled') {
+      sink.destroy();
+      throw new ResilienceError('stopped', `the client read nothing of the stream for ${idleMs} ms`);
+    }
+  }
+}
+
+function includeUsage(request: ChatRequest): boolean {
+  return request.stream_options?.include_usage === true;
+}
