@@ -1,10 +1,11 @@
 import type { Readable } from 'node:stream';
 import { EventStreamCodec, type Message } from '@smithy/eventstream-codec';
 import { fromUtf8, toUtf8 } from '@smithy/util-utf8';
-import { type Clock, isResilienceError } from '../../common';
+import type { Clock } from '../../common';
 import { isObject } from './json-shape';
 import type { ProviderAttempt, ProviderTarget } from './llm-provider';
-import { malformedAnswerError, networkError, type ProviderFailure, providerStatusError } from './provider-errors';
+import { malformedAnswerError, type ProviderFailure, providerStatusError } from './provider-errors';
+import { stoppedOr } from './provider-exchange';
 
 /**
  * The longest message of an event stream Bedrock may send. AWS allows 16 MiB; one chunk of a
@@ -82,10 +83,8 @@ export async function* bedrockEvents(attempt: ProviderAttempt, body: Readable, c
     }
   } catch (error) {
     if (error instanceof EventStreamFrameError) throw malformedAnswerError(target, 200);
-    if (attempt.signal.aborted) throw attempt.signal.reason;
-    // Ours (an exception message, an unreadable chunk) and the pool's own errors, as they are.
-    if (isResilienceError(error)) throw error;
-    throw networkError(target, error);
+    // Ours (an exception message, an unreadable chunk) and the pool's own errors go as they are.
+    throw stoppedOr(attempt, error);
   } finally {
     body.destroy();
   }
@@ -116,13 +115,12 @@ function stringHeader(message: Message, name: string): string | undefined {
 /**
  * The exceptions of InvokeModelWithResponseStream's stream, as the status and `x-amzn-errortype`
  * their InvokeModel answer would have had, so they read as that answer would
- * ({@link providerStatusError}). `modelStreamErrorException` (424: the model failed mid-way) reads
- * as `ModelErrorException`, InvokeModel's name for the same failure: 424 alone would read as a
- * refusal, not as a failure worth another try.
+ * ({@link providerStatusError}). `modelStreamErrorException` (424: the model failed mid-way) has
+ * its own entry in that table: 424 alone would read as a refusal, not a failure worth another try.
  */
 const STREAM_EXCEPTIONS: ReadonlyMap<string, [number, string]> = new Map([
   ['internalServerException', [500, 'InternalServerException']],
-  ['modelStreamErrorException', [424, 'ModelErrorException']],
+  ['modelStreamErrorException', [424, 'ModelStreamErrorException']],
   ['modelTimeoutException', [408, 'ModelTimeoutException']],
   ['serviceUnavailableException', [503, 'ServiceUnavailableException']],
   ['throttlingException', [429, 'ThrottlingException']],

@@ -182,6 +182,7 @@ describe('AWS error types (Bedrock)', () => {
   /** status, x-amzn-errortype → kind, code, retryAfterMs. */
   const AWS_TABLE: Array<[number, string, string, string, number | undefined]> = [
     [424, 'ModelErrorException', 'transient', 'upstream_error', 4_000],
+    [424, 'ModelStreamErrorException', 'transient', 'upstream_error', 4_000],
     [429, 'ModelNotReadyException', 'transient', 'overloaded', 4_000],
     [503, 'ModelNotReadyException', 'transient', 'overloaded', 4_000],
     [400, 'ServiceQuotaExceededException', 'unavailable', 'insufficient_quota', undefined],

@@ -165,6 +165,7 @@ export function providerStatusError(target: FailedTarget, answer: ProviderErrorA
  */
 const AWS_ERROR_TYPES: ReadonlyMap<string, [ErrorKind, ProviderFailureCode, string, boolean]> = new Map([
   ['ModelErrorException', ['transient', 'upstream_error', 'the model failed', true]],
+  ['ModelStreamErrorException', ['transient', 'upstream_error', 'the model failed mid-stream', true]],
   ['ModelNotReadyException', ['transient', 'overloaded', 'the model is not ready', true]],
   ['ServiceQuotaExceededException', ['unavailable', 'insufficient_quota', 'its quota is exhausted', false]],
   ['UnrecognizedClientException', ['unavailable', 'unauthorized', 'its credentials were refused', false]],

@@ -122,7 +122,7 @@ export async function* providerEvents(attempt: ProviderAttempt, body: Readable):
 }
 
 /** The attempt's abort reason when it was stopped; the pool's own errors as they are; else `transient`. */
-function stoppedOr(attempt: ProviderAttempt, error: unknown): unknown {
+export function stoppedOr(attempt: ProviderAttempt, error: unknown): unknown {
   const { signal } = attempt;
   if (signal.aborted) return signal.reason;
   if (isResilienceError(error)) return error;
