@@ -2,9 +2,10 @@ import { NAME_PATTERN } from './schema-helpers';
 
 /**
  * Problems between sections (a tool naming a lane that does not exist, a breaker named like a
- * tool), found on the document as written, so that they are reported together with every
- * other problem instead of only once the rest of the file is valid. Only names that are
- * themselves well formed are checked: a bad name is reported once, as a bad name.
+ * tool, a route asking for a semantic cache that is off), found on the document as written, so
+ * that they are reported together with every other problem instead of only once the rest of the
+ * file is valid. Only names that are themselves well formed are checked: a bad name is reported
+ * once, as a bad name.
  */
 export function crossReferenceProblems(document: unknown): string[] {
   if (!isMapping(document)) return [];
@@ -17,6 +18,7 @@ export function crossReferenceProblems(document: unknown): string[] {
       problems.push(`breakers.${breaker}: is the breaker of tool '${breaker}': set it under tools.${breaker}.breaker`);
     }
   }
+  problems.push(...semanticCacheProblems(document));
   // With no lanes at all, that is the problem to report, not every tool's lane.
   if (lanes.length === 0) return problems;
   for (const [toolId, definition] of Object.entries(tools)) {
@@ -34,6 +36,35 @@ export function crossReferenceProblems(document: unknown): string[] {
     }
   }
   return problems;
+}
+
+/**
+ * A route that opts into the semantic cache while `llm.cache.semantic.enabled` is not true: it
+ * would silently never hit, so it is a mistake to report. A value that is not a boolean at all
+ * is the schema's to report, not this.
+ */
+function semanticCacheProblems(document: Record<string, unknown>): string[] {
+  const llm = isMapping(document.llm) ? document.llm : {};
+  const cache = isMapping(llm.cache) ? llm.cache : {};
+  const semantic = isMapping(cache.semantic) ? cache.semantic : {};
+  if (booleanOf(semantic.enabled ?? false) !== false) return [];
+  const routes = isMapping(llm.routes) ? llm.routes : {};
+  const problems: string[] = [];
+  for (const [route, definition] of Object.entries(routes)) {
+    if (isMapping(definition) && booleanOf(definition.semanticCache) === true) {
+      problems.push(
+        `llm.routes.${route}.semanticCache: needs llm.cache.semantic.enabled: true (the semantic cache is off)`,
+      );
+    }
+  }
+  return problems;
+}
+
+/** A boolean as the schema reads one (`true`, or `"true"` from `${ENV}`), or undefined. */
+function booleanOf(value: unknown): boolean | undefined {
+  if (value === true || value === 'true') return true;
+  if (value === false || value === 'false') return false;
+  return undefined;
 }
 
 function isMapping(value: unknown): value is Record<string, unknown> {

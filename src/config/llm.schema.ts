@@ -88,6 +88,11 @@ export const llmRoute = z.strictObject({
   idleTimeoutMs: intIn(1, 600_000).default(30_000),
   /** Clean text answers are cached (llm.cache.exact). */
   cache: bool().default(true),
+  /**
+   * Opt-in: a question similar enough to one answered before gets that answer
+   * (llm.cache.semantic, which must be enabled).
+   */
+  semanticCache: bool().default(false),
 });
 
 /** USD per million tokens of one `provider/model`. */
@@ -97,6 +102,53 @@ const price = z.strictObject({
   /** Input tokens read from the provider's prompt cache; the input price otherwise. */
   cachedInputPerMTokUsd: numberIn(0, 10_000).optional(),
 });
+
+/** What turns a question into a vector for the semantic cache. */
+const embedder = z
+  .discriminatedUnion(
+    'kind',
+    [
+      /** Dependency-free and offline: lexical overlap (words and word pairs), not meaning. */
+      z.strictObject({ kind: z.literal('hashing'), dimensions: intIn(256, 4096).default(1024) }),
+      /** An OpenAI-compatible `POST {baseUrl}/embeddings`, through the tenant's pool. */
+      z.strictObject({
+        kind: z.literal('openai'),
+        baseUrl: httpUrl().default('https://api.openai.com/v1'),
+        /** Sent as a bearer token when not empty; give it as `${ENV}`. */
+        apiKey: z.string({ error: 'must be a string' }).optional(),
+        model: nonEmptyString(),
+        /** Asked of the model (text-embedding-3-*); its native size otherwise. */
+        dimensions: intIn(1, 16_384).optional(),
+        /** The whole embedding request: a slower one is a cache miss. */
+        timeoutMs: intIn(1, 60_000).default(2_000),
+      }),
+    ],
+    { error: 'must be one of hashing, openai' },
+  )
+  .prefault({ kind: 'hashing' });
+
+/**
+ * The semantic cache (opt-in per route with `semanticCache: true`): a question whose context and
+ * parameters are exactly those of an answered one, and whose text is at least `threshold`
+ * similar, gets that answer. Memory only: each replica has its own.
+ */
+const semanticCache = z
+  .strictObject({
+    enabled: bool().default(false),
+    /** Cosine similarity a hit needs, above 0 and at most 1. */
+    threshold: numberIn(0, 1)
+      .refine((value) => value > 0, { error: 'must be a number above 0, at most 1' })
+      .default(0.95),
+    ttlMs: intIn(0, 86_400_000).default(300_000),
+    /** Entries held at most, across every tenant and route. */
+    maxEntries: intIn(0, 1_000_000).default(10_000),
+    /** Entries one tenant's route and parameters hold at most: what one lookup scans. */
+    maxEntriesPerPartition: intIn(1, 10_000).default(1_000),
+    /** Bytes held at most: the answers' JSON and the vectors (4 bytes a dimension). */
+    maxBytes: intIn(0, 1024 * MiB).default(128 * MiB),
+    embedder,
+  })
+  .prefault({});
 
 export const llmSchema = z
   .strictObject({
@@ -111,7 +163,7 @@ export const llmSchema = z
             maxBytes: intIn(0, 1024 * MiB).default(64 * MiB),
           })
           .prefault({}),
-        semantic: z.strictObject({ enabled: bool().default(false) }).prefault({}),
+        semantic: semanticCache,
       })
       .prefault({}),
     /** Prices by `provider/model`, over the shipped table. */
@@ -124,3 +176,5 @@ export type LlmRouteConfig = LlmConfig['routes'][string];
 export type LlmTargetConfig = LlmRouteConfig['targets'][number];
 export type FakeStepConfig = NonNullable<LlmTargetConfig['script']>[number];
 export type LlmPriceConfig = LlmConfig['prices'][string];
+export type SemanticCacheConfig = LlmConfig['cache']['semantic'];
+export type EmbedderConfig = SemanticCacheConfig['embedder'];

@@ -1,6 +1,8 @@
 import { Module } from '@nestjs/common';
 import { CommonModule } from '../common/nest';
 import { EventsModule } from '../events';
+import { SemanticCache } from './cache';
+import { semanticCacheProviders } from './cache/semantic/semantic-cache.providers';
 import { ChatCompletionsController } from './chat-completions.controller';
 import { ChatCompletions } from './chat-completions.service';
 import { LlmConfigurableModule } from './llm.module-definition';
@@ -14,8 +16,8 @@ import { LlmRoutes } from './routing/llm-routes.service';
  */
 @Module({
   imports: [CommonModule, EventsModule],
-  providers: [LlmRoutes, ChatCompletions, LlmOutcomes],
-  exports: [LlmRoutes, ChatCompletions, LlmOutcomes],
+  providers: [LlmRoutes, ChatCompletions, LlmOutcomes, ...semanticCacheProviders],
+  exports: [LlmRoutes, ChatCompletions, LlmOutcomes, SemanticCache],
 })
 export class LlmModule extends LlmConfigurableModule {
   static readonly routes = [ChatCompletionsController];

@@ -4,3 +4,4 @@ export * from './coalescer';
 export * from './llm-cache.store';
 export * from './memory-llm-cache.store';
 export * from './redis-llm-cache.store';
+export * from './semantic';

@@ -1,0 +1,157 @@
+import { type Clock, isResilienceError } from '../../../common';
+import { type Embedder, type EmbeddingHttp, isZeroVector, normalised } from './embedder';
+import {
+  embeddingNetworkError,
+  embeddingStatusError,
+  embeddingTimeoutError,
+  malformedEmbeddingsError,
+} from './embedding-errors';
+
+/** @default base URL of an `openai` embedder without its own. */
+export const OPENAI_EMBEDDINGS_BASE_URL = 'https://api.openai.com/v1';
+
+/**
+ * The most one embedding's JSON may take: 16384 floats at about 16 characters each. A larger
+ * answer fails (`transient`) instead of filling memory.
+ */
+const MAX_BYTES_PER_EMBEDDING = 256 * 1024;
+
+export interface OpenAiEmbedderOptions {
+  /** @default {@link OPENAI_EMBEDDINGS_BASE_URL} */
+  baseUrl?: string;
+  /** Sent as a bearer token when not empty; never logged, never in an error. */
+  apiKey?: string;
+  model: string;
+  /** Asked of the model and required of its answer; the model's native size when left out. */
+  dimensions?: number;
+  /** The whole request, waiting for a pool permit included, on the clock. */
+  timeoutMs: number;
+}
+
+/**
+ * Any OpenAI-compatible embeddings endpoint (OpenAI, vLLM, Ollama, llama.cpp, TEI's OpenAI
+ * route): `POST {baseUrl}/embeddings` with `{ model, input, encoding_format: 'float' }` through
+ * the caller's pool, so the tenant's egress rules and the pool's cap apply. Vectors come back
+ * L2-normalised whatever the server did.
+ *
+ * Failures are ResilienceErrors (see `embedding-errors.ts`): the pool's own (`egress_denied`,
+ * `queue_full`) as they are, the caller's abort as its reason, `timeout` past `timeoutMs`.
+ * Nothing here logs, and no error carries the texts or the key.
+ */
+export class OpenAiEmbedder implements Embedder {
+  readonly id: string;
+  private readonly url: string;
+  private readonly label: string;
+
+  constructor(
+    private readonly options: OpenAiEmbedderOptions,
+    private readonly clock: Clock,
+  ) {
+    if (!(Number.isSafeInteger(options.timeoutMs) && options.timeoutMs >= 1)) {
+      throw new RangeError(`timeoutMs must be an integer of at least 1, not ${options.timeoutMs}`);
+    }
+    const baseUrl = (options.baseUrl ?? OPENAI_EMBEDDINGS_BASE_URL).replace(/\/+$/, '');
+    this.url = `${baseUrl}/embeddings`;
+    this.label = `openai/${options.model}`;
+    // The base URL is in: two servers may serve different weights under one model name.
+    this.id = `openai:${baseUrl}:${options.model}:${options.dimensions ?? 'native'}`;
+  }
+
+  async embed(texts: readonly string[], http: EmbeddingHttp, signal?: AbortSignal): Promise<Float32Array[]> {
+    if (texts.length === 0) return [];
+    if (signal?.aborted) throw signal.reason;
+    const { timeoutMs } = this.options;
+    const stop = new AbortController();
+    const onAbort = () => stop.abort(signal!.reason);
+    signal?.addEventListener('abort', onAbort, { once: true });
+    const timer = this.clock.setTimer(() => stop.abort(embeddingTimeoutError(this.label, timeoutMs)), timeoutMs, {
+      unref: true,
+    });
+    try {
+      let response;
+      try {
+        response = await http.request(this.url, {
+          method: 'POST',
+          headers: this.headers(),
+          body: JSON.stringify(this.body(texts)),
+          signal: stop.signal,
+          maxResponseBytes: MAX_BYTES_PER_EMBEDDING * texts.length,
+          timeoutMs,
+        });
+      } catch (error) {
+        if (stop.signal.aborted) throw stop.signal.reason;
+        if (isResilienceError(error)) throw error;
+        throw embeddingNetworkError(this.label, error);
+      }
+      const { statusCode, body } = response;
+      if (statusCode < 200 || statusCode >= 300) throw embeddingStatusError(this.label, statusCode);
+      return this.vectorsOf(body, texts.length);
+    } finally {
+      this.clock.clearTimer(timer);
+      signal?.removeEventListener('abort', onAbort);
+    }
+  }
+
+  private headers(): Record<string, string> {
+    const headers: Record<string, string> = { 'content-type': 'application/json', accept: 'application/json' };
+    // `${OPENAI_API_KEY:-}` leaves an empty string when unset: a local server then gets no header.
+    if (this.options.apiKey) headers.authorization = `Bearer ${this.options.apiKey}`;
+    return headers;
+  }
+
+  private body(texts: readonly string[]): Record<string, unknown> {
+    const { model, dimensions } = this.options;
+    return { model, input: texts, encoding_format: 'float', ...(dimensions === undefined ? {} : { dimensions }) };
+  }
+
+  /** The answer's vectors in the order of the texts (by each item's `index` when all have one). */
+  private vectorsOf(body: Buffer, count: number): Float32Array[] {
+    const fail = (reason: string) => malformedEmbeddingsError(this.label, reason);
+    let answer: unknown;
+    try {
+      answer = JSON.parse(body.toString('utf8'));
+    } catch {
+      throw fail('not JSON');
+    }
+    const data = isObject(answer) ? answer.data : undefined;
+    if (!Array.isArray(data) || data.length !== count) throw fail(`not ${count} embedding(s)`);
+    const items = inIndexOrder(data);
+    if (!items) throw fail('indexes that are not 0 to n-1');
+    const length = this.options.dimensions ?? embeddingOf(items[0])?.length;
+    return items.map((item) => {
+      const values = embeddingOf(item);
+      if (!values || values.length === 0) throw fail('an embedding that is not a list of numbers');
+      if (values.length !== length) throw fail(`an embedding of ${values.length} dimensions, not ${length}`);
+      const vector = normalised(Float32Array.from(values));
+      if (isZeroVector(vector)) throw fail('an all-zero embedding');
+      return vector;
+    });
+  }
+}
+
+/**
+ * The items by their `index` when every item has one (which must then be 0 to n-1), else as
+ * given; undefined for indexes that do not say where each goes.
+ */
+function inIndexOrder(data: unknown[]): unknown[] | undefined {
+  if (!data.every((item) => isObject(item) && Number.isSafeInteger(item.index))) return data;
+  const ordered: unknown[] = [];
+  for (const item of data as Array<{ index: number }>) {
+    if (item.index < 0 || item.index >= data.length || ordered[item.index] !== undefined) return undefined;
+    ordered[item.index] = item;
+  }
+  return ordered;
+}
+
+/** An item's `embedding` when it is a list of finite numbers. */
+function embeddingOf(item: unknown): number[] | undefined {
+  if (!isObject(item) || !Array.isArray(item.embedding)) return undefined;
+  const values = item.embedding as unknown[];
+  return values.every((value) => typeof value === 'number' && Number.isFinite(value))
+    ? (values as number[])
+    : undefined;
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
