@@ -12,6 +12,26 @@ export interface ChatReply {
   cache: string;
   costUsd: number;
   elapsedMs: number;
+  /** The answer came from a hedge. */
+  hedged: boolean;
+}
+
+/** What the demo reads of one streamed answer. */
+export interface StreamReply {
+  status: number;
+  servedBy: string;
+  attempts: number;
+  text: string;
+  /** Chunks that carried content. */
+  chunks: number;
+  firstContentMs: number;
+  /** It ended with `data: [DONE]`: the answer is whole. */
+  done: boolean;
+  elapsedMs: number;
+}
+
+interface StreamChunk {
+  choices?: Array<{ delta?: { content?: string | null } }>;
 }
 
 interface ChatBody {
@@ -53,6 +73,56 @@ export class LlmDemoClient {
       cache: header('x-bulkhead-cache'),
       costUsd: Number(header('x-bulkhead-cost-usd') || 0),
       elapsedMs: performance.now() - startedAt,
+      hedged: header('x-bulkhead-hedged') === 'true',
+    };
+  }
+
+  /**
+   * A streamed request (`stream: true`), read event by event as it arrives: when the first
+   * content came, how many chunks carried content, and whether it ended with `[DONE]`.
+   */
+  async stream(model: string, question: string): Promise<StreamReply> {
+    const startedAt = performance.now();
+    const response = await request(`${this.base}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ model, stream: true, messages: [{ role: 'user', content: question }] }),
+    });
+    const header = (name: string) => {
+      const value = response.headers[name];
+      return typeof value === 'string' ? value : '';
+    };
+    let text = '';
+    let chunks = 0;
+    let firstContentMs = 0;
+    let done = false;
+    let pending = '';
+    for await (const piece of response.body) {
+      pending += (piece as Buffer).toString('utf8');
+      let end: number;
+      while ((end = pending.indexOf('\n\n')) !== -1) {
+        const data = pending.slice(0, end).replace(/^data: /, '');
+        pending = pending.slice(end + 2);
+        if (data === '[DONE]') {
+          done = true;
+          continue;
+        }
+        const content = (JSON.parse(data) as StreamChunk).choices?.[0]?.delta?.content;
+        if (!content) continue;
+        if (chunks === 0) firstContentMs = performance.now() - startedAt;
+        chunks++;
+        text += content;
+      }
+    }
+    return {
+      status: response.statusCode,
+      servedBy: header('x-bulkhead-served-by'),
+      attempts: Number(header('x-bulkhead-attempts') || 0),
+      text,
+      chunks,
+      firstContentMs,
+      done,
+      elapsedMs: performance.now() - startedAt,
     };
   }
 
@@ -71,6 +141,16 @@ export class LlmDemoClient {
       headers: { authorization: `Bearer ${adminToken}` },
     });
     return (await response.body.json()) as { capUsd: number | null; spentUsd: number };
+  }
+
+  /** The outcome label of the attempts at `target` in `GET /metrics` (the first one found). */
+  async attemptOutcome(target: string): Promise<string> {
+    const text = await (await request(`${this.base}/metrics`)).body.text();
+    for (const line of text.split('\n')) {
+      if (!line.startsWith('bulkhead_llm_requests_total{') || !line.includes(`target="${target}"`)) continue;
+      return /outcome="([^"]+)"/.exec(line)?.[1] ?? '';
+    }
+    return '';
   }
 
   /**

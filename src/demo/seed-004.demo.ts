@@ -34,6 +34,16 @@ export interface Seed004Summary {
     providerCalls: number;
     spentUsd: number;
   };
+  streamed: {
+    status: number;
+    servedBy: string;
+    attempts: number;
+    contentChunks: number;
+    whole: boolean;
+    /** The first content came only after the flaky target's failure was behind it. */
+    text: string;
+  };
+  hedged: ServedSummary & { hedged: boolean; answer: string; fasterThanSlowTarget: boolean; slowOutcome: string };
 }
 
 const PRIMARY = 'fake/primary-1';
@@ -48,6 +58,10 @@ const RETRY_AFTER_MS = 40;
 /** The metered route's output cap and price: its worst case is at least their product. */
 const METER_CAP_TOKENS = 1000;
 const METER_OUTPUT_PER_MTOK_USD = 4;
+/** The hedged route's slow target takes this long; the hedge starts after HEDGE_AFTER_MS. */
+const SLOW_MS = 2_000;
+const HEDGE_AFTER_MS = 50;
+const STREAMED_TEXT = 'Streams commit at their first content: until then a failure is retried unseen.';
 
 /**
  * Three routes of fake targets, so each part of the story has its own providers and breakers:
@@ -106,6 +120,24 @@ function demoDocument(): Record<string, unknown> {
           ],
           maxOutputTokens: METER_CAP_TOKENS,
         },
+        streamed: {
+          lane: 'llm',
+          targets: [
+            { provider: 'fake', model: 'flaky-stream-1', script: [{ status: 503 }] },
+            { provider: 'fake', model: 'stream-1', script: [{ text: STREAMED_TEXT, chunkDelayMs: 15 }] },
+          ],
+          retry: { maxAttempts: 1 },
+          cache: false,
+        },
+        hedged: {
+          lane: 'llm',
+          targets: [
+            { provider: 'fake', model: 'slow-1', script: [{ text: 'The slow answer.', delayMs: SLOW_MS }] },
+            { provider: 'fake', model: 'fast-1', script: [{ text: 'The hedge answers first.', delayMs: 10 }] },
+          ],
+          hedgeAfterMs: HEDGE_AFTER_MS,
+          cache: false,
+        },
       },
       // With a budget configured, every target must have a price for its worst case to be held.
       prices: {
@@ -114,6 +146,10 @@ function demoDocument(): Record<string, unknown> {
         [QUOTA]: { inputPerMTokUsd: 0.5, outputPerMTokUsd: 1.5 },
         'fake/backup-1': { inputPerMTokUsd: 0.5, outputPerMTokUsd: 1.5 },
         [METER]: { inputPerMTokUsd: 1, outputPerMTokUsd: METER_OUTPUT_PER_MTOK_USD },
+        'fake/flaky-stream-1': { inputPerMTokUsd: 0.5, outputPerMTokUsd: 1.5 },
+        'fake/stream-1': { inputPerMTokUsd: 0.5, outputPerMTokUsd: 1.5 },
+        'fake/slow-1': { inputPerMTokUsd: 0.5, outputPerMTokUsd: 1.5 },
+        'fake/fast-1': { inputPerMTokUsd: 0.5, outputPerMTokUsd: 1.5 },
       },
     },
   };
@@ -140,7 +176,8 @@ function describe(reply: ChatReply): string {
 
 /**
  * Tells the story of seed 004, the LLM gateway, against a real service on loopback with fake
- * providers: retries with backoff, a cache hit, a breaker opening, failover, a budget refusal.
+ * providers: retries with backoff, a cache hit, a breaker opening, failover, a budget refusal, a
+ * stream that fails over before its first byte, and a hedge.
  * `print` gets readable lines.
  */
 export async function runSeed004Demo(print: (line: string) => void): Promise<Seed004Summary> {
@@ -222,7 +259,37 @@ export async function runSeed004Demo(print: (line: string) => void): Promise<See
         `call (calls to ${METER} for it: ${providerCalls})`,
     );
 
+    say('6. streaming: fake/flaky-stream-1 answers 503 before its first byte; fake/stream-1 streams the answer');
+    const stream = await client.stream('streamed', 'How do streams fail over?');
+    say(
+      `   -> ${stream.status}, served by ${stream.servedBy} in ${stream.attempts} attempt(s), ` +
+        `${stream.chunks} content chunks, first at ${Math.round(stream.firstContentMs)} ms, ` +
+        `${stream.done ? 'ended with [DONE]' : 'cut short'}; the client never saw the 503`,
+    );
+
+    say(
+      `7. hedging: fake/slow-1 takes ${SLOW_MS} ms; after ${HEDGE_AFTER_MS} ms without an answer fake/fast-1 starts too`,
+    );
+    const hedged = await client.chat('hedged', 'Who answers first?');
+    const slowOutcome = await client.attemptOutcome('fake/slow-1');
+    say(`   -> ${describe(hedged)}, hedged: ${hedged.hedged}; fake/slow-1's attempt: ${slowOutcome}`);
+
     return {
+      streamed: {
+        status: stream.status,
+        servedBy: stream.servedBy,
+        attempts: stream.attempts,
+        contentChunks: stream.chunks,
+        whole: stream.done,
+        text: stream.text,
+      },
+      hedged: {
+        ...served(hedged),
+        hedged: hedged.hedged,
+        answer: hedged.text,
+        fasterThanSlowTarget: hedged.elapsedMs < SLOW_MS,
+        slowOutcome,
+      },
       retry: { ...served(first), answer: first.text, waitedRetryAfter: first.elapsedMs >= RETRY_AFTER_MS },
       cacheHit: {
         ...served(again),

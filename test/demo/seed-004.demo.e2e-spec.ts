@@ -1,7 +1,7 @@
 import { runSeed004Demo } from '../../src/demo/seed-004.demo';
 
 describe('npm run demo, seed 004', () => {
-  it('tells the LLM gateway story with real HTTP: a retry, a cache hit, an open breaker, a failover, a refusal', async () => {
+  it('tells the LLM gateway story with real HTTP: a retry, a cache hit, an open breaker, a failover, a refusal, a stream and a hedge', async () => {
     const lines: string[] = [];
 
     const summary = await runSeed004Demo((line) => lines.push(line));
@@ -58,6 +58,27 @@ describe('npm run demo, seed 004', () => {
       spentUsd: 0.00724,
     });
     expect(lines.some((line) => line.includes('cache hit, $0.000000'))).toBe(true);
+    // The stream failed over before its first byte: the client got one whole answer from the second target.
+    expect(summary.streamed).toEqual({
+      status: 200,
+      servedBy: 'fake/stream-1',
+      attempts: 2,
+      contentChunks: 6,
+      whole: true,
+      text: 'Streams commit at their first content: until then a failure is retried unseen.',
+    });
+    // The hedge answered; the slow target's attempt was cancelled as the loser of the race.
+    expect(summary.hedged).toEqual({
+      status: 200,
+      outcome: 'ok',
+      servedBy: 'fake/fast-1',
+      attempts: 2,
+      cache: 'bypass',
+      hedged: true,
+      answer: 'The hedge answers first.',
+      fasterThanSlowTarget: true,
+      slowOutcome: 'hedge_lost',
+    });
     expect(lines.some((line) => line.includes('expensive question 3 -> 402 budget_exceeded'))).toBe(true);
   });
 });
