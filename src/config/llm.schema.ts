@@ -9,6 +9,8 @@ const MiB = 1024 * 1024;
  * One scripted answer of a `fake` target, used by one attempt; the last step repeats. A step
  * with `status` fails (with `retryAfterMs` as Retry-After); otherwise it answers `text` or a
  * `toolCall`, after `delayMs` of the clock (an attempt's timeout or the client leaving stops it).
+ * Streamed, the answer comes a few words per chunk, `chunkDelayMs` apart, and `cutAfterChunks`
+ * drops the connection mid-way.
  */
 const fakeStep = z
   .strictObject({
@@ -24,6 +26,10 @@ const fakeStep = z
     code: nonEmptyString().optional(),
     retryAfterMs: intIn(0, HOUR_MS).optional(),
     delayMs: intIn(0, HOUR_MS).optional(),
+    /** Streamed answers: the wait between one chunk and the next. */
+    chunkDelayMs: intIn(0, HOUR_MS).optional(),
+    /** Streamed answers: the connection drops after this many content chunks, with no end. */
+    cutAfterChunks: intIn(0, 1_000_000).optional(),
     /** Usage the step reports; estimated from the text otherwise. */
     usage: z.strictObject({ promptTokens: intIn(0, 10_000_000), completionTokens: intIn(0, 10_000_000) }).optional(),
   })
@@ -83,8 +89,13 @@ export const llmRoute = z.strictObject({
   deadlineMs: intIn(1, HOUR_MS).default(120_000),
   /** Output cap when the client sets none: sent to the provider, so a reservation is a true bound. */
   maxOutputTokens: intIn(1, 1_000_000).default(4096),
+  /** 0: no hedging. Otherwise: a request with no answer (no first content, streamed) after this long starts the next healthy target too. */
   hedgeAfterMs: intIn(0, 600_000).default(0),
+  /** Hedges one request may start at most. */
+  maxHedges: intIn(1, 4).default(1),
+  /** Streamed: the longest wait for a target's first content event (a failed attempt: retried or failed over). */
   firstByteTimeoutMs: intIn(1, 600_000).default(30_000),
+  /** Streamed: the longest wait between two events once content flows (the stream then ends with an error). */
   idleTimeoutMs: intIn(1, 600_000).default(30_000),
   /** Clean text answers are cached (llm.cache.exact). */
   cache: bool().default(true),
