@@ -2,12 +2,15 @@ import { Inject, Injectable } from '@nestjs/common';
 import { type Awaitable, CLOCK, type Clock, isPromiseLike, ResilienceError, uniqueIds } from '../common';
 import { BUDGET_MODULE_OPTIONS, type BudgetModuleOptions } from './budget.module-definition';
 import { type BudgetPeriod, budgetPeriod } from './budget-period';
-import { BudgetStore, type ReserveResult } from './budget.store';
+import { BudgetStore, type ReserveRefusal, type ReserveResult } from './budget.store';
 import { microsToUsd, usdToMicros } from './money';
 
 const MICROS_CACHE_SIZE = 1_000;
 
-/** A held part of a tenant's budget, to settle when its call ends. */
+/** The shortest Retry-After of a refusal caused by reservations in flight: the header counts whole seconds. */
+const MIN_IN_FLIGHT_RETRY_AFTER_MS = 1_000;
+
+/** A held part of a tenant's budget, to settle when the attempt (or request) it covers ends. */
 export interface BudgetReservation {
   tenant: string;
   period: string;
@@ -25,10 +28,10 @@ export interface BudgetView {
 }
 
 /**
- * Step 5 and its settlement (step 10): before a call, reserve its cost within the tenant's
- * cap for the current period (UTC day or month), atomically, so a burst can never overspend;
- * after it, charge what was spent and free the rest. Budgets fail closed: with the store down,
- * calls that cost money are refused `unavailable`.
+ * Step 5 and its settlements: before each attempt of a call, reserve what it may cost within
+ * the tenant's cap for the current period (UTC day or month), atomically, so a burst can never
+ * overspend; after it, charge what was spent and free the rest. Budgets fail closed: with the
+ * store down, calls that cost money are refused `unavailable`.
  */
 @Injectable()
 export class BudgetGate {
@@ -45,7 +48,7 @@ export class BudgetGate {
   ) {}
 
   /**
-   * `usdToMicros` of amounts that come from the config (costs × attempts, caps): few distinct
+   * `usdToMicros` of amounts that come from the config (costs, caps): few distinct
    * values, converted once each instead of on every call (the exact conversion is not cheap).
    */
   private micros(usd: number): number {
@@ -73,20 +76,31 @@ export class BudgetGate {
   }
 
   /**
-   * Reserves `costUsd` for a call of `tenant`, or refuses it (throws, or rejects when the store
-   * answers later). Undefined (not even a promise) when nothing needs reserving: no cap, or a
-   * call that costs nothing.
+   * Reserves `costUsd` for `tenant` for at most `ttlMs`, or refuses it (throws, or rejects when
+   * the store answers later) `budget_exceeded`. Undefined (not even a promise) when nothing
+   * needs reserving: no cap, or a cost of nothing. `retryAfterMaxMs` bounds the Retry-After of
+   * a refusal that only reservations in flight cause (see {@link refusal}).
    */
-  reserve(tenant: string, costUsd: number, ttlMs: number): Awaitable<BudgetReservation> | undefined {
+  reserve(
+    tenant: string,
+    costUsd: number,
+    ttlMs: number,
+    retryAfterMaxMs?: number,
+  ): Awaitable<BudgetReservation> | undefined {
     if (!(costUsd > 0) || this.capUsd(tenant) === undefined) return undefined;
-    return this.reserveMicros(tenant, this.micros(costUsd), ttlMs);
+    return this.reserveMicros(tenant, this.micros(costUsd), ttlMs, retryAfterMaxMs);
   }
 
   /**
    * As {@link reserve}, for an amount already in integer micro-dollars (the LLM route's, worked
    * out from token counts and prices, which the USD conversion cache would not help).
    */
-  reserveMicros(tenant: string, amountMicros: number, ttlMs: number): Awaitable<BudgetReservation> | undefined {
+  reserveMicros(
+    tenant: string,
+    amountMicros: number,
+    ttlMs: number,
+    retryAfterMaxMs?: number,
+  ): Awaitable<BudgetReservation> | undefined {
     const capUsd = this.capUsd(tenant);
     if (capUsd === undefined || !(amountMicros > 0)) return undefined;
     const period = this.currentPeriod();
@@ -106,23 +120,41 @@ export class BudgetGate {
     }
     if (isPromiseLike(reserved)) {
       return Promise.resolve(reserved).then(
-        (result) => this.held(reservation, period, result),
+        (result) => {
+          if (result.ok) return reservation;
+          throw this.refusal(result, period, retryAfterMaxMs);
+        },
         (error: unknown) => {
           throw storeFailure(error);
         },
       );
     }
-    return this.held(reservation, period, reserved);
+    if (reserved.ok) return reservation;
+    throw this.refusal(reserved, period, retryAfterMaxMs);
   }
 
-  /** The reservation, if the store held it; a spent budget refuses the call until the period ends. */
-  private held(reservation: BudgetReservation, period: BudgetPeriod, result: ReserveResult): BudgetReservation {
-    if (result.ok) return reservation;
-    // Refused when what is left (spent and held by calls in flight counted) cannot cover this
-    // call's worst case: "spent" would be untrue while the budget still has money left.
+  /**
+   * `budget_exceeded`, with a Retry-After that says when trying again may help. When what is
+   * spent leaves no room, not before the period ends. When only money held by calls in flight
+   * is in the way, as soon as the earliest of them can have settled: its reservation lapses by
+   * then at the latest, and it usually settles much sooner, so the wait is bounded by
+   * `retryAfterMaxMs` (the caller's idea of how long one attempt runs) and is at least a second
+   * (Retry-After counts whole seconds); never past the period's end, which frees everything.
+   */
+  private refusal(result: ReserveRefusal, period: BudgetPeriod, retryAfterMaxMs = Infinity): ResilienceError {
     const which = this.config.budgets.period === 'day' ? 'daily' : 'monthly';
-    throw new ResilienceError('budget_exceeded', `the ${which} budget of this tenant cannot cover this call`, {
-      retryAfterMs: Math.max(1, period.resetsAt - this.clock.wallNow()),
+    const untilResetMs = Math.max(1, period.resetsAt - this.clock.wallNow());
+    if (result.cause === 'held') {
+      const waitMs = Math.max(MIN_IN_FLIGHT_RETRY_AFTER_MS, Math.min(result.nextLapseInMs, retryAfterMaxMs));
+      return new ResilienceError(
+        'budget_exceeded',
+        `the ${which} budget of this tenant is held by calls in flight; retry once they settle`,
+        { retryAfterMs: Math.min(waitMs, untilResetMs) },
+      );
+    }
+    // "Spent" would be untrue while the budget has money left that this amount exceeds.
+    return new ResilienceError('budget_exceeded', `the ${which} budget of this tenant cannot cover this call`, {
+      retryAfterMs: untilResetMs,
     });
   }
 

@@ -51,7 +51,13 @@ export function describeBudgetStore(name: string, makeStore: MakeBudgetStore): v
 
         const result = await subject.reserve('acme', DAY, 3 * COST, 'r2', COST + 1, TTL_MS);
 
-        expect(result).toEqual({ ok: false, spentMicros: 0, reservedMicros: 2 * COST });
+        expect(result).toEqual({
+          ok: false,
+          cause: 'held',
+          nextLapseInMs: TTL_MS,
+          spentMicros: 0,
+          reservedMicros: 2 * COST,
+        });
         await expect(subject.read('acme', DAY)).resolves.toEqual({ spentMicros: 0, reservedMicros: 2 * COST });
         await expect(subject.settle('acme', DAY, 'r2', 0)).resolves.toBe(false);
       });
@@ -61,7 +67,7 @@ export function describeBudgetStore(name: string, makeStore: MakeBudgetStore): v
 
         const result = await subject.reserve('acme', DAY, COST, 'r1', COST + 1, TTL_MS);
 
-        expect(result).toEqual({ ok: false, spentMicros: 0, reservedMicros: 0 });
+        expect(result).toEqual({ ok: false, cause: 'cap', spentMicros: 0, reservedMicros: 0 });
         await expect(subject.read('acme', DAY)).resolves.toEqual({ spentMicros: 0, reservedMicros: 0 });
       });
 
@@ -73,7 +79,7 @@ export function describeBudgetStore(name: string, makeStore: MakeBudgetStore): v
         const over = await subject.reserve('acme', DAY, 1_000, 'r2', 301, TTL_MS);
         const fits = await subject.reserve('acme', DAY, 1_000, 'r3', 300, TTL_MS);
 
-        expect(over).toEqual({ ok: false, spentMicros: 700, reservedMicros: 0 });
+        expect(over).toEqual({ ok: false, cause: 'cap', spentMicros: 700, reservedMicros: 0 });
         expect(fits).toEqual({ ok: true, spentMicros: 700, reservedMicros: 300 });
       });
 
@@ -85,6 +91,7 @@ export function describeBudgetStore(name: string, makeStore: MakeBudgetStore): v
 
         await expect(subject.reserve('acme', DAY, 1_000, 'r3', 0, TTL_MS)).resolves.toEqual({
           ok: false,
+          cause: 'cap',
           spentMicros: 1_500,
           reservedMicros: 0,
         });
@@ -140,7 +147,7 @@ export function describeBudgetStore(name: string, makeStore: MakeBudgetStore): v
 
         const again = await subject.reserve('acme', DAY, 3 * COST, 'r1', 4 * COST, TTL_MS);
 
-        expect(again).toEqual({ ok: false, spentMicros: 0, reservedMicros: 2 * COST });
+        expect(again).toEqual({ ok: false, cause: 'cap', spentMicros: 0, reservedMicros: 2 * COST });
         await expect(subject.read('acme', DAY)).resolves.toEqual({ spentMicros: 0, reservedMicros: 2 * COST });
       });
 
@@ -163,6 +170,109 @@ export function describeBudgetStore(name: string, makeStore: MakeBudgetStore): v
           await expect(subject.read('acme', DAY)).resolves.toEqual({ spentMicros: 0, reservedMicros: 0 });
         },
       );
+    });
+
+    describe('why a reserve is refused', () => {
+      it('answers cap when what is spent leaves no room, whatever is held', async () => {
+        const subject = await store();
+        await subject.reserve('acme', DAY, 3 * COST, 'paid', COST, TTL_MS);
+        await subject.settle('acme', DAY, 'paid', COST);
+        await subject.reserve('acme', DAY, 3 * COST, 'held', COST, TTL_MS);
+
+        const result = await subject.reserve('acme', DAY, 3 * COST, 'r1', 2 * COST + 1, TTL_MS);
+
+        expect(result).toEqual({ ok: false, cause: 'cap', spentMicros: COST, reservedMicros: COST });
+      });
+
+      it('answers held, with when the earliest reservation lapses, when the amount fits but for what is held', async () => {
+        const subject = await store();
+        await subject.reserve('acme', DAY, 3 * COST, 'paid', COST, TTL_MS);
+        await subject.settle('acme', DAY, 'paid', COST);
+        await subject.reserve('acme', DAY, 3 * COST, 'late', COST, 50_000);
+        await subject.reserve('acme', DAY, 3 * COST, 'early', 1, 20_000);
+        await clock.advanceAsync(5_000);
+
+        const result = await subject.reserve('acme', DAY, 3 * COST, 'r1', 2 * COST, TTL_MS);
+
+        expect(result).toEqual({
+          ok: false,
+          cause: 'held',
+          nextLapseInMs: 15_000,
+          spentMicros: COST,
+          reservedMicros: COST + 1,
+        });
+      });
+
+      it('answers held up to exactly the cap: spent + amount equal to it would fit', async () => {
+        const subject = await store();
+        await subject.reserve('acme', DAY, 2 * COST, 'held', 1, TTL_MS);
+
+        await expect(subject.reserve('acme', DAY, 2 * COST, 'r1', 2 * COST, TTL_MS)).resolves.toMatchObject({
+          ok: false,
+          cause: 'held',
+        });
+        await expect(subject.reserve('acme', DAY, 2 * COST, 'r2', 2 * COST + 1, TTL_MS)).resolves.toMatchObject({
+          ok: false,
+          cause: 'cap',
+        });
+      });
+
+      it('tells the next lapse of those still held once the earliest one has settled', async () => {
+        const subject = await store();
+        await subject.reserve('acme', DAY, 2 * COST, 'first', COST, 10_000);
+        await subject.reserve('acme', DAY, 2 * COST, 'second', COST, 60_000);
+        await subject.settle('acme', DAY, 'first', 0);
+
+        const result = await subject.reserve('acme', DAY, 2 * COST, 'r1', 2 * COST, TTL_MS);
+
+        expect(result).toMatchObject({ ok: false, cause: 'held', nextLapseInMs: 60_000 });
+      });
+
+      it('tells the next lapse once the earliest reservation was reserved again for longer', async () => {
+        const subject = await store();
+        await subject.reserve('acme', DAY, 2 * COST, 'first', COST, 10_000);
+        await subject.reserve('acme', DAY, 2 * COST, 'second', COST, 60_000);
+        await subject.reserve('acme', DAY, 2 * COST, 'first', COST, 90_000);
+
+        const result = await subject.reserve('acme', DAY, 2 * COST, 'r1', 2 * COST, TTL_MS);
+
+        expect(result).toMatchObject({ ok: false, cause: 'held', nextLapseInMs: 60_000 });
+      });
+
+      it('tells the next lapse of those still held once the earliest one has lapsed', async () => {
+        const subject = await store();
+        await subject.reserve('acme', DAY, 2 * COST, 'first', COST, 10_000);
+        await subject.reserve('acme', DAY, 2 * COST, 'second', COST, 60_000);
+        await clock.advanceAsync(10_000);
+        await subject.reserve('acme', DAY, 2 * COST, 'third', COST, 30_000);
+
+        const result = await subject.reserve('acme', DAY, 2 * COST, 'r1', 2 * COST, TTL_MS);
+
+        expect(result).toMatchObject({ ok: false, cause: 'held', nextLapseInMs: 30_000 });
+      });
+
+      it('admits exactly what fits when concurrent calls hold one attempt at a time, and never overspends', async () => {
+        const subject = await store();
+        const cap = 3 * COST;
+        // Ten calls of up to three attempts each; an attempt fails unless it is a call's third.
+        const attemptsMade = await Promise.all(
+          Array.from({ length: 10 }, async (_, call) => {
+            let made = 0;
+            for (let attempt = 1; attempt <= 3; attempt++) {
+              const id = `c${call}-a${attempt}`;
+              const held = await subject.reserve('acme', DAY, cap, id, COST, TTL_MS);
+              if (!held.ok) break;
+              made++;
+              await subject.settle('acme', DAY, id, COST);
+            }
+            return made;
+          }),
+        );
+
+        const usage = await subject.read('acme', DAY);
+        expect(usage).toEqual({ spentMicros: cap, reservedMicros: 0 });
+        expect(attemptsMade.reduce((sum, made) => sum + made, 0)).toBe(3);
+      });
     });
 
     describe('settle', () => {

@@ -7,7 +7,21 @@ export interface BudgetUsage {
   reservedMicros: number;
 }
 
-export type ReserveResult = ({ ok: true } | { ok: false }) & BudgetUsage;
+/**
+ * Why a reserve was refused. `cap`: what is spent leaves no room for the amount, whatever the
+ * reservations in flight do. `held`: the amount would fit but for the reservations in flight,
+ * so room may come back as soon as one of them settles or lapses.
+ */
+export type ReserveRefusal =
+  | { ok: false; cause: 'cap' }
+  | {
+      ok: false;
+      cause: 'held';
+      /** Milliseconds of the store's time until the earliest reservation held lapses, above 0. */
+      nextLapseInMs: number;
+    };
+
+export type ReserveResult = ({ ok: true } | ReserveRefusal) & BudgetUsage;
 
 /**
  * USD budgets as whole decisions (one Redis script each). `period` names the budget period
@@ -18,7 +32,9 @@ export type ReserveResult = ({ ok: true } | { ok: false }) & BudgetUsage;
 export interface BudgetStore {
   /**
    * Reserves `amountMicros` of the tenant's `capMicros` for `period` if spent + reserved +
-   * amount stays within the cap, atomically: concurrent calls can never overspend it.
+   * amount stays within the cap, atomically: concurrent calls can never overspend it. A
+   * refusal says whether spent + amount alone is over the cap (`cap`) or only the reservations
+   * held stand in the way (`held`, with when the earliest of them lapses).
    */
   reserve(
     tenant: string,

@@ -16,6 +16,11 @@ interface PeriodEntry {
   reservations: Map<string, Reservation>;
   /** No reservation lapses before this (a lower bound: settling one does not raise it). */
   nextLapseAt: number;
+  /**
+   * `nextLapseAt` is exactly when the earliest reservation lapses. False once the reservation
+   * lapsing then may have gone; a refusal that must tell the earliest lapse then looks again.
+   */
+  nextLapseExact: boolean;
 }
 
 /**
@@ -49,15 +54,17 @@ export class MemoryBudgetStore implements BudgetStore {
     const now = this.clock.now();
     const entry = this.entry(tenant, period, now) ?? this.open(tenant, period);
     // Reserving an id that still holds replaces it, so a retried reserve never holds twice.
-    const replaced = entry.reservations.get(reservationId)?.amountMicros ?? 0;
+    const previous = entry.reservations.get(reservationId);
+    const replaced = previous?.amountMicros ?? 0;
     if (entry.spentMicros + entry.reservedMicros - replaced + amountMicros > capMicros) {
-      const refused = resultOf(false, entry);
+      const refused = this.refusal(entry, capMicros, amountMicros, now);
       this.dropIfEmpty(tenant, period, entry);
       return refused;
     }
     const expiresAt = now + wholeTtlMs;
     entry.reservations.set(reservationId, { amountMicros, expiresAt });
     entry.reservedMicros += amountMicros - replaced;
+    if (previous) this.forgetLapse(entry, previous);
     entry.nextLapseAt = Math.min(entry.nextLapseAt, expiresAt);
     const reserved = resultOf(true, entry);
     this.dropIfEmpty(tenant, period, entry);
@@ -72,6 +79,7 @@ export class MemoryBudgetStore implements BudgetStore {
     entry.reservations.delete(reservationId);
     entry.reservedMicros -= reservation.amountMicros;
     entry.spentMicros += actualMicros;
+    this.forgetLapse(entry, reservation);
     this.dropIfEmpty(tenant, period, entry);
     return true;
   }
@@ -102,7 +110,39 @@ export class MemoryBudgetStore implements BudgetStore {
       }
     }
     entry.nextLapseAt = nextLapseAt;
+    entry.nextLapseExact = true;
     return this.dropIfEmpty(tenant, period, entry) ? undefined : entry;
+  }
+
+  /**
+   * Why `amountMicros` does not fit. Walks the reservations only when the earliest lapse is not
+   * known exactly, which only a settle of the earliest one causes: a burst of refusals walks
+   * them at most once between such settles.
+   */
+  private refusal(entry: PeriodEntry, capMicros: number, amountMicros: number, now: number): ReserveResult {
+    const { spentMicros, reservedMicros } = entry;
+    if (spentMicros + amountMicros > capMicros) return { ok: false, cause: 'cap', spentMicros, reservedMicros };
+    if (!entry.nextLapseExact) {
+      let nextLapseAt = Infinity;
+      for (const reservation of entry.reservations.values()) {
+        nextLapseAt = Math.min(nextLapseAt, reservation.expiresAt);
+      }
+      entry.nextLapseAt = nextLapseAt;
+      entry.nextLapseExact = true;
+    }
+    // Reservations hold (the cap would fit without them), and none has lapsed: entry() dropped those.
+    const nextLapseInMs = Math.max(1, Math.ceil(entry.nextLapseAt - now));
+    return { ok: false, cause: 'held', nextLapseInMs, spentMicros, reservedMicros };
+  }
+
+  /** A reservation is gone (settled, or replaced): it may have been the one lapsing first. */
+  private forgetLapse(entry: PeriodEntry, gone: Reservation): void {
+    if (entry.reservations.size === 0) {
+      entry.nextLapseAt = Infinity;
+      entry.nextLapseExact = true;
+    } else if (gone.expiresAt <= entry.nextLapseAt) {
+      entry.nextLapseExact = false;
+    }
   }
 
   private open(tenant: string, period: string): PeriodEntry {
@@ -116,7 +156,13 @@ export class MemoryBudgetStore implements BudgetStore {
       if (periods.size < 2) break;
       periods.delete(old);
     }
-    const entry: PeriodEntry = { spentMicros: 0, reservedMicros: 0, reservations: new Map(), nextLapseAt: Infinity };
+    const entry: PeriodEntry = {
+      spentMicros: 0,
+      reservedMicros: 0,
+      reservations: new Map(),
+      nextLapseAt: Infinity,
+      nextLapseExact: true,
+    };
     periods.set(period, entry);
     return entry;
   }
@@ -131,7 +177,7 @@ export class MemoryBudgetStore implements BudgetStore {
 }
 
 /** One object, not a spread of the usage: this is on every budgeted call's path. */
-function resultOf(ok: boolean, entry: PeriodEntry): ReserveResult {
+function resultOf(ok: true, entry: PeriodEntry): ReserveResult {
   return { ok, spentMicros: entry.spentMicros, reservedMicros: entry.reservedMicros };
 }
 

@@ -146,6 +146,11 @@ describeRedis('RedisBudgetStore', () => {
         await store.reserve('acme', DAY, 1e12, 'r1', 1, TTL_MS);
         await store.settle('acme', DAY, 'r1', 1);
         await expect(store.read('acme', DAY)).resolves.toEqual({ spentMicros: 1, reservedMicros: held });
+        await expect(store.reserve('acme', DAY, 1e12, 'r2', 1e12 - 1, TTL_MS)).resolves.toMatchObject({
+          ok: false,
+          cause: 'held',
+          nextLapseInMs: TTL_MS,
+        });
         await run.redis.echo(marker);
         await ended;
       } finally {
@@ -154,13 +159,17 @@ describeRedis('RedisBudgetStore', () => {
       }
 
       const names = commands.map(([name]) => name.toLowerCase());
-      expect(names.filter((name) => name === 'evalsha')).toHaveLength(3);
+      expect(names.filter((name) => name === 'evalsha')).toHaveLength(4);
       expect(names).not.toEqual(expect.arrayContaining(['hgetall']));
       expect(names.filter((name) => ['hkeys', 'hvals', 'hscan', 'zscan', 'smembers'].includes(name))).toEqual([]);
-      // The sorted set is read at its ends only: the lapsed ones (none here), the latest expiry.
-      const ranges = commands.filter(([name]) => name.toLowerCase() === 'zrange').map((args) => args.slice(2));
-      expect(ranges.length).toBeGreaterThan(0);
-      expect(ranges.every((range) => range.join(' ').toUpperCase() === '-1 -1 WITHSCORES')).toBe(true);
+      // The sorted set is read at its ends only: the lapsed ones (none here), the latest expiry,
+      // and the earliest for a refusal that only the reservations held cause.
+      const ranges = commands
+        .filter(([name]) => name.toLowerCase() === 'zrange')
+        .map((args) => args.slice(2).join(' ').toUpperCase());
+      expect(ranges).toContain('-1 -1 WITHSCORES');
+      expect(ranges).toContain('0 0 WITHSCORES');
+      expect(ranges.every((range) => ['-1 -1 WITHSCORES', '0 0 WITHSCORES'].includes(range))).toBe(true);
     });
     it('frees every lapsed reservation at once, however many (a replica that died holding them)', async () => {
       const clock = new FakeClock();
@@ -195,6 +204,43 @@ describeRedis('RedisBudgetStore', () => {
 
       expect(results.filter((result) => result.ok)).toHaveLength(3);
       await expect(replicas[1].read('acme', DAY)).resolves.toEqual({ spentMicros: 0, reservedMicros: 3_000 });
+    });
+
+    it('never overspends when calls on two connections hold one attempt at a time, and says why it refuses', async () => {
+      const other = await run.connection();
+      const keys = new RedisKeys(run.prefix());
+      const replicas = [run.redis, other].map((connection) => new RedisBudgetStore(connection, keys, new RedisTime()));
+      const causes: string[] = [];
+
+      // Ten calls of up to three attempts, alternating replicas; each attempt charges what it held.
+      const attemptsMade = await Promise.all(
+        Array.from({ length: 10 }, async (_, call) => {
+          let made = 0;
+          for (let attempt = 1; attempt <= 3; attempt++) {
+            const replica = replicas[(call + attempt) % 2];
+            const id = `c${call}-a${attempt}`;
+            const held = await replica.reserve('acme', DAY, 3_000, id, 1_000, TTL_MS);
+            if (!held.ok) {
+              causes.push(held.cause);
+              if (held.cause === 'held') expect(held.nextLapseInMs).toBeLessThanOrEqual(TTL_MS);
+              break;
+            }
+            made++;
+            await replica.settle('acme', DAY, id, 1_000);
+          }
+          return made;
+        }),
+      );
+
+      expect(attemptsMade.reduce((sum, made) => sum + made, 0)).toBe(3);
+      expect(causes).toHaveLength(10 - attemptsMade.filter((made) => made === 3).length);
+      await expect(replicas[0].read('acme', DAY)).resolves.toEqual({ spentMicros: 3_000, reservedMicros: 0 });
+      await expect(replicas[1].reserve('acme', DAY, 3_000, 'late', 1_000, TTL_MS)).resolves.toEqual({
+        ok: false,
+        cause: 'cap',
+        spentMicros: 3_000,
+        reservedMicros: 0,
+      });
     });
 
     it('settles on one replica a reservation made on another, once', async () => {

@@ -59,7 +59,12 @@ local function keep(now)
 end
 `;
 
-/** ARGV: now, capMicros, reservationId, amountMicros, ttlMs → {ok 1|0, spentMicros, reservedMicros}. */
+/**
+ * ARGV: now, capMicros, reservationId, amountMicros, ttlMs → {1, spentMicros, reservedMicros},
+ * or refused: {0, spentMicros, reservedMicros, 0} when spent + amount is over the cap, and
+ * {0, spentMicros, reservedMicros, 1, ms until the earliest reservation lapses} when only the
+ * reservations held are (the earliest is the first of the expiries, read in O(log n)).
+ */
 const RESERVE = `${SWEEP}
 ${luaNow(1)}
 local cap = tonumber(ARGV[2])
@@ -69,7 +74,9 @@ local spent, reserved = totals()
 local replaced = tonumber(redis.call('HGET', KEYS[2], ARGV[3]) or '0')
 if spent + reserved - replaced + amount > cap then
   if lapsed > 0 then keep(now) end
-  return {0, spent, reserved}
+  if spent + amount > cap then return {0, spent, reserved, 0} end
+  local first = redis.call('ZRANGE', KEYS[3], 0, 0, 'WITHSCORES')
+  return {0, spent, reserved, 1, math.max(1, tonumber(first[2]) - now)}
 end
 redis.call('HSET', KEYS[2], ARGV[3], ARGV[4])
 redis.call('ZADD', KEYS[3], integer(now + tonumber(ARGV[5])), ARGV[3])
@@ -135,14 +142,13 @@ export class RedisBudgetStore implements BudgetStore {
     assertMicros(capMicros, 'capMicros');
     assertMicros(amountMicros, 'amountMicros');
     const wholeTtlMs = reservationTtlMs(reservationId, ttlMs);
-    const [ok, spentMicros, reservedMicros] = (await this.reserveScript.run(this.keysOf(tenant, period), [
-      this.time.arg(),
-      capMicros,
-      reservationId,
-      amountMicros,
-      wholeTtlMs,
-    ])) as [number, number, number];
-    return { ok: ok === 1, spentMicros, reservedMicros };
+    const [ok, spentMicros, reservedMicros, held, nextLapseInMs] = (await this.reserveScript.run(
+      this.keysOf(tenant, period),
+      [this.time.arg(), capMicros, reservationId, amountMicros, wholeTtlMs],
+    )) as [number, number, number, number?, number?];
+    if (ok === 1) return { ok: true, spentMicros, reservedMicros };
+    if (held === 1) return { ok: false, cause: 'held', nextLapseInMs: nextLapseInMs!, spentMicros, reservedMicros };
+    return { ok: false, cause: 'cap', spentMicros, reservedMicros };
   }
 
   async settle(tenant: string, period: string, reservationId: string, actualMicros: number): Promise<boolean> {

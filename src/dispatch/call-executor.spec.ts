@@ -1,5 +1,6 @@
 import { Logger } from '@nestjs/common';
 import { type Deferred, deferred, track } from '../../test/support/deferred';
+import { BudgetGate, type BudgetReservation, type BudgetUsage, MemoryBudgetStore } from '../budget';
 import { Breaker, type BreakerSettings } from '../circuit-breaker';
 import { type ErrorKind, LazyAbortController, ResilienceError, seededRandom } from '../common';
 import { FakeClock, settle } from '../common/fake-clock';
@@ -7,9 +8,10 @@ import { parseConfig } from '../config';
 import { HttpPools } from '../containment';
 import { CallOutcomes, EventLedger } from '../events';
 import { type AttemptCall, AttemptRunner } from './attempt-runner';
-import { CallExecutor, type ExecutionProgress } from './call-executor';
+import { type AttemptBudget, CallExecutor, type ExecutionProgress } from './call-executor';
 import { RetryBudget, type RetryBudgetSettings } from './retry/retry-budget';
 import { RetryPolicy, type RetrySettings } from './retry/retry-policy';
+import { ToolCallBudget } from './tool-call-budget';
 import type { ToolContext, ToolDefinition } from './tool';
 import { parseRetryAfter, upstreamStatusError } from './upstream-errors';
 
@@ -126,13 +128,13 @@ describe('CallExecutor', () => {
     };
   }
 
-  function start(toolDefinition: ToolDefinition, abort = new LazyAbortController()) {
+  function start(toolDefinition: ToolDefinition, abort = new LazyAbortController(), budget?: AttemptBudget) {
     const progress: ExecutionProgress = { attempts: 0 };
     const call: AttemptCall = { callId: 'call-1', tenant: 'acme', pool: 'normal', abort };
     const answer = deferred<unknown>();
     const execution = {
       outcome: answer.promise,
-      settled: executor.run(toolDefinition, {}, call, toolDefinition.timeoutMs, progress, answer),
+      settled: executor.run(toolDefinition, {}, call, toolDefinition.timeoutMs, progress, answer, budget),
     };
     let answeredAt: number | undefined;
     let attemptsWhenAnswered: number | undefined;
@@ -645,6 +647,155 @@ describe('CallExecutor', () => {
 
       expect(invocations).toHaveLength(3);
       expect(retried).toEqual([]);
+    });
+  });
+
+  describe('money, one attempt at a time', () => {
+    /** One attempt of the tools below costs 1 USD; acme's daily cap is `capUsd`. */
+    const COST_MICROS = 1_000_000;
+    const PERIOD = 'day:2026-01-01';
+    let store: MemoryBudgetStore;
+    let gate: BudgetGate;
+
+    function budgetGate(capUsd: number): void {
+      store = new MemoryBudgetStore(clock);
+      gate = new BudgetGate(store, { budgets: { period: 'day', tenants: { acme: capUsd }, prices: {} } }, clock);
+    }
+
+    /** The first attempt's money held, as the pipeline holds it before the call is admitted. */
+    function firstHeld(): ToolCallBudget {
+      const times = { firstHoldMs: 10_000, retryHoldMs: 6_000, retryAfterMaxMs: 1_000 };
+      const held = ToolCallBudget.holdFirst(gate, 'acme', 1, times);
+      if (!(held instanceof ToolCallBudget)) throw new Error('expected the first attempt held at once');
+      return held;
+    }
+
+    function usage(): BudgetUsage {
+      return store.read('acme', PERIOD);
+    }
+
+    /** A step that notes the budget as the attempt runs, then plays `step`. */
+    function noting(seen: BudgetUsage[], step: Step): Step {
+      return (context) => {
+        seen.push(usage());
+        return step(context);
+      };
+    }
+
+    it('holds each attempt’s cost while it runs, none during a backoff, and charges each attempt made', async () => {
+      budgetGate(3);
+      const seen: BudgetUsage[] = [];
+      const failing = noting(seen, fail(transient('reset')));
+      const run = start(tool([failing, failing, noting(seen, succeed('ok'))]), undefined, firstHeld());
+
+      await clock.advanceAsync(10_000);
+
+      expect(run.outcome).toMatchObject({ state: 'fulfilled', value: 'ok' });
+      expect(seen).toEqual([
+        { spentMicros: 0, reservedMicros: COST_MICROS },
+        { spentMicros: COST_MICROS, reservedMicros: COST_MICROS },
+        { spentMicros: 2 * COST_MICROS, reservedMicros: COST_MICROS },
+      ]);
+      expect(usage()).toEqual({ spentMicros: 3 * COST_MICROS, reservedMicros: 0 });
+    });
+
+    it('holds nothing while it waits to retry', async () => {
+      budgetGate(3);
+      const run = start(tool([fail(transient('reset', 1_000)), succeed('ok')]), undefined, firstHeld());
+
+      await clock.advanceAsync(500);
+      expect(usage()).toEqual({ spentMicros: COST_MICROS, reservedMicros: 0 });
+      expect(invocations).toHaveLength(1);
+
+      await clock.advanceAsync(10_000);
+      expect(run.outcome.state).toBe('fulfilled');
+      expect(usage()).toEqual({ spentMicros: 2 * COST_MICROS, reservedMicros: 0 });
+    });
+
+    it('does not make a retry whose cost cannot be held, and ends with the last failure, never overspending', async () => {
+      budgetGate(2);
+      const run = start(
+        tool([fail(transient('attempt 1 failed')), fail(transient('attempt 2 failed'))]),
+        undefined,
+        firstHeld(),
+      );
+
+      await clock.advanceAsync(10_000);
+
+      const error = errorOf(run.outcome);
+      expect({ kind: error.kind, message: error.message, attempts: error.attempts }).toEqual({
+        kind: 'transient',
+        message: 'attempt 2 failed',
+        attempts: 2,
+      });
+      expect(invocations).toHaveLength(2);
+      expect(retried).toHaveLength(1);
+      expect(usage()).toEqual({ spentMicros: 2 * COST_MICROS, reservedMicros: 0 });
+      expect(run.settled.state).toBe('fulfilled');
+    });
+
+    it('does not retry while another call holds the money the retry needs', async () => {
+      budgetGate(2);
+      gate.reserve('acme', 1, 60_000);
+      const run = start(tool([fail(transient('busy')), succeed('ok')]), undefined, firstHeld());
+
+      await clock.advanceAsync(10_000);
+
+      expect(errorOf(run.outcome)).toMatchObject({ kind: 'transient', message: 'busy', attempts: 1 });
+      expect(invocations).toHaveLength(1);
+      expect(usage()).toEqual({ spentMicros: COST_MICROS, reservedMicros: COST_MICROS });
+    });
+
+    it('retries when the money another call held is freed before the retry starts', async () => {
+      budgetGate(2);
+      const other = gate.reserve('acme', 1, 60_000) as BudgetReservation;
+      const run = start(tool([fail(transient('busy', 1_000)), succeed('ok')]), undefined, firstHeld());
+      await clock.advanceAsync(500);
+
+      gate.settle(other, 0);
+      await clock.advanceAsync(10_000);
+
+      expect(run.outcome).toMatchObject({ state: 'fulfilled', value: 'ok' });
+      expect(usage()).toEqual({ spentMicros: 2 * COST_MICROS, reservedMicros: 0 });
+    });
+
+    it('releases the first attempt’s hold when the open circuit refuses it', async () => {
+      budgetGate(3);
+      const refused = tool([succeed('ok')]);
+      refused.breaker.forceOpen();
+
+      const run = start(refused, undefined, firstHeld());
+      await clock.advanceAsync(10_000);
+
+      expect(errorOf(run.outcome)).toMatchObject({ kind: 'circuit_open', attempts: 0 });
+      expect(usage()).toEqual({ spentMicros: 0, reservedMicros: 0 });
+    });
+
+    it('charges nothing for an attempt denied egress, and the attempts before it as they cost', async () => {
+      budgetGate(3);
+      const run = start(
+        tool([fail(transient('reset')), fail(new ResilienceError('egress_denied', 'not allowed'))]),
+        undefined,
+        firstHeld(),
+      );
+
+      await clock.advanceAsync(10_000);
+
+      expect(errorOf(run.outcome)).toMatchObject({ kind: 'egress_denied', attempts: 2 });
+      expect(usage()).toEqual({ spentMicros: COST_MICROS, reservedMicros: 0 });
+    });
+
+    it('holds nothing once the call is stopped while waiting to retry', async () => {
+      budgetGate(3);
+      const abort = new LazyAbortController();
+      const run = start(tool([fail(transient('reset', 1_000)), succeed('ok')]), abort, firstHeld());
+      await clock.advanceAsync(500);
+
+      abort.abort(new ResilienceError('stopped', 'shutting down'));
+      await clock.advanceAsync(10_000);
+
+      expect(errorOf(run.outcome)).toMatchObject({ kind: 'stopped', attempts: 1 });
+      expect(usage()).toEqual({ spentMicros: COST_MICROS, reservedMicros: 0 });
     });
   });
 

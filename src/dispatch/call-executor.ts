@@ -1,5 +1,15 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { asResilienceError, CLOCK, type Clock, RANDOM, type Random, type ResilienceError, sleep } from '../common';
+import {
+  asResilienceError,
+  type Awaitable,
+  CLOCK,
+  type Clock,
+  isPromiseLike,
+  RANDOM,
+  type Random,
+  type ResilienceError,
+  sleep,
+} from '../common';
 import { CallOutcomes } from '../events';
 import { type AttemptCall, AttemptRunner, stopReason } from './attempt-runner';
 import type { ToolArguments, ToolDefinition } from './tool';
@@ -15,13 +25,30 @@ export interface ExecutionProgress {
   attempts: number;
 }
 
+/**
+ * The money of a call's attempts: one attempt's cost is held at a time, from just before the
+ * attempt starts until it ends. The first attempt's was held before the call was admitted (a
+ * call whose first attempt cannot be paid for is refused `budget_exceeded` before it runs).
+ */
+export interface AttemptBudget {
+  /** Holds the next attempt's cost; false when it cannot be held (then the attempt is not made). */
+  holdNext(): Awaitable<boolean>;
+  /**
+   * Ends the attempt held: charged when it `ran` (reached the tool), by what its `failure` says
+   * an attempt costs; released when it did not run. Never throws or rejects.
+   */
+  settle(ran: boolean, failure?: ResilienceError): Promise<void> | undefined;
+}
+
 const SETTLED: Promise<void> = Promise.resolve();
 
 /**
  * Steps 8 and 9 of the pipeline: every attempt through the tool's circuit breaker, with its
  * own timeout, and retries by the tool's policy and budget. It runs inside a lane slot, which
  * stays held across the attempts and backoffs; one handler runs at a time, so a retry after a
- * timeout waits until the timed-out handler has really stopped.
+ * timeout waits until the timed-out handler has really stopped. With an {@link AttemptBudget},
+ * each attempt's money is held as it starts and settled as it ends, never across a backoff; a
+ * retry whose money cannot be held is not made, and the call ends with its last failure.
  */
 @Injectable()
 export class CallExecutor {
@@ -33,9 +60,10 @@ export class CallExecutor {
   ) {}
 
   /**
-   * Runs the call's attempts and tells `answer` as soon as the call's outcome is known. The
-   * promise resolves once no handler of the call runs any more (then its lane slot may go);
-   * it never rejects.
+   * Runs the call's attempts and tells `answer` as soon as the call's outcome is known (once
+   * the attempt's money is settled, so a budget read after the answer shows it). The promise
+   * resolves once no handler of the call runs any more (then its lane slot may go); it never
+   * rejects. `budget`, when the call costs money, holds the first attempt already.
    */
   async run(
     tool: ToolDefinition,
@@ -44,12 +72,14 @@ export class CallExecutor {
     timeoutMs: number,
     progress: ExecutionProgress,
     answer: CallAnswer,
+    budget?: AttemptBudget,
   ): Promise<void> {
     const deadlineAt = this.clock.now() + tool.retry.deadlineMs;
     tool.retryBudget.recordCall();
     for (;;) {
       let handlerSettled = SETTLED;
       let failure: ResilienceError;
+      const attemptsBefore = progress.attempts;
       try {
         const result = await tool.breaker.fire(() => {
           progress.attempts++;
@@ -57,11 +87,16 @@ export class CallExecutor {
           handlerSettled = attempt.settled;
           return attempt.outcome;
         });
+        const settling = budget?.settle(true);
+        if (settling) await settling;
         answer.resolve(result);
         return await handlerSettled;
       } catch (error) {
         failure = asResilienceError(error);
       }
+      // An open circuit refuses without calling the attempt: it ran nothing and costs nothing.
+      const settling = budget?.settle(progress.attempts > attemptsBefore, failure);
+      if (settling) await settling;
       const waitMs = this.retryWait(tool, failure, progress.attempts, deadlineAt, timeoutMs, call);
       if (typeof waitMs !== 'number') {
         answer.reject((waitMs ?? failure).withAttempts(progress.attempts));
@@ -79,8 +114,27 @@ export class CallExecutor {
         answer.reject((ready === 'aborted' ? stopReason(call.abort.reason) : failure).withAttempts(progress.attempts));
         return await handlerSettled;
       }
+      if (budget && !(await this.holdRetry(budget, call))) {
+        const stopped = call.abort.aborted ? stopReason(call.abort.reason) : failure;
+        answer.reject(stopped.withAttempts(progress.attempts));
+        return await handlerSettled;
+      }
       this.outcomes.retry(tool.id);
     }
+  }
+
+  /**
+   * Holds the money of the retry about to start; false when the budget refuses it (or its
+   * store is down), or when the call was stopped while the store answered (the hold is then
+   * released: the retry will not start).
+   */
+  private async holdRetry(budget: AttemptBudget, call: AttemptCall): Promise<boolean> {
+    const holding = budget.holdNext();
+    const held = isPromiseLike(holding) ? await holding : holding;
+    if (!held || !call.abort.aborted) return held;
+    const releasing = budget.settle(false);
+    if (releasing) await releasing;
+    return false;
   }
 
   /**

@@ -1,5 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { BudgetGate, type BudgetReservation } from '../budget';
+import { BudgetGate } from '../budget';
 import { LaneRegistry, laneRejectionError } from '../bulkhead';
 import { asResilienceError, CLOCK, type Clock, isPromiseLike, LazyAbortController, ResilienceError } from '../common';
 import type { PoolName } from '../containment';
@@ -14,6 +14,7 @@ import {
   toStored,
   untilAborted,
 } from './idempotency';
+import { ToolCallBudget, type ToolCallBudgetTimes } from './tool-call-budget';
 import { ToolCallWork } from './tool-call-work';
 import type { ToolArguments, ToolDefinition } from './tool';
 
@@ -82,8 +83,7 @@ export class CallPipeline {
     const { tool } = call;
     const startedAt = this.clock.now();
     const progress: CallProgress = { started: false, replayed: false, attempts: 0 };
-    let reservation: BudgetReservation | undefined;
-    let failure: ResilienceError | undefined;
+    let budget: ToolCallBudget | undefined;
     try {
       // 1. authenticate: the caller resolved the tenant.  2. validate, before the call is admitted anywhere.
       tool.validate(call.arguments);
@@ -94,13 +94,15 @@ export class CallPipeline {
       // 4. rate limit: a refused call takes nothing and reserves nothing.
       const limiting = this.rateLimiter.admit(call.tenant, tool.tokens, call.headers);
       if (limiting) await limiting;
-      // 5. budget: hold the cost of every attempt the call may make; settled in `finally`.
-      const reserving = this.budget.reserve(call.tenant, tool.costUsd * tool.retry.maxAttempts, this.worstCaseMs(call));
-      if (reserving) reservation = isPromiseLike(reserving) ? await reserving : reserving;
+      // 5. budget: hold the first attempt's cost; each retry holds its own as it starts.
+      if (tool.costUsd > 0) {
+        const holding = ToolCallBudget.holdFirst(this.budget, call.tenant, tool.costUsd, this.budgetTimes(call));
+        if (holding) budget = isPromiseLike(holding) ? await holding : holding;
+      }
       const result =
         call.idempotencyKey === undefined
-          ? await this.admitAndRun(call, call.abort, progress)
-          : await this.runOnce(call, call.idempotencyKey, progress);
+          ? await this.admitAndRun(call, call.abort, progress, budget)
+          : await this.runOnce(call, call.idempotencyKey, progress, budget);
       const durationMs = this.finish(call, startedAt, progress);
       return {
         callId: call.callId,
@@ -114,24 +116,41 @@ export class CallPipeline {
         replayed: progress.replayed,
       };
     } catch (error) {
-      failure = asResilienceError(error).withAttempts(progress.attempts);
+      const failure = asResilienceError(error).withAttempts(progress.attempts);
       this.finish(call, startedAt, progress, failure);
       throw failure;
     } finally {
-      // 10. settle: charge each attempt that reached the tool; a call refused, replayed or
-      // denied egress before any connection costs nothing.
-      if (reservation) {
-        const charged = progress.replayed || failure?.kind === 'egress_denied' ? 0 : progress.attempts;
-        const settling = this.budget.settle(reservation, tool.costUsd * charged);
-        if (settling) await settling;
+      // 10. settle: once its attempts started, the executor settles each one as it ends; a call
+      // refused or replayed before then gives its first attempt's money back untouched.
+      if (budget && !progress.started) {
+        const releasing = budget.release();
+        if (releasing) await releasing;
       }
     }
   }
 
-  /** The longest a call may take: its queue wait and all its attempts (leases and reservations outlast it). */
+  /** The longest a call may take: its queue wait and all its attempts (leases outlast it). */
   private worstCaseMs(call: ToolCall): number {
-    const lane = this.lanes.get(call.tool.lane)!;
-    return (call.queueTtlMs ?? lane.queueTtlMs) + call.tool.retry.deadlineMs + LEASE_MARGIN_MS;
+    return this.queueTtlMs(call) + call.tool.retry.deadlineMs + LEASE_MARGIN_MS;
+  }
+
+  private queueTtlMs(call: ToolCall): number {
+    return call.queueTtlMs ?? this.lanes.get(call.tool.lane)!.queueTtlMs;
+  }
+
+  /**
+   * How long each attempt's money may stay held (the first one from before the lane's queue),
+   * should this process die before settling it; and the longest Retry-After of a refusal that
+   * only money held by calls in flight causes: one attempt of this tool, after which the calls
+   * in flight have ended an attempt or are of slower tools.
+   */
+  private budgetTimes(call: ToolCall): ToolCallBudgetTimes {
+    const attemptHoldMs = call.timeoutMs + LEASE_MARGIN_MS;
+    return {
+      firstHoldMs: this.queueTtlMs(call) + attemptHoldMs,
+      retryHoldMs: attemptHoldMs,
+      retryAfterMaxMs: call.tool.timeoutMs,
+    };
   }
 
   /**
@@ -139,11 +158,19 @@ export class CallPipeline {
    * (only shutdown stops it), so that a retry with the same key gets its outcome instead of
    * running it twice; calls that join it wait for the same outcome.
    */
-  private async runOnce(call: ToolCall, key: string, progress: CallProgress): Promise<unknown> {
+  private async runOnce(
+    call: ToolCall,
+    key: string,
+    progress: CallProgress,
+    budget: ToolCallBudget | undefined,
+  ): Promise<unknown> {
     const { tool } = call;
     const scoped = scopedIdempotencyKey(call.tenant, tool.id, key);
     const decision = await this.idempotency.begin(scoped, call.arguments, this.worstCaseMs(call), call.abort);
     if (decision.kind !== 'lead') {
+      // Another call's outcome costs this one nothing: free its money now, not after the wait.
+      const releasing = budget?.release();
+      if (releasing) await releasing;
       progress.replayed = true;
       const outcome = decision.kind === 'join' ? await untilAborted(decision.outcome, call.abort) : decision.outcome;
       progress.attempts = outcome.attempts;
@@ -153,7 +180,12 @@ export class CallPipeline {
     }
     let outcome: StoredOutcome | undefined;
     try {
-      const result = await this.admitAndRun({ ...call, idempotencyKey: scoped }, new LazyAbortController(), progress);
+      const result = await this.admitAndRun(
+        { ...call, idempotencyKey: scoped },
+        new LazyAbortController(),
+        progress,
+        budget,
+      );
       outcome = {
         ok: true,
         result: result === undefined ? null : result,
@@ -174,13 +206,18 @@ export class CallPipeline {
    * the work: the caller's own, or a detached one for a keyed call. The answer comes as soon
    * as it is known; the slot is held until no handler of the call runs any more.
    */
-  private admitAndRun(call: ToolCall, abort: LazyAbortController, progress: CallProgress): Promise<unknown> {
+  private admitAndRun(
+    call: ToolCall,
+    abort: LazyAbortController,
+    progress: CallProgress,
+    budget: ToolCallBudget | undefined,
+  ): Promise<unknown> {
     const { tool } = call;
     const lane = this.lanes.get(tool.lane)!;
     // An open circuit refuses before the queue: a place in it would only be spent on a refusal.
     const refusal = tool.breaker.refusal();
     if (refusal) return Promise.reject(refusal);
-    const work = new ToolCallWork(this.executor, call, abort, progress);
+    const work = new ToolCallWork(this.executor, call, abort, progress, budget);
     const rejection = lane.admit(work, { tenant: call.tenant, abort, queueTtlMs: call.queueTtlMs });
     if (rejection) return Promise.reject(laneRejectionError(lane, rejection));
     return work.answer;

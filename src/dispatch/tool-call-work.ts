@@ -2,7 +2,7 @@ import type { LaneWork } from '../bulkhead';
 import type { LazyAbortController } from '../common';
 import type { PoolName } from '../containment';
 import type { AttemptCall } from './attempt-runner';
-import type { CallAnswer, CallExecutor, ExecutionProgress } from './call-executor';
+import type { AttemptBudget, CallAnswer, CallExecutor, ExecutionProgress } from './call-executor';
 import type { ToolCall } from './call-pipeline.service';
 
 /** What a call in its lane needs of the tool call (its idempotency key scoped, for the upstream). */
@@ -32,6 +32,8 @@ export class ToolCallWork implements LaneWork, AttemptCall, CallAnswer {
     /** Stops the work: the caller's own, or a detached one for a keyed call. */
     readonly abort: LazyAbortController,
     private readonly progress: ExecutionProgress & { started: boolean },
+    /** The money of the call's attempts, holding the first one's; none when the call costs nothing. */
+    private readonly budget: AttemptBudget | undefined,
   ) {
     this.callId = call.callId;
     this.tenant = call.tenant;
@@ -46,7 +48,7 @@ export class ToolCallWork implements LaneWork, AttemptCall, CallAnswer {
   start(): Promise<void> {
     this.progress.started = true;
     const { tool, timeoutMs } = this.call;
-    return this.executor.run(tool, this.call.arguments, this, timeoutMs, this.progress, this);
+    return this.executor.run(tool, this.call.arguments, this, timeoutMs, this.progress, this, this.budget);
   }
 
   /** Refused while waiting (expired, cancelled) or stopped at shutdown; after an answer this does nothing. */

@@ -268,10 +268,14 @@ describe('USD budgets over HTTP', () => {
       return Promise.all(calls);
     }
 
+    /**
+     * The 7 refusals came while the 3 admitted calls held the money: each asks to come back
+     * after one attempt of the tool (its 5 s timeout), not when the day ends.
+     */
     function expectThreeAdmitted(answers: Response[]): void {
       expect(statuses(answers).sort()).toEqual([...Array(3).fill(200), ...Array(7).fill(402)]);
       for (const answer of answers.filter((response) => response.status === 402)) {
-        expectBudgetExceeded(answer, UNTIL_MIDNIGHT_MS);
+        expectBudgetExceeded(answer, 5_000);
       }
     }
 
@@ -301,7 +305,7 @@ describe('USD budgets over HTTP', () => {
     });
   });
 
-  describe('a reservation covers every attempt a call may make', () => {
+  describe('each attempt holds its own cost as it starts', () => {
     async function threeAttemptTool(capUsd: number, handler: UpstreamHandler) {
       const up = await upstream(handler);
       const app = await service({
@@ -311,13 +315,24 @@ describe('USD budgets over HTTP', () => {
       return { app, up };
     }
 
-    it('refuses 402 before running a call whose three attempts do not fit in the cap', async () => {
-      const { app, up } = await threeAttemptTool(2, json(200, { ok: true }));
+    it('runs a call of three attempts under a cap that covers one attempt', async () => {
+      const { app, up } = await threeAttemptTool(1, json(200, { ok: true }));
+
+      const answer = await invoke(app.url, 'paid', {}, ACME.headers);
+
+      expect({ status: answer.status, attempts: answer.body.attempts }).toEqual({ status: 200, attempts: 1 });
+      expect(up.requests).toHaveLength(1);
+      expect(await budgetOf(app, 'acme')).toMatchObject({ capUsd: 1, spentUsd: 1, reservedUsd: 0 });
+    });
+
+    it('refuses 402 before running a call whose first attempt does not fit in what is left', async () => {
+      const { app, up } = await threeAttemptTool(1.5, json(200, { ok: true }));
+      expect((await invoke(app.url, 'paid', {}, ACME.headers)).status).toBe(200);
 
       expectBudgetExceeded(await invoke(app.url, 'paid', {}, ACME.headers), UNTIL_MIDNIGHT_MS);
 
-      expect(up.requests).toHaveLength(0);
-      expect(await budgetOf(app, 'acme')).toMatchObject({ capUsd: 2, spentUsd: 0, reservedUsd: 0 });
+      expect(up.requests).toHaveLength(1);
+      expect(await budgetOf(app, 'acme')).toMatchObject({ capUsd: 1.5, spentUsd: 1, reservedUsd: 0 });
     });
 
     it('charges all three attempts when the upstream fails twice and then succeeds', async () => {
@@ -328,7 +343,8 @@ describe('USD budgets over HTTP', () => {
       for (let failed = 1; failed <= 2; failed++) {
         // The backoff timer is set in the same turn as the failure is counted.
         await eventually(async () => expect(await failures()).toBe(failed));
-        expect(await budgetOf(app, 'acme')).toMatchObject({ spentUsd: 0, reservedUsd: 3 });
+        // Charged as it failed; nothing is held while the call waits to retry.
+        expect(await budgetOf(app, 'acme')).toMatchObject({ spentUsd: failed, reservedUsd: 0 });
         await clock.advanceAsync(100);
       }
       const answer = await call;
@@ -338,7 +354,7 @@ describe('USD budgets over HTTP', () => {
       expect(await budgetOf(app, 'acme')).toMatchObject({ capUsd: 3, spentUsd: 3, reservedUsd: 0 });
     });
 
-    it('charges one attempt and releases the other two when the upstream succeeds at once', async () => {
+    it('charges one attempt when the upstream succeeds at once', async () => {
       const { app, up } = await threeAttemptTool(3, json(200, { ok: true }));
 
       const answer = await invoke(app.url, 'paid', {}, ACME.headers);

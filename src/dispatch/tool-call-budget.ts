@@ -1,0 +1,89 @@
+import type { BudgetGate, BudgetReservation } from '../budget';
+import { type Awaitable, isPromiseLike, type ResilienceError } from '../common';
+import type { AttemptBudget } from './call-executor';
+
+/** How long one attempt's money may stay held, and what a refusal's Retry-After may say at most. */
+export interface ToolCallBudgetTimes {
+  /** The first attempt's hold: its wait for a lane slot, the attempt, and a margin. */
+  firstHoldMs: number;
+  /** A retry's hold: the attempt and a margin. */
+  retryHoldMs: number;
+  /** The longest Retry-After of a refusal caused only by money held by calls in flight. */
+  retryAfterMaxMs: number;
+}
+
+/**
+ * The money of one tool call, attempt by attempt: before each attempt its `costUsd` is held in
+ * the tenant's budget, and when the attempt ends it is charged (or released, when the attempt
+ * never ran). A call holds one attempt's cost at a time, and only while that attempt may run,
+ * so concurrent calls share a cap by what they may spend next, not by their worst case.
+ *
+ * What an attempt costs: `costUsd` once it reached the tool, whatever its outcome, except one
+ * denied egress before it connected anywhere, which costs nothing.
+ */
+export class ToolCallBudget implements AttemptBudget {
+  private held: BudgetReservation | undefined;
+
+  private constructor(
+    private readonly gate: BudgetGate,
+    private readonly tenant: string,
+    private readonly costUsd: number,
+    private readonly times: ToolCallBudgetTimes,
+    first: BudgetReservation,
+  ) {
+    this.held = first;
+  }
+
+  /**
+   * Holds the first attempt's cost (step 5), or refuses the call `budget_exceeded` (throws, or
+   * rejects when the store answers later). Undefined when the call needs no budget: its tool
+   * costs nothing, or its tenant has no cap.
+   */
+  static holdFirst(
+    gate: BudgetGate,
+    tenant: string,
+    costUsd: number,
+    times: ToolCallBudgetTimes,
+  ): Awaitable<ToolCallBudget> | undefined {
+    const reserving = gate.reserve(tenant, costUsd, times.firstHoldMs, times.retryAfterMaxMs);
+    if (!reserving) return undefined;
+    if (!isPromiseLike(reserving)) return new ToolCallBudget(gate, tenant, costUsd, times, reserving);
+    return Promise.resolve(reserving).then((first) => new ToolCallBudget(gate, tenant, costUsd, times, first));
+  }
+
+  holdNext(): Awaitable<boolean> {
+    let reserving: Awaitable<BudgetReservation> | undefined;
+    try {
+      reserving = this.gate.reserve(this.tenant, this.costUsd, this.times.retryHoldMs);
+    } catch {
+      // Refused, or the store is down: either way the retry cannot be paid for.
+      return false;
+    }
+    // Nothing to hold (no cap): caps do not change while the service runs, so this does not
+    // happen once a first attempt was held; were it to, the attempt needs no money.
+    if (!reserving) return true;
+    if (!isPromiseLike(reserving)) return this.keep(reserving);
+    return Promise.resolve(reserving).then(
+      (reservation) => this.keep(reservation),
+      () => false,
+    );
+  }
+
+  settle(ran: boolean, failure?: ResilienceError): Promise<void> | undefined {
+    const reservation = this.held;
+    if (!reservation) return undefined;
+    this.held = undefined;
+    const charged = ran && failure?.kind !== 'egress_denied';
+    return this.gate.settle(reservation, charged ? this.costUsd : 0);
+  }
+
+  /** Releases what is held, if anything: the call ended before its attempt ran. */
+  release(): Promise<void> | undefined {
+    return this.settle(false);
+  }
+
+  private keep(reservation: BudgetReservation): true {
+    this.held = reservation;
+    return true;
+  }
+}
