@@ -54,7 +54,8 @@ export class ChatCompletionsController {
         bulkhead: {
           servedBy: answer.servedBy,
           attempts: answer.attempts,
-          fromCache: answer.cache === 'hit',
+          fromCache: answer.cache === 'hit' || answer.cache === 'semantic',
+          similarity: answer.similarity,
           costUsd: answer.costUsd,
           hedged: answer.hedged,
           replayed: answer.replayed,

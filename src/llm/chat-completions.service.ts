@@ -28,7 +28,9 @@ import {
   Coalescer,
   exactCacheKey,
   isCacheable,
+  isSemanticCacheable,
   LlmCacheStore,
+  SemanticCache,
 } from './cache';
 import type { ChatCompletion, ChatRequest } from './chat.types';
 import { LLM_MODULE_OPTIONS, type LlmModuleOptions } from './llm.module-definition';
@@ -62,10 +64,13 @@ export interface ChatCall {
 /** What the client gets: the completion and who served it, how. */
 export interface ChatAnswer {
   completion: ChatCompletion;
-  /** `provider/model`. */
+  /** `provider/model`, or `cache`. */
   servedBy: string;
   attempts: number;
-  cache: 'hit' | 'miss' | 'bypass';
+  /** `hit`: the exact cache; `semantic`: the answer of a similar question. */
+  cache: 'hit' | 'semantic' | 'miss' | 'bypass';
+  /** A semantic hit: how similar its question was to this one (cosine, 0..1). */
+  similarity?: number;
   costUsd: number;
   /** The answer of an earlier request with the same `Idempotency-Key`. */
   replayed: boolean;
@@ -101,6 +106,7 @@ export class ChatCompletions {
     private readonly llmOutcomes: LlmOutcomes,
     private readonly idempotency: IdempotencyService,
     @Inject(LlmCacheStore) private readonly cache: LlmCacheStore,
+    private readonly semantic: SemanticCache,
     @Inject(LLM_MODULE_OPTIONS) private readonly options: LlmModuleOptions,
     @Inject(CLOCK) private readonly clock: Clock,
     @Inject(RANDOM) private readonly random: Random,
@@ -132,26 +138,35 @@ export class ChatCompletions {
       throw new ResilienceError('not_found', `no LLM route of that name (routes: ${this.routes.names().join(', ')})`);
     }
     const startedAt = this.clock.now();
+    const pool = this.pools.get(call.pool);
     const progress: FailoverProgress = { attempts: 0, failovers: 0, tried: [], hedges: [] };
-    const directives = route.cache ? cacheDirectives(call.cacheControl) : { lookup: false, store: false };
+    const directives =
+      route.cache || route.semanticCache ? cacheDirectives(call.cacheControl) : { lookup: false, store: false };
+    const semantic = route.semanticCache && this.semantic.enabled && isSemanticCacheable(call.request);
     const key =
-      directives.lookup || directives.store ? exactCacheKey(call.tenant, route.cacheScope, call.request) : undefined;
-    let cache: ChatAnswer['cache'] = key === undefined ? 'bypass' : 'miss';
+      route.cache && (directives.lookup || directives.store)
+        ? exactCacheKey(call.tenant, route.cacheScope, call.request)
+        : undefined;
+    let cache: ChatAnswer['cache'] = key === undefined && !semantic ? 'bypass' : 'miss';
     let answer: ChatAnswer | undefined;
     let failure: ResilienceError | undefined;
     try {
-      if (key !== undefined && directives.lookup) {
-        const hit = await this.lookup(key);
-        if (hit) {
-          cache = 'hit';
+      if (directives.lookup) {
+        const hit = key === undefined ? null : await this.lookup(key);
+        const match =
+          hit || !semantic ? null : await this.semantic.find(call.tenant, route.cacheScope, call.request, pool);
+        const found = hit ?? match?.completion;
+        if (found) {
+          cache = hit ? 'hit' : 'semantic';
           // A hit is a request like any other for the requests-per-minute limit, and takes no tokens.
           const limiting = this.limiter.admit(call.tenant, 0, call.headers);
           if (limiting) await limiting;
           answer = {
-            completion: hit,
+            completion: found,
             servedBy: 'cache',
             attempts: 0,
             cache,
+            similarity: match?.similarity,
             costUsd: 0,
             replayed: false,
             hedged: false,
@@ -162,6 +177,10 @@ export class ChatCompletions {
       }
       answer = await this.serve(call, route, progress, key, directives.store, startedAt);
       answer.cache = cache;
+      if (semantic && directives.store && answer.attempts > 0 && !answer.replayed) {
+        // Off the answer's path; it never fails, and a miss is all a lost entry costs.
+        void this.semantic.remember(call.tenant, route.cacheScope, call.request, answer.completion, pool);
+      }
       return answer;
     } catch (error) {
       failure = asResilienceError(error).withAttempts(progress.attempts);
@@ -338,10 +357,10 @@ export class ChatCompletions {
     for (const { target, outcome } of progress.tried) {
       this.llmOutcomes.attempt({ route: route.name, target: target.label, outcome });
     }
-    const usage = answer && answer.cache !== 'hit' && answer.attempts > 0 ? answer.completion.usage : undefined;
+    const usage = answer && answer.attempts > 0 && !answer.replayed ? answer.completion.usage : undefined;
     this.llmOutcomes.request({
       route: route.name,
-      target: answer ? (answer.cache === 'hit' ? '' : answer.servedBy) : (progress.tried.at(-1)?.target.label ?? ''),
+      target: answer ? (answer.attempts === 0 ? '' : answer.servedBy) : (progress.tried.at(-1)?.target.label ?? ''),
       outcome: failure ? failure.kind : 'ok',
       cache,
       failovers: progress.failovers,
@@ -358,7 +377,7 @@ export class ChatCompletions {
       startedAt,
       started: progress.attempts > 0,
       attempts: progress.attempts,
-      replayed: cache === 'hit',
+      replayed: cache === 'hit' || cache === 'semantic',
       error: failure,
     });
   }

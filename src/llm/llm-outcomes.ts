@@ -7,7 +7,7 @@ export interface LlmRequestOutcome {
   target: string;
   /** `ok`, or the error kind the client got. */
   outcome: string;
-  cache: 'hit' | 'miss' | 'bypass';
+  cache: 'hit' | 'semantic' | 'miss' | 'bypass';
   failovers: number;
   /** Each hedge the request started, and how it ended. */
   hedges: ReadonlyArray<'won' | 'lost'>;

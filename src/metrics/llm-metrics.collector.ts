@@ -37,7 +37,7 @@ export class LlmMetricsCollector implements OnModuleInit, OnModuleDestroy {
     });
     const cache = new Counter({
       name: METRIC.llmCache,
-      help: 'LLM requests by exact-cache result: hit, miss, or bypass (the cache was not consulted)',
+      help: 'LLM requests by cache result: hit (exact), semantic (the answer of a similar question), miss, or bypass (no cache consulted)',
       labelNames: ['route', 'result'],
       registers,
     });

@@ -178,6 +178,64 @@ describe('POST /v1/chat/completions with the openai SDK as the client', () => {
     expect(primary.requests).toHaveLength(2);
   });
 
+  describe('the semantic cache (opt-in per route)', () => {
+    const semantic = (route: Record<string, unknown> = {}) => ({
+      ...twoTargets({ semanticCache: true, ...route }),
+      cache: { semantic: { enabled: true, threshold: 0.7 } },
+    });
+
+    it('answers a similar question with a stored answer, marked as semantic, for the same tenant only', async () => {
+      await start(semantic());
+
+      await ask('What is the capital city of France?');
+      const { data, response } = await ask('what is the capital city of france').withResponse();
+      const other = await ask('what is the capital city of france', BETA).withResponse();
+
+      expect(response.headers.get('x-bulkhead-cache')).toBe('semantic');
+      expect(response.headers.get('x-bulkhead-cost-usd')).toBe('0.000000');
+      const marks = (data as unknown as { bulkhead: { fromCache: boolean; similarity: number } }).bulkhead;
+      expect(marks.fromCache).toBe(true);
+      expect(marks.similarity).toBeGreaterThanOrEqual(0.7);
+      expect(other.response.headers.get('x-bulkhead-cache')).toBe('miss');
+      expect(primary.requests).toHaveLength(2);
+      const metrics = await send('GET', `${app.url}/metrics`);
+      expect(
+        sampleValue(parsePromText(metrics.body as string), 'bulkhead_llm_cache_total', {
+          route: 'chat',
+          result: 'semantic',
+        }),
+      ).toBe(1);
+    });
+
+    it('never answers an unrelated question, a request with tools, or a route that did not opt in', async () => {
+      await start({
+        ...semantic(),
+        routes: { ...semantic().routes, plain: { ...semantic().routes.chat, semanticCache: false } },
+      });
+
+      await ask('What is the capital city of France?');
+      const unrelated = await ask('How many legs does a spider have?').withResponse();
+      const withTools = await ask('what is the capital city of france', ACME, {
+        tools: [{ type: 'function', function: { name: 'lookup', parameters: { type: 'object' } } }],
+      }).withResponse();
+      await client().chat.completions.create({
+        model: 'plain',
+        messages: [{ role: 'user', content: 'What is the capital city of France?' }],
+      });
+      const plain = await client()
+        .chat.completions.create({
+          model: 'plain',
+          messages: [{ role: 'user', content: 'what is the capital city of france' }],
+        })
+        .withResponse();
+
+      expect(unrelated.response.headers.get('x-bulkhead-cache')).toBe('miss');
+      expect(withTools.response.headers.get('x-bulkhead-cache')).toBe('miss');
+      expect(plain.response.headers.get('x-bulkhead-cache')).toBe('miss');
+      expect(primary.requests).toHaveLength(5);
+    });
+  });
+
   it('skips the cache with Cache-Control: no-cache and no-store', async () => {
     await start(twoTargets());
     await ask('q');

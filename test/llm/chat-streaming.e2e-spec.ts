@@ -14,7 +14,7 @@ import { hang, heldIn, json, Upstream } from '../support/upstream';
 
 const ACME = testTenant('acme');
 const PRICE = { inputPerMTokUsd: 1, outputPerMTokUsd: 1 };
-const HELLO = { model: 'chat', messages: [{ role: 'user', content: 'hello' }] };
+const HELLO = { model: 'chat', messages: [{ role: 'user' as const, content: 'hello' }] };
 
 describe('POST /v1/chat/completions with stream: true', () => {
   let primary: Upstream;

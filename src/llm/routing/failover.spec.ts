@@ -168,6 +168,7 @@ function route(
     firstByteTimeoutMs,
     idleTimeoutMs,
     cache: false,
+    semanticCache: false,
     cacheScope: 'chat',
   };
 }

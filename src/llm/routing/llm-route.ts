@@ -44,6 +44,8 @@ export interface LlmRoute {
   /** Streamed: the longest wait between two chunks after it. */
   readonly idleTimeoutMs: number;
   readonly cache: boolean;
+  /** Opt-in: similar questions get a stored answer (llm.cache.semantic). */
+  readonly semanticCache: boolean;
   /**
    * What the exact cache keys answers of this route by: its name and what decides its answers
    * (targets and output cap), so a changed config never serves an answer of the old one.

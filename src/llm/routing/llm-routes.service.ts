@@ -84,6 +84,7 @@ function route(name: string, config: LlmRouteConfig, targets: LlmTarget[]): LlmR
     firstByteTimeoutMs: config.firstByteTimeoutMs,
     idleTimeoutMs: config.idleTimeoutMs,
     cache: config.cache,
+    semanticCache: config.semanticCache,
     cacheScope: routeCacheScope(name, { targets: config.targets, maxOutputTokens: config.maxOutputTokens }),
   };
 }

@@ -100,7 +100,8 @@ export class StreamDelivery {
         chunk.bulkhead = {
           servedBy: answer.servedBy,
           attempts: answer.attempts,
-          fromCache: answer.cache === 'hit',
+          fromCache: answer.cache === 'hit' || answer.cache === 'semantic',
+          similarity: answer.similarity,
           hedged: answer.hedged,
           costUsd: answer.costUsd,
           replayed: answer.replayed,
