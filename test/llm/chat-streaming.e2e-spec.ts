@@ -1,4 +1,5 @@
 import OpenAI from 'openai';
+import { request } from 'undici';
 import { FakeClock } from '../../src/common/fake-clock';
 import type { ChatRequest } from '../../src/llm/chat.types';
 import { estimateInputTokens } from '../../src/llm/pricing';
@@ -206,6 +207,110 @@ describe('POST /v1/chat/completions with stream: true', () => {
     await eventually(() => expect(primary.abandoned).toBe(1));
     await eventually(async () => expect((await getLanes(app.url)).llm.active).toBe(0));
     gates.get(2)!.resolve();
+  });
+
+  it('replays a keyed stream to a repeat of its Idempotency-Key as a stream, from one provider call', async () => {
+    await start({ cache: false });
+    const keyed = { ...asAcme, 'idempotency-key': 'summary-of-order-7' };
+
+    const withUsage = { ...HELLO, stream_options: { include_usage: true } };
+
+    const first = await streamChat(app.url, withUsage, keyed);
+    const again = await streamChat(app.url, withUsage, keyed);
+
+    expect(streamedText(first.chunks)).toBe('Hello there');
+    expect(streamedText(again.chunks)).toBe('Hello there');
+    expect(again.done).toBe(true);
+    expect(again.chunks.at(-1)).toMatchObject({ bulkhead: { replayed: true, costUsd: 0 } });
+    expect(primary.requests).toHaveLength(1);
+  });
+
+  it('streams an Anthropic target translated into OpenAI chunks', async () => {
+    const events = [
+      [
+        'message_start',
+        {
+          type: 'message_start',
+          message: { id: 'msg_1', model: 'claude-test', usage: { input_tokens: 9, output_tokens: 1 } },
+        },
+      ],
+      ['content_block_start', { type: 'content_block_start', index: 0, content_block: { type: 'text', text: '' } }],
+      ['content_block_delta', { type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text: 'Ho' } }],
+      ['content_block_delta', { type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text: 'la' } }],
+      ['content_block_stop', { type: 'content_block_stop', index: 0 }],
+      ['message_delta', { type: 'message_delta', delta: { stop_reason: 'end_turn' }, usage: { output_tokens: 2 } }],
+      ['message_stop', { type: 'message_stop' }],
+    ] as const;
+    primary.use((_request, response) => {
+      response.writeHead(200, { 'content-type': 'text/event-stream' });
+      response.end(events.map(([name, data]) => `event: ${name}\ndata: ${JSON.stringify(data)}\n\n`).join(''));
+    });
+    await start({ targets: [{ provider: 'anthropic', model: 'claude-test', baseUrl: primary.url('/v1') }] }, {});
+
+    const stream = await client().chat.completions.create({
+      ...HELLO,
+      stream: true,
+      stream_options: { include_usage: true },
+    });
+    const chunks = [];
+    for await (const chunk of stream) chunks.push(chunk);
+
+    expect(chunks.map((chunk) => chunk.choices[0]?.delta.content ?? '').join('')).toBe('Hola');
+    expect(chunks.find((chunk) => chunk.choices[0]?.finish_reason)?.choices[0].finish_reason).toBe('stop');
+    expect(chunks.at(-1)?.usage).toMatchObject({ prompt_tokens: 9, completion_tokens: 2 });
+    expect(JSON.parse(primary.requests[0].body)).toMatchObject({ stream: true, model: 'claude-test' });
+  });
+
+  it('holds a stream back while its client reads nothing: the upstream is stopped by TCP, not buffered in the service', async () => {
+    const piece = 'x'.repeat(16 * 1024);
+    let written = 0;
+    let waitingForDrain = false;
+    primary.use(async (_request, response) => {
+      response.writeHead(200, { 'content-type': 'text/event-stream' });
+      const chunk = (content: string) =>
+        `data: ${JSON.stringify({ id: 'c', object: 'chat.completion.chunk', created: 1, model: 'm', choices: [{ index: 0, delta: { content }, finish_reason: null, logprobs: null }] })}\n\n`;
+      // Up to 1 GiB: far more than any buffer on the way could hold.
+      for (let index = 0; index < 65_536 && !response.destroyed; index++) {
+        const text = chunk(piece);
+        written += text.length;
+        if (!response.write(text)) {
+          waitingForDrain = true;
+          await new Promise((resolve) => {
+            response.once('drain', resolve);
+            response.once('close', resolve);
+          });
+          waitingForDrain = false;
+        }
+      }
+      response.end('data: [DONE]\n\n');
+    });
+    await start({ idleTimeoutMs: 600_000 });
+
+    const abort = new AbortController();
+    const answer = await request(`${app.url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...asAcme },
+      body: JSON.stringify({ ...HELLO, stream: true }),
+      signal: abort.signal,
+    });
+    expect(answer.statusCode).toBe(200);
+    // Nobody reads the body: the upstream must come to a stop, waiting for the socket to drain,
+    // and stay stopped (20 looks in a row, 10 ms apart, with nothing more written).
+    let still = 0;
+    let seen = -1;
+    await eventually(async () => {
+      await new Promise((resolve) => setTimeout(resolve, 10));
+      still = waitingForDrain && written === seen ? still + 1 : 0;
+      seen = written;
+      expect(still).toBeGreaterThanOrEqual(20);
+    }, 20_000);
+
+    // What the sockets' buffers hold on loopback (about 8 MB here), not the gigabyte on offer.
+    expect(written).toBeLessThan(32 * 1024 * 1024);
+    abort.abort();
+    answer.body.on('error', () => undefined);
+    await eventually(() => expect(primary.abandoned).toBe(1));
+    await eventually(async () => expect((await getLanes(app.url)).llm.active).toBe(0));
   });
 
   describe('in virtual time', () => {
