@@ -88,6 +88,10 @@ describe('POST /v1/chat/completions with stream: true', () => {
       stream: true,
       stream_options: { include_usage: true },
     });
+    const metrics = await send('GET', `${app.url}/metrics`);
+    expect(metrics.body).toContain(
+      'bulkhead_llm_time_to_first_token_seconds_count{route="chat",target="openai/gpt-primary"} 1',
+    );
   });
 
   it('leaves the usage chunk out for a client that did not ask for it, and ends with [DONE]', async () => {
