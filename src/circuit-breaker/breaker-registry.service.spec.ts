@@ -56,8 +56,8 @@ describe('BreakerRegistry', () => {
         resetTimeoutMs: 20_000,
       });
       expect(breakers.snapshot()).toEqual({
-        payments: { state: 'closed', failures: 0, successes: 0 },
-        search: { state: 'closed', failures: 0, successes: 0 },
+        payments: { state: 'closed', failures: 0, successes: 0, tenantsOpen: [] },
+        search: { state: 'closed', failures: 0, successes: 0, tenantsOpen: [] },
       });
     });
 
@@ -68,8 +68,8 @@ describe('BreakerRegistry', () => {
       expect(breakers.get('payments')!.state).toBe('open');
       expect(breakers.get('search')!.state).toBe('closed');
       expect(breakers.snapshot()).toEqual({
-        payments: { state: 'open', failures: 1, successes: 0 },
-        search: { state: 'closed', failures: 1, successes: 0 },
+        payments: { state: 'open', failures: 1, successes: 0, tenantsOpen: [] },
+        search: { state: 'closed', failures: 1, successes: 0, tenantsOpen: [] },
       });
     });
 

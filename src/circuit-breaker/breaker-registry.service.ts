@@ -18,6 +18,7 @@ export class BreakerRegistry implements OnApplicationShutdown {
   private readonly breakers = new Map<string, Breaker>();
   private readonly defaults: Partial<BreakerSettings> | undefined;
   private listeners: BreakerTransitionListener[] = [];
+  private tenantListeners: Array<(breaker: Breaker, tenant: string) => void> = [];
 
   constructor(
     @Inject(CIRCUIT_BREAKER_MODULE_OPTIONS) options: CircuitBreakerModuleOptions,
@@ -66,6 +67,14 @@ export class BreakerRegistry implements OnApplicationShutdown {
     };
   }
 
+  /** Calls `listener` whenever a breaker starts refusing one tenant on its own ({@link Breaker.refusal}). */
+  onTenantOpen(listener: (breaker: Breaker, tenant: string) => void): () => void {
+    this.tenantListeners.push(listener);
+    return () => {
+      this.tenantListeners = this.tenantListeners.filter((item) => item !== listener);
+    };
+  }
+
   onApplicationShutdown(): void {
     for (const breaker of this.breakers.values()) breaker.shutdown();
   }
@@ -74,6 +83,9 @@ export class BreakerRegistry implements OnApplicationShutdown {
     const breaker = new Breaker(name, breakerSettings(this.defaults, overrides), this.clock);
     breaker.onStateChange((to, from) => {
       for (const listener of this.listeners) listener(breaker, to, from);
+    });
+    breaker.onTenantOpen((tenant) => {
+      for (const listener of this.tenantListeners) listener(breaker, tenant);
     });
     this.breakers.set(name, breaker);
     return breaker;

@@ -98,7 +98,7 @@ describe('Breaker', () => {
     it('stays closed while the window holds fewer attempts than volumeThreshold, all of them failed', async () => {
       const target = breaker({ volumeThreshold: 4 });
       await failTimes(target, 3);
-      expect(target.snapshot()).toEqual({ state: 'closed', failures: 3, successes: 0 });
+      expect(target.snapshot()).toEqual({ state: 'closed', failures: 3, successes: 0, tenantsOpen: [] });
       await expect(succeed(target)).resolves.toBe('ok');
 
       await fail(target);
@@ -110,7 +110,7 @@ describe('Breaker', () => {
       await succeed(target);
       await succeed(target);
       await failTimes(target, 2);
-      expect(target.snapshot()).toEqual({ state: 'closed', failures: 2, successes: 2 });
+      expect(target.snapshot()).toEqual({ state: 'closed', failures: 2, successes: 2, tenantsOpen: [] });
 
       await fail(target);
       expect(target.state).toBe('open');
@@ -148,7 +148,7 @@ describe('Breaker', () => {
       const target = await opened();
       await refusalOf(target);
       await refusalOf(target);
-      expect(target.snapshot()).toEqual({ state: 'open', failures: 4, successes: 0 });
+      expect(target.snapshot()).toEqual({ state: 'open', failures: 4, successes: 0, tenantsOpen: [] });
     });
 
     it('half-opens once resetTimeoutMs has passed', async () => {
@@ -183,11 +183,11 @@ describe('Breaker', () => {
       const target = await opened({ volumeThreshold: 4, resetTimeoutMs: 5_000, rollingCountTimeoutMs: 10_000 });
       advanceClocks(clock, 5_000);
       await expect(succeed(target)).resolves.toBe('ok');
-      expect(target.snapshot()).toEqual({ state: 'closed', failures: 0, successes: 0 });
+      expect(target.snapshot()).toEqual({ state: 'closed', failures: 0, successes: 0, tenantsOpen: [] });
 
       // The four failures that opened it are still inside the 10 s window by the clock.
       await fail(target);
-      expect(target.snapshot()).toEqual({ state: 'closed', failures: 1, successes: 0 });
+      expect(target.snapshot()).toEqual({ state: 'closed', failures: 1, successes: 0, tenantsOpen: [] });
       await expect(succeed(target)).resolves.toBe('ok');
     });
 
@@ -236,7 +236,7 @@ describe('Breaker', () => {
         const error = new ResilienceError(kind, 'refused');
         await expect(fail(target, error)).resolves.toBe(error);
       }
-      expect(target.snapshot()).toEqual({ state: 'closed', failures: 0, successes: 25 });
+      expect(target.snapshot()).toEqual({ state: 'closed', failures: 0, successes: 25, tenantsOpen: [] });
     });
 
     it('opens on a route’s HttpException 503 and never on its 400', async () => {
@@ -289,7 +289,7 @@ describe('Breaker', () => {
       void target.fire(() => new Promise<never>(() => undefined));
 
       expect(jest.getTimerCount()).toBe(0);
-      expect(target.snapshot()).toEqual({ state: 'closed', failures: 0, successes: 0 });
+      expect(target.snapshot()).toEqual({ state: 'closed', failures: 0, successes: 0, tenantsOpen: [] });
     });
 
     it('judges the share of attempts that ended: attempts still in flight neither dilute nor count', async () => {
@@ -299,7 +299,7 @@ describe('Breaker', () => {
 
       await failTimes(target, 2);
 
-      expect(target.snapshot()).toEqual({ state: 'open', failures: 2, successes: 0 });
+      expect(target.snapshot()).toEqual({ state: 'open', failures: 2, successes: 0, tenantsOpen: [] });
     });
   });
 
@@ -318,7 +318,7 @@ describe('Breaker', () => {
       advanceClocks(clock, 10_000);
       await fail(target);
       expect(target.state).toBe('closed');
-      expect(target.snapshot()).toEqual({ state: 'closed', failures: 1, successes: 0 });
+      expect(target.snapshot()).toEqual({ state: 'closed', failures: 1, successes: 0, tenantsOpen: [] });
     });
 
     it('shows only the attempts of the window in its snapshot', async () => {
@@ -327,9 +327,9 @@ describe('Breaker', () => {
       advanceClocks(clock, 4_000);
       await succeed(target);
       advanceClocks(clock, 6_000);
-      expect(target.snapshot()).toEqual({ state: 'closed', failures: 0, successes: 1 });
+      expect(target.snapshot()).toEqual({ state: 'closed', failures: 0, successes: 1, tenantsOpen: [] });
       advanceClocks(clock, 4_000);
-      expect(target.snapshot()).toEqual({ state: 'closed', failures: 0, successes: 0 });
+      expect(target.snapshot()).toEqual({ state: 'closed', failures: 0, successes: 0, tenantsOpen: [] });
     });
 
     it('does not hold old failures against a long attempt that fails after the window moved on', async () => {
@@ -344,7 +344,7 @@ describe('Breaker', () => {
       await outcome;
       // Only the one failure of the last 10 s may count: fewer attempts than volumeThreshold.
       expect(target.state).toBe('closed');
-      expect(target.snapshot()).toEqual({ state: 'closed', failures: 1, successes: 0 });
+      expect(target.snapshot()).toEqual({ state: 'closed', failures: 1, successes: 0, tenantsOpen: [] });
     });
   });
 
@@ -409,7 +409,7 @@ describe('Breaker', () => {
     it('close() closes an open circuit at once and empties the window', async () => {
       const target = await opened({ volumeThreshold: 4 });
       target.close();
-      expect(target.snapshot()).toEqual({ state: 'closed', failures: 0, successes: 0 });
+      expect(target.snapshot()).toEqual({ state: 'closed', failures: 0, successes: 0, tenantsOpen: [] });
       await failTimes(target, 3);
       expect(target.state).toBe('closed');
     });
@@ -418,7 +418,7 @@ describe('Breaker', () => {
       const target = breaker({ volumeThreshold: 4 });
       await failTimes(target, 3);
       target.close();
-      expect(target.snapshot()).toEqual({ state: 'closed', failures: 0, successes: 0 });
+      expect(target.snapshot()).toEqual({ state: 'closed', failures: 0, successes: 0, tenantsOpen: [] });
       await fail(target);
       expect(target.state).toBe('closed');
     });
@@ -486,13 +486,13 @@ describe('Breaker', () => {
   describe('snapshot', () => {
     it('gives the state and the failures and successes of the window', async () => {
       const target = breaker({ volumeThreshold: 4 });
-      expect(target.snapshot()).toEqual({ state: 'closed', failures: 0, successes: 0 });
+      expect(target.snapshot()).toEqual({ state: 'closed', failures: 0, successes: 0, tenantsOpen: [] });
       await succeed(target);
       await succeed(target);
       await fail(target);
-      expect(target.snapshot()).toEqual({ state: 'closed', failures: 1, successes: 2 });
+      expect(target.snapshot()).toEqual({ state: 'closed', failures: 1, successes: 2, tenantsOpen: [] });
       await failTimes(target, 2);
-      expect(target.snapshot()).toEqual({ state: 'open', failures: 3, successes: 2 });
+      expect(target.snapshot()).toEqual({ state: 'open', failures: 3, successes: 2, tenantsOpen: [] });
       advanceClocks(clock, SETTINGS.resetTimeoutMs);
       expect(target.snapshot().state).toBe('half_open');
     });
@@ -569,5 +569,138 @@ describe('Breaker', () => {
       target.close();
       expect(listener).not.toHaveBeenCalled();
     });
+  });
+});
+
+describe('Breaker with tenants', () => {
+  /** One attempt of `tenant` that fails with a counted failure; resolves to what it got. */
+  const failAs = (target: Breaker, tenant: string) =>
+    target
+      .fire(() => Promise.reject(transient()), tenant)
+      .then(
+        () => {
+          throw new Error('expected the attempt to fail');
+        },
+        (reason: unknown) => reason as ResilienceError,
+      );
+  const succeedAs = (target: Breaker, tenant: string) => target.fire(async () => 'ok', tenant);
+
+  it('refuses only the tenant whose own calls fail while the others succeed, and stays closed for them', async () => {
+    const target = breaker();
+    await succeedAs(target, 'bravo');
+    await succeedAs(target, 'charlie');
+    // Four failures of alpha's would open a shared breaker (4 of 6 attempts, volumeThreshold 4).
+    for (let i = 0; i < 4; i++) await failAs(target, 'alpha');
+
+    expect(target.state).toBe('closed');
+    const refused = await failAs(target, 'alpha');
+    expect(refused).toMatchObject({ kind: 'circuit_open', retryAfterMs: SETTINGS.resetTimeoutMs });
+    expect(refused.message).toContain('for this tenant');
+    await expect(succeedAs(target, 'bravo')).resolves.toBe('ok');
+    expect(target.refusal('bravo')).toBeUndefined();
+    expect(target.refusal()).toBeUndefined();
+    // Alpha's failures are taken out of the shared window: only the others' outcomes are left.
+    expect(target.snapshot()).toEqual({
+      state: 'closed',
+      failures: 0,
+      successes: 3,
+      tenantsOpen: [{ tenant: 'alpha', retryAfterMs: SETTINGS.resetTimeoutMs }],
+    });
+    expect(target.tenantsOpen).toBe(1);
+  });
+
+  it('opens for everyone when every tenant’s calls fail: the dependency is failing', async () => {
+    const target = breaker();
+    await succeedAs(target, 'charlie');
+    await failAs(target, 'alpha');
+    await failAs(target, 'bravo');
+    await failAs(target, 'alpha');
+    await failAs(target, 'bravo');
+
+    expect(target.state).toBe('open');
+    expect(target.refusal('charlie')).toMatchObject({ kind: 'circuit_open' });
+    expect(target.snapshot().tenantsOpen).toEqual([]);
+  });
+
+  it('opens for everyone when a tenant fails alone: nobody else’s success tells it from the dependency', async () => {
+    const target = breaker();
+    for (let i = 0; i < 4; i++) await failAs(target, 'alpha');
+
+    expect(target.state).toBe('open');
+    expect(target.snapshot().tenantsOpen).toEqual([]);
+  });
+
+  it('refuses each failing tenant on its own in turn while another succeeds, and never the one that succeeds', async () => {
+    const target = breaker();
+    for (let i = 0; i < 2; i++) await succeedAs(target, 'charlie');
+    for (let i = 0; i < 3; i++) await failAs(target, 'alpha');
+    for (let i = 0; i < 2; i++) await succeedAs(target, 'charlie');
+    for (let i = 0; i < 5; i++) await failAs(target, 'bravo');
+
+    expect(target.state).toBe('closed');
+    expect(target.refusal('alpha')?.kind).toBe('circuit_open');
+    expect(target.refusal('bravo')?.kind).toBe('circuit_open');
+    expect(target.refusal('charlie')).toBeUndefined();
+  });
+
+  it('lets the refused tenant send one probe after resetTimeoutMs: a success serves it again', async () => {
+    const target = breaker();
+    await succeedAs(target, 'bravo');
+    for (let i = 0; i < 4; i++) await failAs(target, 'alpha');
+    expect(target.refusal('alpha')?.kind).toBe('circuit_open');
+
+    await advanceClocks(clock, SETTINGS.resetTimeoutMs - 1);
+    expect(target.refusal('alpha')?.retryAfterMs).toBe(1);
+    await advanceClocks(clock, 1);
+    expect(target.refusal('alpha')).toBeUndefined();
+    const gate = deferred<string>();
+    const probe = target.fire(() => gate.promise, 'alpha');
+    // While the probe is out, alpha's other calls wait.
+    expect(target.refusal('alpha')).toMatchObject({ kind: 'circuit_open', retryAfterMs: 1_000 });
+    gate.resolve('ok');
+    await probe;
+
+    expect(target.refusal('alpha')).toBeUndefined();
+    expect(target.snapshot().tenantsOpen).toEqual([]);
+  });
+
+  it('refuses the tenant again when its probe fails, without counting it against the others', async () => {
+    const target = breaker();
+    await succeedAs(target, 'bravo');
+    for (let i = 0; i < 4; i++) await failAs(target, 'alpha');
+    await advanceClocks(clock, SETTINGS.resetTimeoutMs);
+    const before = target.snapshot();
+
+    await failAs(target, 'alpha');
+
+    expect(target.refusal('alpha')).toMatchObject({ kind: 'circuit_open', retryAfterMs: SETTINGS.resetTimeoutMs });
+    expect(target.snapshot().failures).toBe(before.failures);
+    expect(target.state).toBe('closed');
+  });
+
+  it('forgets the tenants it refused when an operator closes it', async () => {
+    const target = breaker();
+    await succeedAs(target, 'bravo');
+    for (let i = 0; i < 4; i++) await failAs(target, 'alpha');
+
+    target.close();
+
+    expect(target.refusal('alpha')).toBeUndefined();
+  });
+
+  it('counts a tenant’s calls that do not count against the breaker as its successes', async () => {
+    const target = breaker();
+    await succeedAs(target, 'bravo');
+    // Alpha's 4xx answers are its successes as far as the breaker knows.
+    for (let i = 0; i < 4; i++) {
+      await target
+        .fire(() => Promise.reject(new ResilienceError('schema', 'bad arguments')), 'alpha')
+        .catch(() => undefined);
+    }
+    for (let i = 0; i < 3; i++) await failAs(target, 'alpha');
+
+    // 3 failures of 8 alpha attempts: alpha alone would not open it, so nobody is blamed.
+    expect(target.refusal('alpha')).toBeUndefined();
+    expect(target.state).toBe('closed');
   });
 });

@@ -2,6 +2,10 @@ import CircuitBreaker from 'opossum';
 import { type Clock, isResilienceError, ResilienceError } from '../common';
 import type { BreakerSettings } from './breaker-settings';
 import { RollingWindow } from './rolling-window';
+import { TenantBlame } from './tenant-blame';
+
+/** The tenant of each attempt fired with one, for opossum's failure event (which hands back the attempt). */
+const tenantOf = new WeakMap<Attempt, string>();
 
 export type CircuitState = 'closed' | 'open' | 'half_open';
 
@@ -10,7 +14,15 @@ export interface CircuitSnapshot {
   state: CircuitState;
   failures: number;
   successes: number;
+  /**
+   * Tenants refused on their own (their calls failed while others' succeeded), with the time
+   * left until each may probe; at most {@link SNAPSHOT_TENANTS} of them.
+   */
+  tenantsOpen: Array<{ tenant: string; retryAfterMs: number }>;
 }
+
+/** Tenants a snapshot lists at most. */
+const SNAPSHOT_TENANTS = 50;
 
 export type CircuitStateListener = (to: CircuitState, from: CircuitState) => void;
 
@@ -102,6 +114,7 @@ export class Breaker {
   private stopped = false;
   private openedAt = 0;
   private listeners: CircuitStateListener[] = [];
+  private readonly blame: TenantBlame;
 
   constructor(
     readonly name: string,
@@ -110,6 +123,7 @@ export class Breaker {
   ) {
     checkSettings(name, settings);
     this.window = new RollingWindow(clock, settings.rollingCountTimeoutMs, BUCKETS);
+    this.blame = new TenantBlame(this.window, settings, clock);
     this.engine = new CircuitBreaker(runAttempt, {
       name,
       status: this.window,
@@ -134,6 +148,11 @@ export class Breaker {
       else this.moveTo('half_open');
     });
     this.engine.on('close', () => this.moveTo('closed'));
+    // After the window counted the failure and before opossum reads it to decide.
+    this.engine.on('failure', (_error: unknown, _latency: unknown, args: unknown[]) => {
+      const tenant = tenantOf.get(args[0] as Attempt);
+      if (tenant !== undefined) this.blame.failed(tenant, this.engine.halfOpen);
+    });
   }
 
   /**
@@ -150,9 +169,18 @@ export class Breaker {
     return this.current;
   }
 
-  /** The `circuit_open` error a call would get now, or undefined when it may go through. */
-  refusal(): ResilienceError | undefined {
+  /**
+   * The `circuit_open` error a call would get now, or undefined when it may go through. With a
+   * `tenant`, also when that tenant is refused on its own.
+   */
+  refusal(tenant?: string): ResilienceError | undefined {
     if (this.stopped) return undefined;
+    if (tenant !== undefined) {
+      const ownMs = this.blame.refusalMs(tenant);
+      if (ownMs !== undefined) {
+        return this.openError('for this tenant: its own calls kept failing while the others succeeded', ownMs);
+      }
+    }
     if (this.forcedOpen) return this.openError('an operator opened it', this.settings.resetTimeoutMs);
     const engine = this.engine;
     // opossum's own test: closed, or half open with the probe not yet taken.
@@ -162,18 +190,50 @@ export class Breaker {
     return this.openError('the dependency keeps failing', Math.max(1, Math.ceil(untilHalfOpen)));
   }
 
-  /** Runs `action` as one attempt the breaker watches, or refuses it with `circuit_open`. */
-  fire<T>(action: () => Promise<T>): Promise<T> {
+  /**
+   * Runs `action` as one attempt the breaker watches, or refuses it with `circuit_open`. With a
+   * `tenant`, its outcome is also that tenant's, so that one tenant's failures can be told from
+   * the dependency's ({@link TenantBlame}).
+   */
+  fire<T>(action: () => Promise<T>, tenant?: string): Promise<T> {
     if (this.stopped) return action();
-    const refusal = this.refusal();
+    const refusal = this.refusal(tenant);
     if (refusal) return Promise.reject(refusal);
-    return this.engine.fire(action) as Promise<T>;
+    if (tenant === undefined) return this.engine.fire(action) as Promise<T>;
+    this.blame.takeProbe(tenant);
+    tenantOf.set(action, tenant);
+    const fired = this.engine.fire(action) as Promise<T>;
+    // Failures reach the blame through opossum's event, in time for its decision; the rest here.
+    fired.then(
+      () => this.blame.succeeded(tenant),
+      (error: unknown) => {
+        if (!countsAgainstBreaker(error)) this.blame.succeeded(tenant);
+      },
+    );
+    return fired;
   }
 
   snapshot(): CircuitSnapshot {
-    if (this.stopped) return { state: this.current, failures: 0, successes: 0 };
+    if (this.stopped) return { state: this.current, failures: 0, successes: 0, tenantsOpen: [] };
     this.window.moveOn();
-    return { state: this.current, failures: this.window.failures, successes: this.window.successes };
+    const tenantsOpen: CircuitSnapshot['tenantsOpen'] = [];
+    for (const tenant of this.blame.open.keys()) {
+      if (tenantsOpen.length === SNAPSHOT_TENANTS) break;
+      tenantsOpen.push({ tenant, retryAfterMs: this.blame.refusalMs(tenant) ?? 0 });
+    }
+    return { state: this.current, failures: this.window.failures, successes: this.window.successes, tenantsOpen };
+  }
+
+  /** Tenants refused on their own now (their probe out included). */
+  get tenantsOpen(): number {
+    let open = 0;
+    for (const tenant of this.blame.open.keys()) if (this.blame.refusalMs(tenant) !== undefined) open++;
+    return open;
+  }
+
+  /** Calls `listener` with each tenant refused on its own; returns a function that removes it. */
+  onTenantOpen(listener: (tenant: string) => void): () => void {
+    return this.blame.onOpen(listener);
   }
 
   /** For operators: open now and stay open, without half-opening, until {@link close}. */
@@ -187,6 +247,7 @@ export class Breaker {
   close(): void {
     if (this.stopped) return;
     this.forcedOpen = false;
+    this.blame.clear();
     // A closing circuit empties the window itself; one already closed does not close again.
     if (this.engine.closed) this.window.clear();
     else this.engine.close();

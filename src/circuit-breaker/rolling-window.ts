@@ -57,6 +57,12 @@ export class RollingWindow extends OpossumStatusClass {
   private currentStartedAt: number;
   private failureTotal = 0;
   private successTotal = 0;
+  /**
+   * The bucket outcomes go into now, counted from the first and never reset: what the
+   * per-tenant windows align their own buckets with. A clear moves it a whole window on, so
+   * every bucket counted before is out of the window.
+   */
+  private bucketSerial = 0;
 
   constructor(
     private readonly clock: Clock,
@@ -78,6 +84,28 @@ export class RollingWindow extends OpossumStatusClass {
   /** Successes in the window as of the last outcome or {@link moveOn}. */
   get successes(): number {
     return this.successTotal;
+  }
+
+  /** The serial of the bucket outcomes go into now (see {@link bucketSerial}). */
+  get serial(): number {
+    this.moveOn();
+    return this.bucketSerial;
+  }
+
+  /**
+   * Takes back outcomes counted `age` buckets ago (0: the current one): those of a tenant whose
+   * failures were found to be its own, not the dependency's. Never below zero.
+   */
+  forget(age: number, failures: number, successes: number): void {
+    this.moveOn();
+    if (age < 0 || age >= this.buckets) return;
+    const index = (this.current - age + this.buckets) % this.buckets;
+    const failed = Math.min(failures, this.failuresIn[index]);
+    const succeeded = Math.min(successes, this.successesIn[index]);
+    this.failuresIn[index] -= failed;
+    this.successesIn[index] -= succeeded;
+    this.failureTotal -= failed;
+    this.successTotal -= succeeded;
   }
 
   /** Totals of the window now, in opossum's shape; `fires` is the attempts that ended. */
@@ -120,6 +148,7 @@ export class RollingWindow extends OpossumStatusClass {
     const due = Math.floor((this.clock.now() - this.currentStartedAt) / this.bucketMs);
     if (due <= 0) return;
     this.currentStartedAt += due * this.bucketMs;
+    this.bucketSerial += due;
     for (let step = Math.min(due, this.buckets); step > 0; step--) {
       this.current = (this.current + 1) % this.buckets;
       this.failureTotal -= this.failuresIn[this.current];
@@ -136,6 +165,7 @@ export class RollingWindow extends OpossumStatusClass {
     this.failureTotal = 0;
     this.successTotal = 0;
     this.currentStartedAt = this.clock.now();
+    this.bucketSerial += this.buckets;
   }
 }
 

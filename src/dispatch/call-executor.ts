@@ -86,7 +86,7 @@ export class CallExecutor {
           const attempt = this.attempts.start(tool, args, call, timeoutMs, progress.attempts);
           handlerSettled = attempt.settled;
           return attempt.outcome;
-        });
+        }, call.tenant);
         const settling = budget?.settle(true);
         if (settling) await settling;
         answer.resolve(result);
@@ -155,7 +155,7 @@ export class CallExecutor {
     if (!retry.retries(failure.kind, tool.idempotent)) return undefined;
     const waitMs = retry.backoffMs(attempts, this.random, failure.retryAfterMs);
     if (this.clock.now() + waitMs + timeoutMs > deadlineAt) return undefined;
-    const refusal = tool.breaker.refusal();
+    const refusal = tool.breaker.refusal(call.tenant);
     if (refusal) return refusal;
     if (!tool.retryBudget.tryRetry()) return undefined;
     return waitMs;

@@ -319,6 +319,7 @@ export class ChatCompletions {
           account,
           progress,
           deliver,
+          tenant: call.tenant,
         }),
       { tenant: call.tenant, abort },
     );

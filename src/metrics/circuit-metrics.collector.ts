@@ -7,7 +7,11 @@ import { MetricsRegistry } from './metrics-registry.provider';
 const STATE_VALUE: Record<CircuitState, number> = { closed: 0, half_open: 1, open: 2 };
 const STATES = Object.keys(STATE_VALUE) as CircuitState[];
 
-/** Breaker state (read when Prometheus scrapes) and transitions, by breaker name. */
+/**
+ * Breaker state (read when Prometheus scrapes) and transitions, by breaker name; and the tenants
+ * each refuses on its own. Tenants are not a label: one breaker may blame many of them, and
+ * `GET /v1/circuits` names them.
+ */
 @Injectable()
 export class CircuitMetricsCollector implements OnModuleInit, OnModuleDestroy {
   private dispose: (() => void) | undefined;
@@ -39,7 +43,29 @@ export class CircuitMetricsCollector implements OnModuleInit, OnModuleDestroy {
         for (const breaker of breakers.all()) for (const to of STATES) this.inc({ breaker: breaker.name, to }, 0);
       },
     });
-    this.dispose = this.breakers.onTransition((breaker, to) => transitions.inc({ breaker: breaker.name, to }));
+    new Gauge({
+      name: METRIC.circuitTenantsOpen,
+      help: 'Tenants a breaker refuses on their own (their calls failed while others succeeded), by breaker',
+      labelNames: ['breaker'],
+      registers: [this.registry],
+      collect() {
+        for (const breaker of breakers.all()) this.set({ breaker: breaker.name }, breaker.tenantsOpen);
+      },
+    });
+    const tenantOpens = new Counter({
+      name: METRIC.circuitTenantOpens,
+      help: 'Times a breaker started refusing one tenant on its own instead of opening for all, by breaker',
+      labelNames: ['breaker'],
+      registers: [this.registry],
+      collect() {
+        for (const breaker of breakers.all()) this.inc({ breaker: breaker.name }, 0);
+      },
+    });
+    const disposers = [
+      this.breakers.onTransition((breaker, to) => transitions.inc({ breaker: breaker.name, to })),
+      this.breakers.onTenantOpen((breaker) => tenantOpens.inc({ breaker: breaker.name })),
+    ];
+    this.dispose = () => disposers.forEach((dispose) => dispose());
   }
 
   onModuleDestroy(): void {

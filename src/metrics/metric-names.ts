@@ -13,6 +13,8 @@ export const METRIC = {
   idempotentReplays: 'bulkhead_idempotent_replays_total',
   circuitState: 'bulkhead_circuit_state',
   circuitTransitions: 'bulkhead_circuit_transitions_total',
+  circuitTenantsOpen: 'bulkhead_circuit_tenants_open',
+  circuitTenantOpens: 'bulkhead_circuit_tenant_opens_total',
   containmentRoutes: 'bulkhead_containment_routes_total',
   httpPoolActive: 'bulkhead_http_pool_active',
   httpPoolPeak: 'bulkhead_http_pool_peak',

@@ -65,7 +65,7 @@ export class RoutePolicyInterceptor implements NestInterceptor {
     const startedAt = this.clock.now();
     const progress = { started: false };
     const { lane, breaker } = plan;
-    const refusal = breaker?.refusal();
+    const refusal = breaker?.refusal(state.tenant);
     if (refusal) {
       this.report(plan, state, startedAt, false, refusal);
       throw refusal;
@@ -74,7 +74,7 @@ export class RoutePolicyInterceptor implements NestInterceptor {
       progress.started = true;
       return lastValueFrom(next.handle(), { defaultValue: undefined });
     };
-    const run = breaker ? () => breaker.fire(handle) : handle;
+    const run = breaker ? () => breaker.fire(handle, state.tenant) : handle;
     const outcome = lane
       ? lane.run(run, { tenant: state.tenant ?? ANONYMOUS_TENANT, abort: state.abort, queueTtlMs: plan.queueTtlMs })
       : run();

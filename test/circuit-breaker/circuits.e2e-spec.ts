@@ -166,7 +166,7 @@ describe('circuit breakers over HTTP', () => {
       expect(refused.headers['retry-after']).toBe('30');
       expect(refused.body).toMatchObject({ callId: 'refused-1', toolId: 'fetch' });
       expect(up.requests).toHaveLength(3);
-      expect((await circuits(app.url)).fetch).toEqual({ state: 'open', failures: 3, successes: 0 });
+      expect((await circuits(app.url)).fetch).toEqual({ state: 'open', failures: 3, successes: 0, tenantsOpen: [] });
     });
 
     it('tells in Retry-After how long is left until it half-opens', async () => {
@@ -197,7 +197,7 @@ describe('circuit breakers over HTTP', () => {
 
       expect(probe.status).toBe(200);
       expect(up.requests).toHaveLength(4);
-      expect((await circuits(app.url)).fetch).toEqual({ state: 'closed', failures: 0, successes: 0 });
+      expect((await circuits(app.url)).fetch).toEqual({ state: 'closed', failures: 0, successes: 0, tenantsOpen: [] });
     });
 
     it('opens again for a whole resetTimeoutMs when its half-open probe fails', async () => {
@@ -220,7 +220,7 @@ describe('circuit breakers over HTTP', () => {
 
       await fetchTimes(app.url, 2);
 
-      expect((await circuits(app.url)).fetch).toEqual({ state: 'closed', failures: 2, successes: 0 });
+      expect((await circuits(app.url)).fetch).toEqual({ state: 'closed', failures: 2, successes: 0, tenantsOpen: [] });
       expectEnvelope(await invoke(app.url, 'fetch', {}), 502, 'transient');
       expect(up.requests).toHaveLength(3);
     });
@@ -255,7 +255,7 @@ describe('circuit breakers over HTTP', () => {
       expect(answer.body).toMatchObject({ result: { fine: true }, attempts: 1 });
       expect(up.requests).toHaveLength(4);
       // The window starts afresh: the three old failures do not reopen it.
-      expect((await circuits(app.url)).fetch).toEqual({ state: 'closed', failures: 0, successes: 1 });
+      expect((await circuits(app.url)).fetch).toEqual({ state: 'closed', failures: 0, successes: 1, tenantsOpen: [] });
     });
   });
 
@@ -269,9 +269,9 @@ describe('circuit breakers over HTTP', () => {
       expect(response.status).toBe(200);
       expect(response.body).toEqual({
         circuits: {
-          fetch: { state: 'closed', failures: 0, successes: 0 },
-          read: { state: 'closed', failures: 0, successes: 0 },
-          'billing-api': { state: 'closed', failures: 0, successes: 0 },
+          fetch: { state: 'closed', failures: 0, successes: 0, tenantsOpen: [] },
+          read: { state: 'closed', failures: 0, successes: 0, tenantsOpen: [] },
+          'billing-api': { state: 'closed', failures: 0, successes: 0, tenantsOpen: [] },
         },
       });
     });
@@ -286,9 +286,9 @@ describe('circuit breakers over HTTP', () => {
 
       const listed = await circuits(app.url);
 
-      expect(listed.fetch).toEqual({ state: 'closed', failures: 1, successes: 2 });
-      expect(listed.read).toEqual({ state: 'closed', failures: 0, successes: 1 });
-      expect(listed['billing-api']).toEqual({ state: 'closed', failures: 0, successes: 0 });
+      expect(listed.fetch).toEqual({ state: 'closed', failures: 1, successes: 2, tenantsOpen: [] });
+      expect(listed.read).toEqual({ state: 'closed', failures: 0, successes: 1, tenantsOpen: [] });
+      expect(listed['billing-api']).toEqual({ state: 'closed', failures: 0, successes: 0, tenantsOpen: [] });
     });
   });
 
@@ -488,9 +488,9 @@ describe('@CircuitBreaker on a company route with @Bulkhead', () => {
     const listed = await circuits(current!.url);
 
     expect(listed).toEqual({
-      'render-api': { state: 'closed', failures: 0, successes: 0 },
-      'render-gateway': { state: 'closed', failures: 0, successes: 0 },
-      'render-strict': { state: 'closed', failures: 0, successes: 0 },
+      'render-api': { state: 'closed', failures: 0, successes: 0, tenantsOpen: [] },
+      'render-gateway': { state: 'closed', failures: 0, successes: 0, tenantsOpen: [] },
+      'render-strict': { state: 'closed', failures: 0, successes: 0, tenantsOpen: [] },
     });
   });
 
@@ -506,7 +506,12 @@ describe('@CircuitBreaker on a company route with @Bulkhead', () => {
     expect(refused.headers['x-call-id']).toBe('render-refused');
     expect(refused.body.callId).toBe('render-refused');
     expect(runs.unavailable).toBe(3);
-    expect((await circuits(current!.url))['render-api']).toEqual({ state: 'open', failures: 3, successes: 0 });
+    expect((await circuits(current!.url))['render-api']).toEqual({
+      state: 'open',
+      failures: 3,
+      successes: 0,
+      tenantsOpen: [],
+    });
     // The refusal took no lane slot, and it is in the ledger as the route's call.
     expect((await getLanes(current!.url)).lane).toMatchObject({ active: 0, waiting: 0 });
     expect((await getEvents(current!.url)).at(-1)).toMatchObject({

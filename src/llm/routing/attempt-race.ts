@@ -23,6 +23,8 @@ export interface FailoverCall {
   abort: LazyAbortController;
   account: RequestAccount;
   progress: FailoverProgress;
+  /** The caller, so that breakers tell its own failures from the dependency's. */
+  tenant?: string;
   /**
    * Streamed requests: sends the winning stream to the client from its commit point on, and
    * resolves once it was sent whole (or fails with why it was not). Absent: one completion.
@@ -146,7 +148,7 @@ export class AttemptRace {
       this.pending.push(started.settled);
       // A completion ends the breaker's watch when it comes; a stream only once it was delivered.
       return call.deliver ? started.outcome.then(() => watched.promise) : started.outcome;
-    });
+    }, call.tenant);
     const running: Running = {
       target,
       hold,
@@ -189,7 +191,7 @@ export class AttemptRace {
     const { clock, call } = this;
     const { route, progress } = call;
     const busy = new Set(running.map((attempt) => attempt.target));
-    const target = hedgeTarget(clock, route, primary, busy);
+    const target = hedgeTarget(clock, route, primary, busy, call.tenant);
     if (!target || !route.hedges.take()) return undefined;
     let hold: AttemptHold;
     try {
@@ -250,6 +252,8 @@ export class AttemptRace {
       await deliver(committed, target);
     } catch (error) {
       const failure = isResilienceError(error) ? error : new ResilienceError('internal', 'internal error');
+      // Nobody reads the rest: its request is cancelled now, so the stream settles and the slot frees.
+      committed.stream.stop(failure);
       // What was streamed is charged: the usage if the provider said it, else what was counted.
       await account.succeeded(hold, assembly.usage(account.inputTokens));
       progress.tried.push({ target, outcome: failure.kind });

@@ -34,7 +34,7 @@ export async function serveWithFailover(clock: Clock, random: Random, call: Fail
         if (leftMs <= 0) throw last ?? deadlineError(route.deadlineMs);
         // Counted once the next target is really reached, not when the deadline ended it first.
         if (attempt === 1 && target !== route.targets[0]) progress.failovers++;
-        const refusal = target.breaker.refusal();
+        const refusal = target.breaker.refusal(call.tenant);
         if (refusal) {
           last = refusal;
           progress.tried.push({ target, outcome: 'circuit_open' });
@@ -53,7 +53,7 @@ export async function serveWithFailover(clock: Clock, random: Random, call: Fail
         if (FINAL.has(failure.kind)) throw failure;
         if (!RETRIED.has(failure.kind) || attempt === route.retry.maxAttempts) break;
         // A failure that opened the breaker ends this target now, not after a wasted wait.
-        if (target.breaker.refusal()) break;
+        if (target.breaker.refusal(call.tenant)) break;
         const waitMs = route.retry.backoffMs(attempt, random, failure.retryAfterMs);
         // A wait that would outlast the deadline is better spent on the next target.
         if (clock.now() + waitMs >= deadline) break;

@@ -3,8 +3,8 @@ import type { LlmRoute, LlmTarget } from './llm-route';
 
 /** Hedges a route may start back to back before the 10 % share limits it. */
 const HEDGE_BURST = 2;
-/** The share of a route's requests that may hedge, over time. */
-const HEDGE_SHARE = 0.1;
+/** Requests that earn one hedge: a share of 10 %, over time. */
+const REQUESTS_PER_HEDGE = 10;
 /** How long a target that answered 429 or 529 without a Retry-After takes no hedges. */
 const THROTTLED_MS = 5_000;
 
@@ -14,17 +14,18 @@ const THROTTLED_MS = 5_000;
  * target slow for everyone cannot double the route's load.
  */
 export class HedgeAllowance {
-  private tokens = HEDGE_BURST;
+  // Counted in tenths of a hedge, whole numbers: ten additions of 0.1 make 0.9999999999999999, not 1.
+  private tenths = HEDGE_BURST * REQUESTS_PER_HEDGE;
 
   /** A request came: a tenth of a hedge more is allowed. */
   requested(): void {
-    this.tokens = Math.min(HEDGE_BURST, this.tokens + HEDGE_SHARE);
+    this.tenths = Math.min(HEDGE_BURST * REQUESTS_PER_HEDGE, this.tenths + 1);
   }
 
   /** Takes one hedge, or says no. */
   take(): boolean {
-    if (this.tokens < 1) return false;
-    this.tokens -= 1;
+    if (this.tenths < REQUESTS_PER_HEDGE) return false;
+    this.tenths -= REQUESTS_PER_HEDGE;
     return true;
   }
 }
@@ -38,8 +39,8 @@ export class TargetHealth {
   }
 
   /** A hedge may go to it: its breaker closed (not half open) and no recent 429/529. */
-  hedgeable(clock: Clock, target: LlmTarget): boolean {
-    return clock.now() >= this.throttledUntil && target.breaker.state === 'closed' && !target.breaker.refusal();
+  hedgeable(clock: Clock, target: LlmTarget, tenant?: string): boolean {
+    return clock.now() >= this.throttledUntil && target.breaker.state === 'closed' && !target.breaker.refusal(tenant);
   }
 }
 
@@ -53,11 +54,12 @@ export function hedgeTarget(
   route: LlmRoute,
   running: LlmTarget,
   busy: ReadonlySet<LlmTarget>,
+  tenant?: string,
 ): LlmTarget | undefined {
   const after = route.targets.slice(route.targets.indexOf(running) + 1);
   for (const candidate of [...after, running]) {
     if (candidate === running ? busy.size > 1 : busy.has(candidate)) continue;
-    if (candidate.health.hedgeable(clock, candidate)) return candidate;
+    if (candidate.health.hedgeable(clock, candidate, tenant)) return candidate;
   }
   return undefined;
 }

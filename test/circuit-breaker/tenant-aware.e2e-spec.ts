@@ -1,0 +1,82 @@
+import { createTestApp, type TestApp } from '../support/create-app';
+import { invoke, send } from '../support/http-client';
+import { parsePromText, sampleValue } from '../support/prom-text';
+import { testTenant } from '../support/tenants';
+import { json, Upstream, type UpstreamHandler } from '../support/upstream';
+
+const ALPHA = testTenant('alpha');
+const BRAVO = testTenant('bravo');
+const as = (tenant: { key: string }) => ({ authorization: `Bearer ${tenant.key}` });
+
+/** Five attempts in the window, more than half failing, open it for 30 s. */
+const BREAKER = { volumeThreshold: 5, errorThresholdPercentage: 50, resetTimeoutMs: 30_000 };
+
+/** An upstream that fails (500) the requests whose arguments ask it to, and answers the rest. */
+const failsWhenAsked: UpstreamHandler = (request, response) => {
+  const failing = (JSON.parse(request.body) as { explode?: boolean }).explode === true;
+  return json(failing ? 500 : 200, failing ? { error: 'boom' } : { ok: true })(request, response);
+};
+
+describe('a breaker shared by tenants tells one tenant’s failures from the dependency’s', () => {
+  let upstream: Upstream;
+  let app: TestApp;
+
+  beforeEach(async () => {
+    upstream = await Upstream.start(failsWhenAsked);
+    app = await createTestApp({
+      auth: { apiKeys: [ALPHA.apiKey, BRAVO.apiKey] },
+      lanes: { main: { concurrency: 4, queueCapacity: 4 } },
+      tools: {
+        lookup: {
+          lane: 'main',
+          kind: 'http',
+          url: upstream.url('/lookup'),
+          timeoutMs: 5_000,
+          retry: { maxAttempts: 1 },
+          breaker: BREAKER,
+        },
+      },
+    });
+  });
+
+  afterEach(async () => {
+    await app.close();
+    await upstream.close();
+  });
+
+  const circuit = async () => ((await send('GET', `${app.url}/v1/circuits`)).body as any).circuits.lookup;
+
+  it('refuses only the tenant whose arguments make the upstream fail; the others keep being served', async () => {
+    for (let i = 0; i < 3; i++) expect((await invoke(app.url, 'lookup', { q: i }, as(BRAVO))).status).toBe(200);
+    const alphaStatuses: number[] = [];
+    for (let i = 0; i < 8; i++)
+      alphaStatuses.push((await invoke(app.url, 'lookup', { explode: true }, as(ALPHA))).status);
+
+    // Alpha's failures reached the upstream until they were found to be its own, then it was refused.
+    expect(alphaStatuses.slice(0, 4)).toEqual([502, 502, 502, 502]);
+    expect(alphaStatuses.slice(4)).toEqual([503, 503, 503, 503]);
+    const refused = await invoke(app.url, 'lookup', { q: 'fine' }, as(ALPHA));
+    expect(refused.status).toBe(503);
+    expect(refused.body.error).toMatchObject({ kind: 'circuit_open' });
+    expect(Number(refused.headers['retry-after'])).toBeGreaterThan(0);
+    for (let i = 0; i < 5; i++) expect((await invoke(app.url, 'lookup', { q: i }, as(BRAVO))).status).toBe(200);
+    expect(await circuit()).toMatchObject({ state: 'closed', tenantsOpen: [{ tenant: 'alpha' }] });
+    const metrics = parsePromText((await send('GET', `${app.url}/metrics`)).body as string);
+    expect(sampleValue(metrics, 'bulkhead_circuit_tenants_open', { breaker: 'lookup' })).toBe(1);
+    expect(sampleValue(metrics, 'bulkhead_circuit_tenant_opens_total', { breaker: 'lookup' })).toBe(1);
+    expect(sampleValue(metrics, 'bulkhead_circuit_state', { breaker: 'lookup' })).toBe(0);
+  });
+
+  it('opens for everyone when every tenant’s calls fail', async () => {
+    upstream.use(json(500, { error: 'down' }));
+    await invoke(app.url, 'lookup', { q: 1 }, as(BRAVO));
+    for (let i = 0; i < 4; i++) {
+      await invoke(app.url, 'lookup', { q: i }, as(ALPHA));
+      await invoke(app.url, 'lookup', { q: i }, as(BRAVO));
+    }
+
+    expect(await circuit()).toMatchObject({ state: 'open', tenantsOpen: [] });
+    upstream.use(json(200, { ok: true }));
+    expect((await invoke(app.url, 'lookup', { q: 'again' }, as(BRAVO))).status).toBe(503);
+  });
+});
