@@ -612,4 +612,194 @@ describe('HttpPool', () => {
       expect(target.connections).toBe(0);
     });
   });
+
+  describe('streamed answers (streamAbortable)', () => {
+    /** An upstream that sends its headers and a first part at once, and the rest when `rest` resolves. */
+    function inTwoParts(rest: Deferred<void>, closed?: Deferred<void>): UpstreamHandler {
+      held.push(rest);
+      return async (_request, response) => {
+        response.on('close', () => closed?.resolve());
+        response.writeHead(200, { 'content-type': 'text/event-stream', 'x-upstream': 'models' });
+        response.write('data: first\n\n');
+        await rest.promise;
+        response.end('data: last\n\n');
+      };
+    }
+
+    async function text(body: AsyncIterable<Buffer>): Promise<string> {
+      let read = '';
+      for await (const piece of body) read += piece.toString('utf8');
+      return read;
+    }
+
+    it('hands the answer over at its headers and holds the permit until its body ends', async () => {
+      const rest = deferred<void>();
+      const target = await upstream(inTwoParts(rest));
+      const subject = pool({ maxConcurrency: 2 });
+
+      const response = await subject.streamAbortable(
+        target.url('/v1/chat/completions'),
+        { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"stream":true}' },
+        new LazyAbortController(),
+      );
+
+      expect(response.statusCode).toBe(200);
+      expect(response.headers['x-upstream']).toBe('models');
+      expect(target.requests[0]).toMatchObject({
+        method: 'POST',
+        path: '/v1/chat/completions',
+        body: '{"stream":true}',
+      });
+      const reading = text(response.body);
+      await settle();
+      expect(subject.snapshot().active).toBe(1);
+
+      rest.resolve();
+
+      expect(await reading).toBe('data: first\n\ndata: last\n\n');
+      await eventually(() => expect(subject.snapshot().active).toBe(0));
+    });
+
+    it('frees the permit when the body is destroyed, and the upstream sees the connection go', async () => {
+      const closed = deferred<void>();
+      const target = await upstream(inTwoParts(deferred<void>(), closed));
+      const subject = pool();
+      const response = await subject.streamAbortable(target.url(), {}, new LazyAbortController());
+      expect(subject.snapshot().active).toBe(1);
+
+      response.body.destroy();
+
+      await closed.promise;
+      expect(target.abandoned).toBe(1);
+      await eventually(() => expect(subject.snapshot().active).toBe(0));
+    });
+
+    it('keeps the next request waiting while a body is open, and lets it go when the body closes', async () => {
+      const rest = deferred<void>();
+      const target = await upstream(inTwoParts(rest));
+      const subject = pool({ maxConcurrency: 1 });
+      const first = await subject.streamAbortable(target.url('/first'), {}, new LazyAbortController());
+
+      const second = track(subject.streamAbortable(target.url('/second'), {}, new LazyAbortController()));
+      await settle();
+      await settle();
+      expect(second.state).toBe('pending');
+      expect(target.requests.map((request) => request.path)).toEqual(['/first']);
+
+      first.body.destroy();
+
+      await eventually(() => expect(second.state).toBe('fulfilled'));
+      expect(target.requests.map((request) => request.path)).toEqual(['/first', '/second']);
+      second.value?.body.destroy();
+      expect(subject.snapshot().peak).toBe(1);
+    });
+
+    it('destroys the body with the reason when the attempt is aborted mid-body, and frees the permit', async () => {
+      const closed = deferred<void>();
+      const target = await upstream(inTwoParts(deferred<void>(), closed));
+      const subject = pool();
+      const abort = new LazyAbortController();
+      const response = await subject.streamAbortable(target.url(), {}, abort);
+      const reading = text(response.body);
+      const reason = new Error('the attempt timed out');
+
+      abort.abort(reason);
+
+      await expect(reading).rejects.toBe(reason);
+      await closed.promise;
+      expect(target.abandoned).toBe(1);
+      await eventually(() => expect(subject.snapshot().active).toBe(0));
+    });
+
+    it('refuses a request aborted while it waits for a permit; it never reaches the upstream', async () => {
+      const target = await upstream(inTwoParts(deferred<void>()));
+      const subject = pool({ maxConcurrency: 1 });
+      const first = await subject.streamAbortable(target.url('/first'), {}, new LazyAbortController());
+      const abort = new LazyAbortController();
+      const waiting = subject.streamAbortable(target.url('/abandoned'), {}, abort);
+      const reason = new Error('the caller left');
+
+      abort.abort(reason);
+
+      await expect(waiting).rejects.toBe(reason);
+      first.body.destroy();
+      await eventually(() => expect(subject.snapshot().active).toBe(0));
+      expect(target.requests.map((request) => request.path)).toEqual(['/first']);
+    });
+
+    it('refuses a request whose attempt was aborted already, without connecting', async () => {
+      const target = await upstream();
+      const subject = pool();
+      const abort = new LazyAbortController();
+      const reason = new Error('already gone');
+      abort.abort(reason);
+
+      await expect(subject.streamAbortable(target.url(), {}, abort)).rejects.toBe(reason);
+      expect(target.connections).toBe(0);
+    });
+
+    it('expires a request that waited timeoutMs of the clock for a permit', async () => {
+      const target = await upstream(inTwoParts(deferred<void>()));
+      const clock = new FakeClock();
+      const subject = pool({ maxConcurrency: 1, timeoutMs: 5_000 }, { clock });
+      const first = await subject.streamAbortable(target.url('/first'), {}, new LazyAbortController());
+      const waiting = track(subject.streamAbortable(target.url('/late'), {}, new LazyAbortController()));
+
+      clock.advance(4_999);
+      await settle();
+      expect(waiting.state).toBe('pending');
+      clock.advance(1);
+      await settle();
+
+      expect(waiting.reason).toMatchObject({ kind: 'queue_expired' });
+      first.body.destroy();
+      expect(target.requests.map((request) => request.path)).toEqual(['/first']);
+    });
+
+    it.each([
+      ['a host outside allowHosts', (port: number) => `http://localhost:${port}/`, 'egress_denied'],
+      ['a scheme other than http(s)', (port: number) => `ftp://127.0.0.1:${port}/`, 'egress_denied'],
+      ['a URL that does not parse', () => 'not a url', 'invalid_request'],
+    ])('refuses %s before connecting, taking no permit', async (_name, url, kind) => {
+      const target = await upstream();
+      const subject = pool({}, { rules: { allowHosts: ['127.0.0.1'], allowPrivateCidrs: ['127.0.0.0/8'] } });
+
+      await expectKind(subject.streamAbortable(url(target.port), {}, new LazyAbortController()), kind);
+
+      expect(target.connections).toBe(0);
+      expect(subject.snapshot()).toMatchObject({ active: 0, peak: 0 });
+    });
+
+    it('refuses a private address not opened by allowPrivateCidrs, and frees the permit', async () => {
+      const target = await upstream();
+      const subject = pool({}, { rules: { allowHosts: ['*'], allowPrivateCidrs: [] } });
+
+      await expectKind(subject.streamAbortable(target.url(), {}, new LazyAbortController()), 'egress_denied');
+
+      expect(target.connections).toBe(0);
+      expect(subject.snapshot().active).toBe(0);
+    });
+
+    it('answers an error status as a response, its body readable', async () => {
+      const target = await upstream(json(429, { error: { type: 'rate_limit_error' } }, { 'retry-after': '2' }));
+      const subject = pool();
+
+      const response = await subject.streamAbortable(target.url(), {}, new LazyAbortController());
+
+      expect(response.statusCode).toBe(429);
+      expect(response.headers['retry-after']).toBe('2');
+      expect(JSON.parse(await text(response.body))).toEqual({ error: { type: 'rate_limit_error' } });
+      await eventually(() => expect(subject.snapshot().active).toBe(0));
+    });
+
+    it('refuses with stopped after close, without connecting', async () => {
+      const target = await upstream();
+      const subject = pool();
+      await subject.close();
+      pools.splice(pools.indexOf(subject), 1);
+
+      await expectKind(subject.streamAbortable(target.url(), {}, new LazyAbortController()), 'stopped');
+      expect(target.connections).toBe(0);
+    });
+  });
 });

@@ -1,6 +1,7 @@
 import { type Clock, sleep } from '../../common';
 import type { FakeStepConfig } from '../../config';
 import { completionChunks } from '../streaming/completion-chunks';
+import { carriesContent } from '../streaming/stream-assembly';
 import type {
   ChatChunk,
   ChatCompletion,
@@ -55,9 +56,12 @@ export class FakeProvider implements LlmProvider {
     const { number, step } = await this.nextStep(attempt);
     let contentChunks = 0;
     for (const chunk of completionChunks(this.answer(attempt, number, step), STREAM_PIECE_CHARS)) {
-      const content = chunk.choices[0]?.delta.content;
+      const content = carriesContent(chunk);
+      // Dropped once that many content chunks went: before the next one, or before the finish after the last.
+      if (contentChunks === step?.cutAfterChunks && (content || contentChunks > 0)) {
+        throw streamCutError(attempt.target);
+      }
       if (content) {
-        if (contentChunks === step?.cutAfterChunks) throw streamCutError(attempt.target);
         if (contentChunks > 0 && step?.chunkDelayMs) await sleep(this.clock, step.chunkDelayMs, attempt.signal);
         contentChunks++;
       }

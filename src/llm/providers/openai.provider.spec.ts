@@ -7,8 +7,10 @@ import { eventually } from '../../../test/support/eventually';
 import { loopbackUpstreams } from '../../../test/support/loopback-upstreams';
 import { providerAttempt } from '../../../test/support/provider-attempt';
 import { rejection } from '../../../test/support/rejection';
+import { type Deferred, deferred } from '../../../test/support/deferred';
+import { openaiChunks, streamed } from '../../../test/support/sse';
 import { hang, json, type Upstream, type UpstreamHandler } from '../../../test/support/upstream';
-import type { ChatRequest } from '../chat.types';
+import type { ChatChunk, ChatRequest } from '../chat.types';
 import type { ProviderTarget } from './llm-provider';
 import { OpenAiProvider } from './openai.provider';
 import { isProviderFailure } from './provider-errors';
@@ -305,6 +307,242 @@ describe('OpenAiProvider', () => {
 
       await expect(answered).rejects.toBe(reason);
       await eventually(() => expect(server.abandoned).toBe(1));
+    });
+  });
+
+  describe('streaming', () => {
+    const CHUNKS = openaiChunks(['Hel', 'lo ', 'there'], { model: 'gpt-4o-mini-2024-07-18' });
+
+    /** A handler writing each of `writes` as it is, then ending the answer. */
+    const raw =
+      (...writes: string[]): UpstreamHandler =>
+      (_request, response) => {
+        response.writeHead(200, { 'content-type': 'text/event-stream' });
+        for (const piece of writes) response.write(piece);
+        response.end();
+      };
+    const data = (payload: unknown) => `data: ${typeof payload === 'string' ? payload : JSON.stringify(payload)}\n\n`;
+    /** A handler writing `writes`, then holding the answer open; `closed` resolves when the client goes. */
+    const heldOpen =
+      (closed: Deferred<void>, ...writes: string[]): UpstreamHandler =>
+      (_request, response) => {
+        response.on('close', () => closed.resolve());
+        response.writeHead(200, { 'content-type': 'text/event-stream' });
+        for (const piece of writes) response.write(piece);
+      };
+
+    async function collect(chunks: AsyncIterable<ChatChunk>): Promise<ChatChunk[]> {
+      const all: ChatChunk[] = [];
+      for await (const chunk of chunks) all.push(chunk);
+      return all;
+    }
+
+    /** What reading the stream threw, and the chunks before it. */
+    async function failure(chunks: AsyncIterable<ChatChunk>): Promise<{ error: Error; before: ChatChunk[] }> {
+      const before: ChatChunk[] = [];
+      const error = await rejection(
+        (async () => {
+          for await (const chunk of chunks) before.push(chunk);
+        })(),
+      );
+      return { error, before };
+    }
+
+    const streamOf = (server: Upstream, request: ChatRequest = REQUEST, overrides: Partial<ProviderTarget> = {}) =>
+      provider.stream(providerAttempt(target(server, overrides), request, { pool: loopback.pool }));
+
+    it('answers the chunks as given, fields it does not know included, through to [DONE]', async () => {
+      const given = CHUNKS.map((chunk) => ({ ...chunk, system_fingerprint: 'fp_1', service_tier: 'default' }));
+      const server = await upstream(streamed(given));
+
+      const chunks = await collect(streamOf(server));
+
+      expect(chunks).toEqual(given);
+      // Its pool permit is given back once the body has closed.
+      await eventually(() => expect(loopback.pool.snapshot().active).toBe(0));
+    });
+
+    it('posts the request with stream: true, asking for the usage even when the client asked not to', async () => {
+      const server = await upstream(streamed(CHUNKS));
+      const request = {
+        ...REQUEST,
+        stream: true,
+        stream_options: { include_usage: false, include_obfuscation: false },
+      };
+
+      await collect(streamOf(server, request));
+
+      const [received] = server.requests;
+      expect(received.path).toBe('/v1/chat/completions');
+      expect(received.headers.accept).toBe('text/event-stream');
+      expect(received.headers.authorization).toBe(`Bearer ${API_KEY}`);
+      expect(JSON.parse(received.body)).toEqual({
+        ...REQUEST,
+        stream: true,
+        stream_options: { include_usage: true, include_obfuscation: false },
+      });
+    });
+
+    it.each([
+      ['no stream_options', undefined],
+      ['stream_options null', null],
+    ])('asks for the usage when the client sent %s', async (_name, streamOptions) => {
+      const server = await upstream(streamed(CHUNKS));
+
+      await collect(streamOf(server, { ...REQUEST, stream_options: streamOptions }));
+
+      expect(JSON.parse(server.requests[0].body)).toMatchObject({
+        stream: true,
+        stream_options: { include_usage: true },
+      });
+    });
+
+    it('sends no Authorization to a target without a key', async () => {
+      const server = await upstream(streamed(CHUNKS));
+
+      await collect(streamOf(server, REQUEST, { apiKey: '' }));
+
+      expect(server.requests[0].headers.authorization).toBeUndefined();
+    });
+
+    it('fills the id, created and model a compatible server leaves out', async () => {
+      const server = await upstream(raw(data({ choices: [{ index: 0, delta: { content: 'x' } }] }), data('[DONE]')));
+
+      const [chunk] = await collect(streamOf(server));
+
+      expect(chunk).toEqual({
+        id: '',
+        object: 'chat.completion.chunk',
+        created: Math.floor(clock.wallNow() / 1000),
+        model: 'gpt-4o-mini',
+        choices: [{ index: 0, delta: { content: 'x' } }],
+      });
+    });
+
+    it.each([
+      [
+        429,
+        { error: { message: 'Rate limit reached', type: 'requests', code: 'rate_limit_exceeded' } },
+        { 'retry-after-ms': '1500' },
+        'transient',
+        'rate_limited',
+        1_500,
+      ],
+      [
+        503,
+        { error: { message: 'slow down', type: 'server_error' } },
+        { 'retry-after': '2' },
+        'transient',
+        'overloaded',
+        2_000,
+      ],
+      [
+        400,
+        { error: { message: 'bad', type: 'invalid_request_error' } },
+        {},
+        'invalid_request',
+        'bad_request',
+        undefined,
+      ],
+      [401, { error: { message: `bad key ${API_KEY}` } }, {}, 'unavailable', 'unauthorized', undefined],
+    ] as Array<[number, unknown, Record<string, string>, string, string, number | undefined]>)(
+      'fails before any chunk on a %i as the status says',
+      async (status, body, headers, kind, code, retryAfterMs) => {
+        const server = await upstream(json(status, body, headers));
+
+        const { error, before } = await failure(streamOf(server));
+
+        expect(before).toEqual([]);
+        expect(isProviderFailure(error)).toBe(true);
+        expect(error).toMatchObject({ kind, code, retryAfterMs, upstreamStatus: status });
+        expect(error.message).not.toContain(API_KEY);
+        await eventually(() => expect(loopback.pool.snapshot().active).toBe(0));
+      },
+    );
+
+    it.each([
+      ['server_error', 'transient', 'upstream_error', 500],
+      ['rate_limit_error', 'transient', 'rate_limited', 429],
+      ['invalid_request_error', 'invalid_request', 'bad_request', 400],
+      [undefined, 'transient', 'upstream_error', 500],
+    ])('fails mid-stream on an error event of type %s as %s / %s', async (type, kind, code, status) => {
+      const server = await upstream(
+        raw(data(CHUNKS[0]), data(CHUNKS[1]), data({ error: { message: 'The server had an error', type } })),
+      );
+
+      const { error, before } = await failure(streamOf(server));
+
+      expect(before).toEqual(CHUNKS.slice(0, 2));
+      expect(isProviderFailure(error)).toBe(true);
+      expect(error).toMatchObject({ kind, code, upstreamStatus: status });
+      expect(error.message).not.toContain('The server had an error');
+    });
+
+    it.each([
+      ['a data event that is not JSON', '{"choices": ['],
+      ['a chunk without choices', JSON.stringify({ id: 'x', object: 'chat.completion.chunk' })],
+      ['a choice without a delta', JSON.stringify({ choices: [{ index: 0 }] })],
+      ['a usage without counts', JSON.stringify({ choices: [], usage: { prompt_tokens: 'many' } })],
+    ])('fails as bad_response on %s', async (_name, payload) => {
+      const server = await upstream(raw(data(CHUNKS[0]), data(payload), data('[DONE]')));
+
+      const { error, before } = await failure(streamOf(server));
+
+      expect(before).toEqual(CHUNKS.slice(0, 1));
+      expect(error).toMatchObject({ kind: 'transient', code: 'bad_response', upstreamStatus: 200 });
+    });
+
+    it('fails as stream_cut when the answer ends without [DONE]', async () => {
+      const server = await upstream(raw(...CHUNKS.map(data)));
+
+      const { error, before } = await failure(streamOf(server));
+
+      expect(before).toEqual(CHUNKS);
+      expect(error).toMatchObject({ kind: 'transient', code: 'stream_cut' });
+      expect(error.message).toBe('target openai/gpt-4o-mini ended its stream before the answer was complete');
+    });
+
+    it('fails as transient when the connection drops mid-stream, naming no address', async () => {
+      const server = await upstream(streamed(CHUNKS, { cutAt: 2 }));
+
+      const { error, before } = await failure(streamOf(server));
+
+      expect(before).toEqual(CHUNKS.slice(0, 2));
+      expect(error).toMatchObject({ kind: 'transient' });
+      expect(error.message).not.toContain(String(server.port));
+    });
+
+    it('stops the request when the attempt is aborted mid-stream: the abort reason, and the upstream sees it go', async () => {
+      const closed = deferred<void>();
+      const server = await upstream(heldOpen(closed, data(CHUNKS[0]), data(CHUNKS[1])));
+      const abort = new LazyAbortController();
+      const reading = provider
+        .stream(providerAttempt(target(server), REQUEST, { pool: loopback.pool, abort }))
+        [Symbol.asyncIterator]();
+      expect((await reading.next()).value).toEqual(CHUNKS[0]);
+      expect((await reading.next()).value).toEqual(CHUNKS[1]);
+      const pending = reading.next();
+      const reason = new Error('attempt timed out');
+
+      abort.abort(reason);
+
+      await expect(pending).rejects.toBe(reason);
+      await closed.promise;
+      expect(server.abandoned).toBe(1);
+      await eventually(() => expect(loopback.pool.snapshot().active).toBe(0));
+    });
+
+    it('closes the connection when the reader stops early', async () => {
+      const closed = deferred<void>();
+      const server = await upstream(heldOpen(closed, data(CHUNKS[0]), data(CHUNKS[1])));
+      const reading = streamOf(server)[Symbol.asyncIterator]();
+      await reading.next();
+
+      await reading.return?.(undefined);
+
+      await closed.promise;
+      expect(server.abandoned).toBe(1);
+      await eventually(() => expect(loopback.pool.snapshot().active).toBe(0));
     });
   });
 });

@@ -37,6 +37,8 @@ export async function* sseEvents(body: AsyncIterable<Buffer | Uint8Array | strin
   let skipLeadingLf = false;
   for await (const piece of body) {
     let text = typeof piece === 'string' ? piece : decoder.write(piece as Buffer);
+    // Nothing new (an empty read, or only part of a character): a CR before it still pairs with an LF after.
+    if (text === '') continue;
     if (skipLeadingLf && text.startsWith('\n')) text = text.slice(1);
     skipLeadingLf = false;
     pending += text;

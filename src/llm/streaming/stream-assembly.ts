@@ -40,7 +40,10 @@ export class StreamAssembly {
         choice.content += delta.content;
         this.contentChunks++;
       }
-      if (typeof delta.refusal === 'string') choice.refusal += delta.refusal;
+      if (typeof delta.refusal === 'string' && delta.refusal !== '') {
+        choice.refusal += delta.refusal;
+        this.contentChunks++;
+      }
       for (const piece of delta.tool_calls ?? []) {
         this.contentChunks++;
         const call = (choice.toolCalls[piece.index] ??= {
