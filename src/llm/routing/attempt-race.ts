@@ -190,7 +190,7 @@ export class AttemptRace {
   private async hedge(primary: LlmTarget, running: Running[], deadline: number): Promise<Running | undefined> {
     const { clock, call } = this;
     const { route, progress } = call;
-    const busy = new Set(running.map((attempt) => attempt.target));
+    const busy = running.map((attempt) => attempt.target);
     const target = hedgeTarget(clock, route, primary, busy, call.tenant);
     if (!target || !route.hedges.take()) return undefined;
     let hold: AttemptHold;
@@ -198,11 +198,13 @@ export class AttemptRace {
       hold = await call.account.hold(target);
     } catch {
       // The budget or the token bucket cannot hold another attempt: the running ones go on alone.
+      route.hedges.giveBack();
       return undefined;
     }
     // Everything may have ended (or the caller left) while the hold was made.
     if (call.abort.aborted || running.every((attempt) => attempt.value !== undefined || attempt.error !== undefined)) {
       await call.account.released(hold);
+      route.hedges.giveBack();
       return undefined;
     }
     // Counted as lost until it wins.

@@ -165,14 +165,14 @@ describe('hedgeTarget', () => {
   it('picks the next target after the running one, in the route order', () => {
     const [a, b, c] = [target('a'), target('b'), target('c')];
 
-    expect(hedgeTarget(clock, route([a, b, c]), a, new Set([a]))).toBe(b);
-    expect(hedgeTarget(clock, route([a, b, c]), b, new Set([b]))).toBe(c);
+    expect(hedgeTarget(clock, route([a, b, c]), a, [a])).toBe(b);
+    expect(hedgeTarget(clock, route([a, b, c]), b, [b])).toBe(c);
   });
 
   it('passes over targets already running an attempt of the request', () => {
     const [a, b, c] = [target('a'), target('b'), target('c')];
 
-    expect(hedgeTarget(clock, route([a, b, c]), a, new Set([a, b]))).toBe(c);
+    expect(hedgeTarget(clock, route([a, b, c]), a, [a, b])).toBe(c);
   });
 
   it('passes over a throttled target and one with an open breaker', async () => {
@@ -180,28 +180,28 @@ describe('hedgeTarget', () => {
     b.health.throttled(clock, 60_000);
     await open(c);
 
-    expect(hedgeTarget(clock, route([a, b, c, d]), a, new Set([a]))).toBe(d);
+    expect(hedgeTarget(clock, route([a, b, c, d]), a, [a])).toBe(d);
   });
 
   it('hedges to the running target itself when it is the only one', () => {
     const only = target('only');
 
-    expect(hedgeTarget(clock, route([only]), only, new Set([only]))).toBe(only);
+    expect(hedgeTarget(clock, route([only]), only, [only])).toBe(only);
   });
 
   it('hedges to the running target itself when none after it may take one, never to one before it', () => {
     const [a, b, c] = [target('a'), target('b'), target('c')];
     c.health.throttled(clock, 60_000);
 
-    expect(hedgeTarget(clock, route([a, b, c]), b, new Set([b]))).toBe(b);
+    expect(hedgeTarget(clock, route([a, b, c]), b, [b])).toBe(b);
   });
 
   it('sends no hedge to the running target itself while a hedge to another one runs', () => {
     const [a, b, c] = [target('a'), target('b'), target('c')];
     c.health.throttled(clock, 60_000);
 
-    expect(hedgeTarget(clock, route([a, b]), a, new Set([a, b]))).toBeUndefined();
-    expect(hedgeTarget(clock, route([a, b, c]), a, new Set([a, b]))).toBeUndefined();
+    expect(hedgeTarget(clock, route([a, b]), a, [a, b])).toBeUndefined();
+    expect(hedgeTarget(clock, route([a, b, c]), a, [a, b])).toBeUndefined();
   });
 
   it('finds none when the running target is half open and the others may not take one', async () => {
@@ -209,6 +209,28 @@ describe('hedgeTarget', () => {
     await halfOpen(a);
     b.health.throttled(clock, 60_000);
 
-    expect(hedgeTarget(clock, route([a, b]), a, new Set([a]))).toBeUndefined();
+    expect(hedgeTarget(clock, route([a, b]), a, [a])).toBeUndefined();
+  });
+});
+
+describe('hedgeTarget with a hedge already on the same target', () => {
+  it('sends no second hedge to a route’s only target while two attempts already run on it', () => {
+    const only = target('only');
+    expect(hedgeTarget(clock, route([only]), only, [only, only])).toBeUndefined();
+  });
+});
+
+describe('HedgeAllowance.giveBack', () => {
+  it('returns a hedge taken and not started, never beyond the burst', () => {
+    const allowance = new HedgeAllowance();
+    allowance.take();
+    allowance.take();
+    allowance.giveBack();
+
+    expect([allowance.take(), allowance.take()]).toEqual([true, false]);
+    allowance.giveBack();
+    allowance.giveBack();
+    allowance.giveBack();
+    expect([allowance.take(), allowance.take(), allowance.take()]).toEqual([true, true, false]);
   });
 });

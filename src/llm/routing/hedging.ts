@@ -22,6 +22,11 @@ export class HedgeAllowance {
     this.tenths = Math.min(HEDGE_BURST * REQUESTS_PER_HEDGE, this.tenths + 1);
   }
 
+  /** Gives back a hedge taken and not started (the budget could not hold it). */
+  giveBack(): void {
+    this.tenths = Math.min(HEDGE_BURST * REQUESTS_PER_HEDGE, this.tenths + REQUESTS_PER_HEDGE);
+  }
+
   /** Takes one hedge, or says no. */
   take(): boolean {
     if (this.tenths < REQUESTS_PER_HEDGE) return false;
@@ -47,18 +52,19 @@ export class TargetHealth {
 /**
  * Where a hedge of an attempt at `running` goes: the next target after it in the route's order
  * that may take one, else `running` itself (a second request to the same target, which a
- * different backend behind it may answer sooner: the tail-at-scale hedge); never one in `busy`.
+ * different backend behind it may answer sooner: the tail-at-scale hedge) when it is the only
+ * attempt running; never one already running (`busy`: the targets of the attempts in flight).
  */
 export function hedgeTarget(
   clock: Clock,
   route: LlmRoute,
   running: LlmTarget,
-  busy: ReadonlySet<LlmTarget>,
+  busy: readonly LlmTarget[],
   tenant?: string,
 ): LlmTarget | undefined {
   const after = route.targets.slice(route.targets.indexOf(running) + 1);
   for (const candidate of [...after, running]) {
-    if (candidate === running ? busy.size > 1 : busy.has(candidate)) continue;
+    if (candidate === running ? busy.length > 1 : busy.includes(candidate)) continue;
     if (candidate.health.hedgeable(clock, candidate, tenant)) return candidate;
   }
   return undefined;
