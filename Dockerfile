@@ -1,7 +1,13 @@
 # syntax=docker/dockerfile:1
 
+# The base image: Node.js 22, a maintained LTS, on Debian bookworm. Pin it by digest for
+# builds you ship (scripts/pin-node-image.sh writes the digest in here; Dependabot, configured
+# in .github/dependabot.yml, then proposes each new one), so a rebuild never changes the
+# runtime under you. Node 24 works too: NODE_IMAGE=node:24-bookworm-slim.
+ARG NODE_IMAGE=node:22-bookworm-slim
+
 # Build: the whole toolchain, compiled to dist/.
-FROM node:20-slim AS build
+FROM ${NODE_IMAGE} AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci
@@ -10,7 +16,7 @@ COPY src ./src
 RUN npm run build
 
 # Runtime: production dependencies, the compiled code and the default config, nothing else.
-FROM node:20-slim AS runtime
+FROM ${NODE_IMAGE} AS runtime
 ENV NODE_ENV=production
 WORKDIR /app
 COPY package.json package-lock.json ./

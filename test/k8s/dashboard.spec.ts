@@ -404,8 +404,19 @@ describe(`k8s/dashboards/${DASHBOARD_FILE}`, () => {
               retry: { maxAttempts: 1, baseDelayMs: 0, maxDelayMs: 0 },
               cache: true,
             },
+            // The slow target is hedged after 1 ms, and the fast one wins.
+            hedged: {
+              lane: 'llm',
+              targets: [
+                { provider: 'fake', model: 'slow-1', script: [{ delayMs: 60_000 }] },
+                { provider: 'fake', model: 'up-1' },
+              ],
+              hedgeAfterMs: 1,
+              cache: false,
+            },
           },
           prices: {
+            'fake/slow-1': { inputPerMTokUsd: 1, outputPerMTokUsd: 2 },
             'fake/down-1': { inputPerMTokUsd: 1, outputPerMTokUsd: 2 },
             'fake/up-1': { inputPerMTokUsd: 1, outputPerMTokUsd: 2 },
           },
@@ -422,6 +433,17 @@ describe(`k8s/dashboards/${DASHBOARD_FILE}`, () => {
         const response = await send('POST', `${service.url}/v1/chat/completions`, {
           headers: ACME.headers,
           json: { model: 'chat', messages: [{ role: 'user', content: 'hello dashboard' }] },
+        });
+        expect(response.status).toBe(200);
+      }
+      // A streamed answer (its time to first token) and a hedged one.
+      for (const body of [
+        { model: 'chat', stream: true, messages: [{ role: 'user', content: 'hello stream' }] },
+        { model: 'hedged', messages: [{ role: 'user', content: 'hello hedge' }] },
+      ]) {
+        const response = await send('POST', `${service.url}/v1/chat/completions`, {
+          headers: ACME.headers,
+          json: body,
         });
         expect(response.status).toBe(200);
       }

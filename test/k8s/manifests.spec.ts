@@ -253,4 +253,13 @@ describe('Dockerfile', () => {
   it('exposes the container port', () => {
     expect(last('EXPOSE')?.split(/\s+/)).toContain(String(httpPort.containerPort));
   });
+
+  it('builds every stage on a maintained Node.js LTS image (22 or 24), named once so a digest pins it everywhere', () => {
+    const text = readFileSync(join(ROOT, 'Dockerfile'), 'utf8');
+    const image = required(/^ARG NODE_IMAGE=(\S+)$/m.exec(text), 'ARG NODE_IMAGE=<image>')[1];
+    expect(image).toMatch(/^node:(22|24)([.-][\w.-]*)?(@sha256:[0-9a-f]{64})?$/);
+    const froms = [...text.matchAll(/^FROM\s+(\S+)/gm)].map((match) => match[1]);
+    expect(froms.length).toBeGreaterThan(0);
+    expect(froms.every((from) => from === '${NODE_IMAGE}')).toBe(true);
+  });
 });
