@@ -8,8 +8,9 @@ import type { CustomStores } from './store';
 /**
  * Everything BulkheadModule configures, in the shape of the service's YAML file (README,
  * "Configuration"): `lanes` (required), `tools`, `breakers`, `auth`, `containment`, `store`,
- * `rateLimits`, `budgets`, `idempotency`, `server.shutdownDrainMs`. Validated at start like the
- * file, with the same defaults; a problem stops the app with one line each.
+ * `rateLimits`, `budgets`, `idempotency`, `server.shutdownDrainMs`, `chaos`. Validated at start
+ * like the file, with the same defaults; a problem stops the app with one line each
+ * (`chaos.enabled: true` too, unless `BULKHEAD_ALLOW_CHAOS=true` is in `process.env`).
  */
 export type BulkheadConfigInput = z.input<typeof configSchema>;
 

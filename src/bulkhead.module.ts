@@ -10,9 +10,10 @@ import type {
   BulkheadRoutes,
   ResolvedBulkheadOptions,
 } from './bulkhead-module.options';
+import { ChaosModule } from './chaos';
 import { CircuitBreakerModule } from './circuit-breaker';
 import { CommonModule, EnvelopeExceptionFilter } from './common/nest';
-import { type BulkheadConfig, ConfigError, validateConfig } from './config';
+import { type BulkheadConfig, ConfigError, type ToolChaosConfig, validateConfig } from './config';
 import { ContainmentModule } from './containment';
 import { DispatchModule } from './dispatch';
 import { EventsModule, EventsRoutesModule } from './events';
@@ -34,8 +35,9 @@ class BulkheadOptionsModule {}
 /**
  * Everything in one import: lanes and `@Bulkhead`, breakers and `@CircuitBreaker`, tools and
  * `@Tool`, identity, containment and its two HTTP pools (`TenantHttpClient`), rate limits,
- * budgets, the stores, metrics, health and the drain on shutdown. Each feature module is
- * imported with its own slice of the options and can also be imported alone.
+ * budgets, the stores, metrics, health, the drain on shutdown and failure rehearsal (chaos).
+ * Each feature module is imported with its own slice of the options and can also be imported
+ * alone.
  *
  * ```ts
  * BulkheadModule.forRoot({ lanes: { render: { concurrency: 4, queueCapacity: 8 } } })
@@ -85,6 +87,8 @@ export class BulkheadModule {
           llmCache: config.llm.cache.exact,
         })),
       ),
+      // Global: the attempt runner and the LLM routes find it without importing it.
+      ChaosModule.forRootAsync(slice((config) => ({ enabled: config.chaos.enabled, tools: toolChaos(config) }))),
       LanesModule.forRootAsync({ ...slice((config) => ({ lanes: config.lanes })), routes: routes.lanes }),
       CircuitBreakerModule.forRootAsync({
         ...slice((config) => ({ breakers: config.breakers })),
@@ -141,6 +145,13 @@ function routeSwitches(routes: boolean | BulkheadRoutes | undefined): Required<B
     metrics: some.metrics ?? all,
     health: some.health ?? all,
   };
+}
+
+/** The tools' chaos settings by id: only those that have some. */
+function toolChaos(config: BulkheadConfig): Record<string, ToolChaosConfig> {
+  const settings: Record<string, ToolChaosConfig> = {};
+  for (const [toolId, tool] of Object.entries(config.tools)) if (tool.chaos) settings[toolId] = tool.chaos;
+  return settings;
 }
 
 /** Whether any tenant has a USD budget: every LLM target must then be priced. */

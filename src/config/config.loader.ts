@@ -56,15 +56,16 @@ export function parseConfig(document: unknown, env: Environment = process.env): 
   const substituted = substituteEnv(document, env, report);
   const portFromEnv = Boolean(env.PORT) && canOverridePort(substituted);
   const withPort = portFromEnv ? overridePort(substituted as Record<string, unknown>, env.PORT!) : substituted;
-  return validate(withPort, report.problems, { unset: report.unset, portFromEnv }, report.failed);
+  return validate(withPort, report.problems, { unset: report.unset, portFromEnv }, report.failed, env);
 }
 
 /**
  * Validates options given in code (`BulkheadModule.forRoot`) as the file would be, with no
- * `${ENV}` substitution and no `PORT`: the same defaults, the same one line per problem.
+ * `${ENV}` substitution and no `PORT`: the same defaults, the same one line per problem. `env`
+ * is read only for what needs its consent (`BULKHEAD_ALLOW_CHAOS`).
  */
-export function validateConfig(document: unknown): ConfigResult {
-  return validate(document, [], { unset: new Map(), portFromEnv: false }, new Set());
+export function validateConfig(document: unknown, env: Environment = process.env): ConfigResult {
+  return validate(document, [], { unset: new Map(), portFromEnv: false }, new Set(), env);
 }
 
 function validate(
@@ -72,6 +73,7 @@ function validate(
   earlier: string[],
   sources: ProblemSources,
   reported: ReadonlySet<string>,
+  env: Environment,
 ): ConfigResult {
   const result = configSchema.safeParse(document, { reportInput: true });
   const problems = [...earlier];
@@ -79,7 +81,7 @@ function validate(
     const issues = result.error.issues.filter((issue) => !reported.has(issue.path.map(String).join('.')));
     problems.push(...issues.flatMap((issue) => describeIssue(issue, sources)));
   }
-  problems.push(...crossReferenceProblems(document));
+  problems.push(...crossReferenceProblems(document, env));
   if (problems.length > 0) return { ok: false, problems: [...new Set(problems)] };
   return { ok: true, config: result.data! };
 }

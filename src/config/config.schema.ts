@@ -1,6 +1,7 @@
 import ipaddr from 'ipaddr.js';
 import { z } from 'zod';
 import { bool, intIn, name, nonEmptyString, numberIn, oneOf } from './schema-helpers';
+import { chaosSchema } from './chaos.schema';
 import { llmSchema } from './llm.schema';
 import { breakerSchema, tool } from './tool.schema';
 
@@ -166,6 +167,8 @@ export const configSchema = z.strictObject({
   budgets,
   containment,
   llm: llmSchema,
+  /** Failure rehearsal: nothing of `tools.<id>.chaos` or a target's `chaos` is injected unless enabled. */
+  chaos: chaosSchema,
   /** Mounts the example controller of src/example (a `@Bulkhead` route) when true. */
   examples: bool().default(false),
 });
@@ -178,3 +181,4 @@ export type CodeToolConfig = Extract<ToolConfig, { kind: 'code' }>;
 export type RetryConfig = NonNullable<ToolConfig['retry']>;
 export type BreakerConfig = BulkheadConfig['breakers'][string];
 export type IdempotencyConfig = BulkheadConfig['idempotency'];
+export type { ChaosConfig, LlmTargetChaosConfig, ToolChaosConfig } from './chaos.schema';

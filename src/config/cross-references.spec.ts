@@ -1,4 +1,4 @@
-import { type ConfigResult, parseConfig } from './config.loader';
+import { type ConfigResult, parseConfig, validateConfig } from './config.loader';
 import { crossReferenceProblems } from './cross-references';
 
 const PROBLEM = 'llm.routes.chat.semanticCache: needs llm.cache.semantic.enabled: true (the semantic cache is off)';
@@ -61,5 +61,75 @@ describe('crossReferenceProblems: the semantic cache', () => {
 
     expect(problemsOf(parseConfig(document, {}))).toEqual([PROBLEM]);
     expect(parseConfig(document, { SEMANTIC_CACHE: 'true' }).ok).toBe(true);
+  });
+});
+
+describe('crossReferenceProblems: chaos needs the environment’s consent', () => {
+  const REFUSED =
+    'chaos.enabled: is true, which injects failures on purpose: refused unless the environment variable ' +
+    'BULKHEAD_ALLOW_CHAOS=true is set';
+
+  /** A valid document with a tool that fails every attempt, and `chaos` as given. */
+  function withChaos(chaos: Record<string, unknown> | undefined) {
+    return {
+      lanes: { main: { concurrency: 1, queueCapacity: 1 } },
+      tools: {
+        flaky: { lane: 'main', kind: 'builtin', builtin: 'echo', chaos: { faultRate: 1, faultKind: 'transient' } },
+      },
+      ...(chaos === undefined ? {} : { chaos }),
+    };
+  }
+
+  it.each<[string, Record<string, string>]>([
+    ['unset', {}],
+    ['empty', { BULKHEAD_ALLOW_CHAOS: '' }],
+    ['false', { BULKHEAD_ALLOW_CHAOS: 'false' }],
+    ['1', { BULKHEAD_ALLOW_CHAOS: '1' }],
+    ['TRUE', { BULKHEAD_ALLOW_CHAOS: 'TRUE' }],
+  ])('refuses chaos.enabled: true while BULKHEAD_ALLOW_CHAOS is %s', (_label, env) => {
+    expect(problemsOf(parseConfig(withChaos({ enabled: true }), env))).toEqual([REFUSED]);
+  });
+
+  it('accepts chaos.enabled: true with BULKHEAD_ALLOW_CHAOS=true, settings and all', () => {
+    const result = parseConfig(withChaos({ enabled: true }), { BULKHEAD_ALLOW_CHAOS: 'true' });
+
+    if (!result.ok) throw new Error(result.problems.join('\n'));
+    expect(result.config.chaos).toEqual({ enabled: true });
+    expect(result.config.tools.flaky.chaos).toEqual({ faultRate: 1, faultKind: 'transient' });
+  });
+
+  it.each<[string, Record<string, unknown> | undefined]>([
+    ['left out', undefined],
+    ['enabled: false', { enabled: false }],
+    ['given without enabled', {}],
+  ])('accepts per-tool settings, inert, while chaos is %s and the variable unset', (_label, chaos) => {
+    const result = parseConfig(withChaos(chaos), {});
+
+    if (!result.ok) throw new Error(result.problems.join('\n'));
+    expect(result.config.chaos).toEqual({ enabled: false });
+  });
+
+  it('reads enabled after ${ENV} substitution, and the consent from the same environment', () => {
+    const document = withChaos({ enabled: '${CHAOS:-false}' });
+
+    expect(parseConfig(document, {}).ok).toBe(true);
+    expect(problemsOf(parseConfig(document, { CHAOS: 'true' }))).toEqual([REFUSED]);
+    expect(parseConfig(document, { CHAOS: 'true', BULKHEAD_ALLOW_CHAOS: 'true' }).ok).toBe(true);
+  });
+
+  it('refuses options given in code the same way, reading the consent from the environment given', () => {
+    expect(problemsOf(validateConfig(withChaos({ enabled: true }), {}))).toEqual([REFUSED]);
+    expect(validateConfig(withChaos({ enabled: true }), { BULKHEAD_ALLOW_CHAOS: 'true' }).ok).toBe(true);
+  });
+
+  it('allows nothing that needs consent when given no environment at all', () => {
+    expect(crossReferenceProblems(withChaos({ enabled: true }))).toEqual([REFUSED]);
+  });
+
+  it('leaves a value that is not a boolean to the schema', () => {
+    expect(crossReferenceProblems(withChaos({ enabled: 'yes' }), {})).toEqual([]);
+    expect(problemsOf(parseConfig(withChaos({ enabled: 'yes' }), {}))).toEqual([
+      'chaos.enabled: must be true or false',
+    ]);
   });
 });

@@ -1,13 +1,18 @@
+import type { Environment } from './env-substitution';
 import { NAME_PATTERN } from './schema-helpers';
+
+/** The environment variable that alone lets `chaos.enabled: true` through. */
+export const ALLOW_CHAOS_VARIABLE = 'BULKHEAD_ALLOW_CHAOS';
 
 /**
  * Problems between sections (a tool naming a lane that does not exist, a breaker named like a
- * tool, a route asking for a semantic cache that is off), found on the document as written, so
+ * tool, a route asking for a semantic cache that is off), and between the file and its
+ * environment (chaos enabled where it is not allowed), found on the document as written, so
  * that they are reported together with every other problem instead of only once the rest of the
  * file is valid. Only names that are themselves well formed are checked: a bad name is reported
- * once, as a bad name.
+ * once, as a bad name. With no `env`, nothing is allowed that needs the environment's consent.
  */
-export function crossReferenceProblems(document: unknown): string[] {
+export function crossReferenceProblems(document: unknown, env: Environment = {}): string[] {
   if (!isMapping(document)) return [];
   const lanes = isMapping(document.lanes) ? Object.keys(document.lanes) : [];
   const tools = isMapping(document.tools) ? document.tools : {};
@@ -19,6 +24,7 @@ export function crossReferenceProblems(document: unknown): string[] {
     }
   }
   problems.push(...semanticCacheProblems(document));
+  problems.push(...chaosProblems(document, env));
   // With no lanes at all, that is the problem to report, not every tool's lane.
   if (lanes.length === 0) return problems;
   for (const [toolId, definition] of Object.entries(tools)) {
@@ -58,6 +64,21 @@ function semanticCacheProblems(document: Record<string, unknown>): string[] {
     }
   }
   return problems;
+}
+
+/**
+ * `chaos.enabled: true` injects failures on purpose: refused unless the environment says this
+ * deployment may rehearse them, so a staging file copied to production stays inert there.
+ * Exactly `true` counts; anything else, or the variable unset, refuses. A value that is not a
+ * boolean at all is the schema's to report.
+ */
+function chaosProblems(document: Record<string, unknown>, env: Environment): string[] {
+  const chaos = isMapping(document.chaos) ? document.chaos : {};
+  if (booleanOf(chaos.enabled) !== true || env[ALLOW_CHAOS_VARIABLE] === 'true') return [];
+  return [
+    `chaos.enabled: is true, which injects failures on purpose: refused unless the environment variable ` +
+      `${ALLOW_CHAOS_VARIABLE}=true is set`,
+  ];
 }
 
 /** A boolean as the schema reads one (`true`, or `"true"` from `${ENV}`), or undefined. */

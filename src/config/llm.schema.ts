@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { llmTargetChaosSchema } from './chaos.schema';
 import { bool, httpUrl, intIn, name, nonEmptyString, numberIn, oneOf } from './schema-helpers';
 import { breakerSchema } from './tool.schema';
 
@@ -52,6 +53,8 @@ const target = z
     timeoutMs: intIn(1, 600_000).optional(),
     /** `fake` only: its answers, one per attempt. */
     script: z.array(fakeStep, { error: 'must be a list' }).min(1, { error: 'must list at least one step' }).optional(),
+    /** Faults and latency injected into its attempts, while `chaos.enabled` is true. */
+    chaos: llmTargetChaosSchema.optional(),
   })
   .refine((value) => value.script === undefined || value.provider === 'fake', {
     error: 'only a fake target has a script',

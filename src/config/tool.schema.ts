@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { toolChaosSchema } from './chaos.schema';
 import { bool, httpUrl, intIn, name, numberIn, oneOf } from './schema-helpers';
 
 const MiB = 1024 * 1024;
@@ -75,6 +76,8 @@ const toolCommon = {
   breaker: breakerSchema.optional(),
   costUsd: numberIn(0, 1_000).optional(),
   tokens: intIn(0, 10_000_000).optional(),
+  /** Faults and latency injected into its attempts, while `chaos.enabled` is true. */
+  chaos: toolChaosSchema.optional(),
 };
 
 const timeoutMs = () => intIn(1, 600_000);

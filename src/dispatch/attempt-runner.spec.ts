@@ -1,9 +1,10 @@
 import { Logger } from '@nestjs/common';
 import { deferred, track } from '../../test/support/deferred';
+import { ChaosRegistry } from '../chaos';
 import { Breaker, DEFAULT_BREAKER_SETTINGS } from '../circuit-breaker';
 import { isResilienceError, LazyAbortController, ResilienceError } from '../common';
 import { FakeClock, settle } from '../common/fake-clock';
-import { parseConfig } from '../config';
+import { parseConfig, type ToolChaosConfig } from '../config';
 import { HttpPools } from '../containment';
 import { type AttemptCall, AttemptRunner } from './attempt-runner';
 import { RetryBudget } from './retry/retry-budget';
@@ -407,6 +408,130 @@ describe('AttemptRunner', () => {
       expect(later.state).toBe('pending');
       await clock.advanceAsync(500);
       expect(later.state).toBe('rejected');
+    });
+  });
+
+  describe('chaos', () => {
+    /** A runner whose tool `flaky` has these chaos settings, chaos being `enabled`. */
+    function chaosRunner(settings: ToolChaosConfig, enabled = true): AttemptRunner {
+      const chaos = new ChaosRegistry({ enabled, tools: { flaky: settings } }, clock, () => 0.5);
+      return new AttemptRunner(clock, pools, chaos);
+    }
+
+    function counted(): { handler: ToolHandler; runs: () => number } {
+      let runs = 0;
+      return {
+        handler: () => {
+          runs++;
+          return 'answered';
+        },
+        runs: () => runs,
+      };
+    }
+
+    it('fails an attempt of a tool with a transient fault without running its handler', async () => {
+      const { handler, runs } = counted();
+      const started = chaosRunner({ faultRate: 1, faultKind: 'transient' }).start(
+        tool(handler, 'flaky'),
+        {},
+        call(),
+        TIMEOUT_MS,
+      );
+
+      const error = await started.outcome.catch((reason: unknown) => reason);
+
+      expect(error).toMatchObject({
+        kind: 'transient',
+        message: "upstream of tool 'flaky' answered HTTP 503 (injected by chaos)",
+      });
+      expect(runs()).toBe(0);
+      expect(warnings).toEqual([]);
+    });
+
+    it('times out an attempt whose injected latency outlasts its timeout, with the real timeout error', async () => {
+      const { handler, runs } = counted();
+      const started = chaosRunner({ latencyRate: 1, latencyMs: 5 * TIMEOUT_MS }).start(
+        tool(handler, 'flaky'),
+        {},
+        call(),
+        TIMEOUT_MS,
+      );
+      const outcome = track(started.outcome);
+      const settled = track(started.settled);
+
+      await clock.advanceAsync(TIMEOUT_MS - 1);
+      expect(outcome.state).toBe('pending');
+      await clock.advanceAsync(1);
+
+      expect(outcome.state).toBe('rejected');
+      expect(outcome.reason).toMatchObject({
+        kind: 'timeout',
+        message: `tool 'flaky' did not finish within ${TIMEOUT_MS} ms`,
+      });
+      // The wait was ended by the attempt's abort: nothing of it is left on the clock.
+      expect(settled.state).toBe('fulfilled');
+      expect(clock.pendingTimers).toBe(0);
+      await clock.advanceAsync(10 * TIMEOUT_MS);
+      expect(runs()).toBe(0);
+    });
+
+    it('runs the handler after a latency shorter than the timeout', async () => {
+      const { handler, runs } = counted();
+      const started = chaosRunner({ latencyRate: 1, latencyMs: TIMEOUT_MS / 2 }).start(
+        tool(handler, 'flaky'),
+        {},
+        call(),
+        TIMEOUT_MS,
+      );
+      const outcome = track(started.outcome);
+
+      await clock.advanceAsync(TIMEOUT_MS / 2 - 1);
+      expect(runs()).toBe(0);
+      await clock.advanceAsync(1);
+
+      expect(outcome).toMatchObject({ state: 'fulfilled', value: 'answered' });
+      expect(runs()).toBe(1);
+    });
+
+    it('hangs a timeout fault until the attempt’s own deadline fails it', async () => {
+      const { handler, runs } = counted();
+      const started = chaosRunner({ faultRate: 1, faultKind: 'timeout' }).start(
+        tool(handler, 'flaky'),
+        {},
+        call(),
+        TIMEOUT_MS,
+      );
+      const outcome = track(started.outcome);
+
+      await clock.advanceAsync(TIMEOUT_MS - 1);
+      expect(outcome.state).toBe('pending');
+      await clock.advanceAsync(1);
+
+      expect(outcome.reason).toMatchObject({ kind: 'timeout' });
+      await expect(started.settled).resolves.toBeUndefined();
+      expect(runs()).toBe(0);
+    });
+
+    it('leaves other tools alone, and every tool while chaos is not enabled', async () => {
+      const other = counted();
+      const disabled = counted();
+
+      const otherOutcome = chaosRunner({ faultRate: 1, faultKind: 'transient' }).start(
+        tool(other.handler, 'other'),
+        {},
+        call(),
+        TIMEOUT_MS,
+      );
+      const disabledOutcome = chaosRunner({ faultRate: 1, faultKind: 'transient' }, false).start(
+        tool(disabled.handler, 'flaky'),
+        {},
+        call(),
+        TIMEOUT_MS,
+      );
+
+      await expect(otherOutcome.outcome).resolves.toBe('answered');
+      await expect(disabledOutcome.outcome).resolves.toBe('answered');
+      expect([other.runs(), disabled.runs()]).toEqual([1, 1]);
     });
   });
 });

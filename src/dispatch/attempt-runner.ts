@@ -1,4 +1,5 @@
-import { Inject, Injectable, Logger } from '@nestjs/common';
+import { Inject, Injectable, Logger, Optional } from '@nestjs/common';
+import { ChaosRegistry } from '../chaos';
 import { CLOCK, type Clock, isPromiseLike, isResilienceError, LazyAbortController, ResilienceError } from '../common';
 import { type HttpPool, HttpPools, type HttpResponse, type HttpStreamResponse, type PoolName } from '../containment';
 import type { ToolArguments, ToolContext, ToolDefinition, ToolHttp, ToolHttpOptions } from './tool';
@@ -81,20 +82,28 @@ export class AttemptHttp implements ToolHttp {
 @Injectable()
 export class AttemptRunner {
   private readonly logger = new Logger('Bulkhead');
+  /** Asked per attempt only when some tool has chaos: otherwise the attempt path is untouched. */
+  private readonly chaos: ChaosRegistry | undefined;
 
   constructor(
     @Inject(CLOCK) private readonly clock: Clock,
     private readonly pools: HttpPools,
-  ) {}
+    @Optional() @Inject(ChaosRegistry) chaos?: ChaosRegistry | null,
+  ) {
+    this.chaos = chaos?.touchesTools ? chaos : undefined;
+  }
 
   start(tool: ToolDefinition, args: ToolArguments, call: AttemptCall, timeoutMs: number, attempt = 1): StartedAttempt {
     if (call.abort.aborted) return { outcome: Promise.reject(stopReason(call.abort.reason)), settled: SETTLED };
     const abort = new LazyAbortController();
     const pool = this.pools.get(call.pool);
     const context = new AttemptContext(call.callId, tool.id, call.tenant, attempt, call.idempotencyKey, pool, abort);
+    const chaos = this.chaos?.forTool(tool.id);
     let returned: unknown;
     try {
-      returned = tool.handler(args, context);
+      returned = chaos
+        ? chaos.attempt(() => tool.handler(args, context), { callId: call.callId, lane: tool.lane, abort })
+        : tool.handler(args, context);
     } catch (error) {
       return { outcome: Promise.reject(this.classify(tool, error)), settled: SETTLED };
     }

@@ -16,6 +16,8 @@ export interface CallOutcome {
   attempts: number;
   /** The outcome is another call's, joined or replayed by idempotency key. */
   replayed: boolean;
+  /** What chaos injected into its attempts, in order (a fault kind or `latency`); absent when nothing. */
+  chaos?: readonly string[];
 }
 
 /** A finished call as its caller saw it; {@link CallOutcomes.finish} turns it into an outcome. */
@@ -39,6 +41,12 @@ export interface FinishedCall {
 }
 
 /**
+ * Calls whose chaos marks are kept at most until they finish. A call always finishes, so the
+ * bound only matters should one never do: its marks are then dropped, oldest first.
+ */
+const MAX_MARKED_CALLS = 10_000;
+
+/**
  * Where every finished call is reported once: it goes into the event ledger, and to
  * listeners such as the metrics collector (so the call path never imports prom-client).
  * Retries are reported here too, as they start.
@@ -47,6 +55,8 @@ export interface FinishedCall {
 export class CallOutcomes {
   private listeners: Array<(outcome: CallOutcome) => void> = [];
   private retryListeners: Array<(toolId: string) => void> = [];
+  /** Kinds chaos injected into the attempts of calls still running, by call id. */
+  private readonly chaosMarks = new Map<string, string[]>();
 
   constructor(
     private readonly ledger: EventLedger,
@@ -65,13 +75,35 @@ export class CallOutcomes {
       durationMs,
       attempts: call.attempts,
       replayed: call.replayed ?? false,
+      // One size check per call while nothing was ever injected.
+      chaos: this.chaosMarks.size === 0 ? undefined : this.takeChaosMarks(call.callId),
     });
     return durationMs;
   }
 
   record(outcome: CallOutcome): void {
-    this.ledger.record(outcome.callId, outcome.toolId, outcome.lane, outcome.tenant, outcome.status);
+    this.ledger.record(outcome.callId, outcome.toolId, outcome.lane, outcome.tenant, outcome.status, outcome.chaos);
     for (const listener of this.listeners) listener(outcome);
+  }
+
+  /**
+   * Notes that chaos injected `kind` (a fault kind or `latency`) into an attempt of the running
+   * call `callId`: its ledger line says so when it finishes.
+   */
+  markChaos(callId: string, kind: string): void {
+    const kinds = this.chaosMarks.get(callId);
+    if (kinds) {
+      kinds.push(kind);
+      return;
+    }
+    if (this.chaosMarks.size >= MAX_MARKED_CALLS) this.chaosMarks.delete(this.chaosMarks.keys().next().value!);
+    this.chaosMarks.set(callId, [kind]);
+  }
+
+  private takeChaosMarks(callId: string): readonly string[] | undefined {
+    const kinds = this.chaosMarks.get(callId);
+    if (kinds) this.chaosMarks.delete(callId);
+    return kinds;
   }
 
   /** Reports that a call of `toolId` starts a retry. */

@@ -101,6 +101,22 @@ describe('EventLedger', () => {
     expect(ledger.recent()[0].status).toBe('ok');
   });
 
+  it('shows what chaos injected into a call only on that call’s line, and forgets it when the entry is reused', () => {
+    const clock = new FakeClock(START);
+    const ledger = new EventLedger(2, clock);
+    ledger.record('c-1', 'search', 'main', 'acme', 'transient', ['latency', 'transient']);
+    ledger.record('c-2', 'search', 'main', 'acme', 'ok');
+
+    expect(ledger.recent().map((event) => event.chaos)).toEqual([['latency', 'transient'], undefined]);
+    expect(Object.hasOwn(ledger.recent()[1], 'chaos')).toBe(false);
+
+    ledger.record('c-3', 'search', 'main', 'acme', 'ok');
+    expect(ledger.recent().map((event) => [event.callId, event.chaos])).toEqual([
+      ['c-2', undefined],
+      ['c-3', undefined],
+    ]);
+  });
+
   it.each([0, -1, 1.5, Number.NaN, Number.POSITIVE_INFINITY])('refuses a capacity of %p', (capacity) => {
     expect(() => new EventLedger(capacity, new FakeClock())).toThrow(
       new RangeError('capacity must be an integer of at least 1'),

@@ -12,6 +12,11 @@ export interface LedgerEvent {
   lane: string;
   tenant: string;
   status: string;
+  /**
+   * Only on a call that chaos touched: what it injected into its attempts, in order (a fault
+   * kind or `latency`), so a rehearsed failure is never mistaken for a real one.
+   */
+  chaos?: string[];
 }
 
 interface Entry {
@@ -21,6 +26,7 @@ interface Entry {
   lane: string;
   tenant: string;
   status: string;
+  chaos: readonly string[] | undefined;
 }
 
 /** The bounded ring of recent call outcomes behind `GET /v1/events`. */
@@ -38,7 +44,14 @@ export class EventLedger {
     this.entries = new Array<Entry | undefined>(capacity);
   }
 
-  record(callId: string, toolId: string, lane: string, tenant: string, status: string): void {
+  record(
+    callId: string,
+    toolId: string,
+    lane: string,
+    tenant: string,
+    status: string,
+    chaos?: readonly string[],
+  ): void {
     const atMs = this.clock.wallNow();
     // Entries are reused in place: a new one per call would live for `capacity` calls, long
     // enough to be promoted to the old generation and cost a full GC's work there.
@@ -50,8 +63,9 @@ export class EventLedger {
       entry.lane = lane;
       entry.tenant = tenant;
       entry.status = status;
+      entry.chaos = chaos;
     } else {
-      this.entries[this.next] = { atMs, callId, toolId, lane, tenant, status };
+      this.entries[this.next] = { atMs, callId, toolId, lane, tenant, status, chaos };
     }
     this.next = (this.next + 1) % this.capacity;
     if (this.count < this.capacity) this.count++;
@@ -71,14 +85,16 @@ export class EventLedger {
     const events: LedgerEvent[] = [];
     for (let i = picked.length - 1; i >= 0; i--) {
       const entry = picked[i]!;
-      events.push({
+      const event: LedgerEvent = {
         at: new Date(entry.atMs).toISOString(),
         callId: entry.callId,
         toolId: entry.toolId,
         lane: entry.lane,
         tenant: entry.tenant,
         status: entry.status,
-      });
+      };
+      if (entry.chaos) event.chaos = [...entry.chaos];
+      events.push(event);
     }
     return events;
   }

@@ -27,6 +27,7 @@ export const METRIC = {
   llmFailovers: 'bulkhead_llm_failovers_total',
   llmHedges: 'bulkhead_llm_hedges_total',
   llmTimeToFirstToken: 'bulkhead_llm_time_to_first_token_seconds',
+  chaosInjected: 'bulkhead_chaos_injected_total',
 } as const;
 
 /** Seconds; the first bucket catches the calls that did not wait at all. */

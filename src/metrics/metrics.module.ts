@@ -1,5 +1,6 @@
 import { Module } from '@nestjs/common';
 import { CallMetricsCollector } from './call-metrics.collector';
+import { ChaosMetricsCollector } from './chaos-metrics.collector';
 import { CircuitMetricsCollector } from './circuit-metrics.collector';
 import { ContainmentMetricsCollector } from './containment-metrics.collector';
 import { LaneMetricsCollector } from './lane-metrics.collector';
@@ -23,6 +24,7 @@ import { SharedStateMetricsCollector } from './shared-state-metrics.collector';
     ContainmentMetricsCollector,
     SharedStateMetricsCollector,
     LlmMetricsCollector,
+    ChaosMetricsCollector,
   ],
   exports: [MetricsRegistry],
 })

@@ -5,6 +5,7 @@ import { AppModule } from '../../src/app.module';
 import { appOptions, configureApp, createAdapter } from '../../src/bootstrap';
 import { CLOCK, type Clock, RANDOM, type Random } from '../../src/common';
 import { type BulkheadConfig, bulkheadConfigOf, parseConfig } from '../../src/config';
+import type { Environment } from '../../src/config/env-substitution';
 import { REDIS_TIME, RedisTime } from '../../src/store';
 
 export interface TestApp {
@@ -29,6 +30,11 @@ export interface TestAppOptions {
   imports?: Array<Type | DynamicModule>;
   /** Nest's logger; silent unless given. */
   logger?: LoggerService | false;
+  /**
+   * The environment the document is validated in (`${VAR}`, `BULKHEAD_ALLOW_CHAOS`); an empty
+   * one unless given. BulkheadModule validates its options again in `process.env`.
+   */
+  env?: Environment;
 }
 
 /**
@@ -37,10 +43,11 @@ export interface TestAppOptions {
  */
 export async function createTestApp(document: Record<string, unknown>, options: TestAppOptions = {}): Promise<TestApp> {
   const withDefaults = withTestDefaults(document);
-  const parsed = parseConfig(withDefaults, {});
+  const env = options.env ?? {};
+  const parsed = parseConfig(withDefaults, env);
   if (!parsed.ok) throw new Error(`invalid test config:\n${parsed.problems.join('\n')}`);
   const config = parsed.config;
-  const appModule = AppModule.forRoot({ config: bulkheadConfigOf(withDefaults, {}), examples: config.examples });
+  const appModule = AppModule.forRoot({ config: bulkheadConfigOf(withDefaults, env), examples: config.examples });
   let builder = Test.createTestingModule({ imports: [appModule, ...(options.imports ?? [])] });
   if (options.clock) builder = builder.overrideProvider(CLOCK).useValue(options.clock);
   if (options.random) builder = builder.overrideProvider(RANDOM).useValue(options.random);

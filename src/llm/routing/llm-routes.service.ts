@@ -1,5 +1,6 @@
-import { Inject, Injectable } from '@nestjs/common';
+import { Inject, Injectable, Optional } from '@nestjs/common';
 import { LaneRegistry } from '../../bulkhead';
+import { ChaosRegistry } from '../../chaos';
 import { BreakerRegistry } from '../../circuit-breaker';
 import { CLOCK, type Clock } from '../../common';
 import type { LlmRouteConfig } from '../../config';
@@ -12,9 +13,10 @@ import { HedgeAllowance, TargetHealth } from './hedging';
 import type { LlmRoute, LlmTarget } from './llm-route';
 
 /**
- * The routes of `llm.routes`, built once at start-up: each target's provider, breaker
- * (`llm.<route>.<index>`) and price. Start-up fails, naming the key, when a route's lane does not
- * exist or a target has no price while budgets are configured (its spend could not be held).
+ * The routes of `llm.routes`, built once at start-up: each target's provider (wrapped in its
+ * chaos when chaos is on and the target has some), breaker (`llm.<route>.<index>`) and price.
+ * Start-up fails, naming the key, when a route's lane does not exist or a target has no price
+ * while budgets are configured (its spend could not be held).
  */
 @Injectable()
 export class LlmRoutes {
@@ -25,6 +27,7 @@ export class LlmRoutes {
     lanes: LaneRegistry,
     breakers: BreakerRegistry,
     @Inject(CLOCK) clock: Clock,
+    @Optional() @Inject(ChaosRegistry) chaos?: ChaosRegistry | null,
   ) {
     const prices = new PriceTable(options.llm.prices);
     for (const [name, config] of Object.entries(options.llm.routes)) {
@@ -40,6 +43,7 @@ export class LlmRoutes {
               `set llm.prices['${label}']`,
           );
         }
+        const provider = createProvider(target, clock);
         return {
           label,
           target: {
@@ -49,7 +53,9 @@ export class LlmRoutes {
             apiKey: target.apiKey,
             region: target.region,
           },
-          provider: createProvider(target, clock),
+          provider: chaos
+            ? chaos.llmProvider(provider, { route: name, label, lane: config.lane }, target.chaos)
+            : provider,
           breaker: breakers.register(`llm.${name}.${index}`, config.breaker),
           price,
           timeoutMs: target.timeoutMs ?? config.timeoutMs,
