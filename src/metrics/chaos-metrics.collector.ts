@@ -19,7 +19,8 @@ export class ChaosMetricsCollector implements OnModuleInit, OnModuleDestroy {
   ) {}
 
   onModuleInit(): void {
-    if (!this.chaos) return;
+    // A service that cannot inject anything exports no series saying it did not.
+    if (!this.chaos?.enabled) return;
     const injected = new Counter({
       name: METRIC.chaosInjected,
       help: 'Faults and delays chaos injected on purpose, by target (tool id or llm.<route>/<provider>/<model>) and kind (a fault kind or latency)',
