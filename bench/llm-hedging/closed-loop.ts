@@ -1,0 +1,110 @@
+/**
+ * Closed-loop clients for the hedging benchmark: `clients` loops, each with one request in
+ * flight on a keep-alive connection of its own, until `requests` were sent (or the time cap
+ * passed). Every request is its own (`body(index)`), every answer is read whole, checked, and
+ * timed from before the request to its last byte.
+ */
+import { Pool } from 'undici';
+import { onCleanup } from '../support/processes';
+
+export interface ClosedLoopOptions {
+  /** The endpoint, `http://host:port/path`. */
+  url: string;
+  headers: Record<string, string>;
+  clients: number;
+  /** Requests in all, across the clients. */
+  requests: number;
+  /** The body of the request numbered `index` (0 to `requests` - 1). */
+  body(index: number): string;
+  /** A substring every answer's body must hold. */
+  expect: string;
+  /** No request starts after this long; one in flight then still ends (or times out). */
+  maxDurationMs: number;
+  /** One request's limit, for its headers and then its body. @default 10000 */
+  timeoutMs?: number;
+}
+
+export interface ClosedLoopResult {
+  /** Requests sent; fewer than asked only if the time cap passed. */
+  sent: number;
+  /** 200 answers that held the expected text and said whether they were hedged. */
+  ok: number;
+  /** Client-observed time of every `ok` answer, in ms, ascending. */
+  latenciesMs: number[];
+  /** Of `ok`, the answers with `x-bulkhead-hedged: true`. */
+  hedged: number;
+  /** Answers by HTTP status (0: no answer, a connection error or a timeout). */
+  statuses: Record<string, number>;
+  /** Requests that were not `ok`: another status, another body, no hedged header, an error. */
+  failed: number;
+  /** What the first of those was, cut short. */
+  firstFailure?: string;
+  /** From the first request to the last answer, in s. */
+  durationS: number;
+}
+
+export async function runClosedLoop(options: ClosedLoopOptions): Promise<ClosedLoopResult> {
+  const { url, headers, clients, requests, expect, maxDurationMs, timeoutMs = 10_000 } = options;
+  const { origin, pathname } = new URL(url);
+  const pool = new Pool(origin, { connections: clients, pipelining: 1 });
+  const forget = onCleanup(() => pool.destroy());
+  const result: ClosedLoopResult = {
+    sent: 0,
+    ok: 0,
+    latenciesMs: [],
+    hedged: 0,
+    statuses: {},
+    failed: 0,
+    durationS: 0,
+  };
+  const fail = (why: string) => {
+    result.failed++;
+    result.firstFailure ??= why.slice(0, 500);
+  };
+  const started = performance.now();
+  const stopAt = started + maxDurationMs;
+  let next = 0;
+
+  const loop = async () => {
+    while (next < requests && performance.now() < stopAt) {
+      const index = next++;
+      result.sent++;
+      const sentAt = performance.now();
+      try {
+        const answer = await pool.request({
+          path: pathname,
+          method: 'POST',
+          headers,
+          body: options.body(index),
+          headersTimeout: timeoutMs,
+          bodyTimeout: timeoutMs,
+        });
+        const text = await answer.body.text();
+        const ms = performance.now() - sentAt;
+        result.statuses[answer.statusCode] = (result.statuses[answer.statusCode] ?? 0) + 1;
+        const hedged = answer.headers['x-bulkhead-hedged'];
+        if (answer.statusCode !== 200) fail(`${answer.statusCode} ${text}`);
+        else if (!text.includes(expect)) fail(`200 without ${expect}: ${text}`);
+        else if (hedged !== 'true' && hedged !== 'false') fail(`200 with x-bulkhead-hedged ${String(hedged)}`);
+        else {
+          result.ok++;
+          result.latenciesMs.push(ms);
+          if (hedged === 'true') result.hedged++;
+        }
+      } catch (error) {
+        result.statuses[0] = (result.statuses[0] ?? 0) + 1;
+        fail(`no answer: ${(error as Error).message}`);
+      }
+    }
+  };
+
+  try {
+    await Promise.all(Array.from({ length: clients }, loop));
+  } finally {
+    forget();
+    await pool.close();
+  }
+  result.durationS = (performance.now() - started) / 1_000;
+  result.latenciesMs.sort((a, b) => a - b);
+  return result;
+}
