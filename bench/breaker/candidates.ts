@@ -50,12 +50,24 @@ export const DIRECT = 'direct call';
 export const BASELINE = 'hand-written';
 export const OPOSSUM = 'opossum Breaker';
 export const OPOSSUM_BEFORE = 'opossum before afb70a5';
+export const OPOSSUM_TENANT = 'opossum Breaker, with a tenant';
+
+/** The Breaker of dist/ fired as tools and LLM targets fire it: with the caller's tenant, so it can tell one tenant's failures from the dependency's. */
+function withTenant(): Guard {
+  const breaker = new Breaker('bench', SETTINGS, new SystemClock());
+  return {
+    fire: (action) => breaker.fire(action, 'acme'),
+    snapshot: () => breaker.snapshot(),
+    shutdown: () => breaker.shutdown(),
+  };
+}
 
 export const CANDIDATES: Candidate[] = [
   { name: DIRECT, make: () => ({ fire: (action) => action() }) },
   { name: BASELINE, make: () => new handWritten.Breaker('bench', SETTINGS, new SystemClock()) },
   { name: OPOSSUM, make: () => new Breaker('bench', SETTINGS, new SystemClock()) },
   { name: OPOSSUM_BEFORE, make: () => new opossumBefore.Breaker('bench', SETTINGS, new SystemClock()) },
+  { name: OPOSSUM_TENANT, make: withTenant },
 ];
 
 const SUCCEEDED = Promise.resolve(1);
