@@ -43,6 +43,8 @@ export interface BulkheadRoutes {
   metrics?: boolean;
   /** `GET /health/live`, `GET /health/ready`. */
   health?: boolean;
+  /** `GET /openapi.json` and its page, `GET /docs` (of the routes mounted). */
+  docs?: boolean;
 }
 
 /** What is fixed when the module is imported, beside options that may come from a factory. */

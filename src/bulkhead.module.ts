@@ -21,6 +21,7 @@ import { HealthModule } from './health';
 import { LifecycleModule } from './lifecycle';
 import { LlmModule } from './llm';
 import { MetricsModule } from './metrics';
+import { OpenApiModule } from './openapi';
 import { RateLimitModule } from './rate-limit';
 import { RoutePoliciesModule } from './route-policies';
 import { StoreModule } from './store';
@@ -113,6 +114,13 @@ export class BulkheadModule {
       MetricsModule.forRootAsync({ ...slice((config) => ({ tenants: labelTenants(config) })), routes: routes.metrics }),
       ...(routes.events ? [EventsRoutesModule] : []),
       ...(routes.health ? [HealthModule] : []),
+      ...(routes.docs
+        ? [
+            OpenApiModule.forRootAsync(
+              slice((config) => ({ mounted: mountedRoutes(routes), allowAnonymous: config.auth.allowAnonymous })),
+            ),
+          ]
+        : []),
     ];
     return {
       module: BulkheadModule,
@@ -144,7 +152,14 @@ function routeSwitches(routes: boolean | BulkheadRoutes | undefined): Required<B
     admin: some.admin ?? all,
     metrics: some.metrics ?? all,
     health: some.health ?? all,
+    docs: some.docs ?? all,
   };
+}
+
+/** The route groups the OpenAPI document shows: those mounted. */
+function mountedRoutes(routes: Required<BulkheadRoutes>): Omit<Required<BulkheadRoutes>, 'docs'> {
+  const { docs: _docs, ...mounted } = routes;
+  return mounted;
 }
 
 /** The tools' chaos settings by id: only those that have some. */

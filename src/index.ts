@@ -25,6 +25,7 @@ export { HealthModule } from './health';
 export { LifecycleModule, type LifecycleModuleOptions } from './lifecycle';
 export { LlmModule, type LlmModuleOptions, type LlmProvider, type ProviderAttempt } from './llm';
 export { MetricsModule, type MetricsModuleOptions } from './metrics';
+export { OpenApiModule, type OpenApiModuleOptions } from './openapi';
 export { RateLimitModule, type RateLimitModuleOptions } from './rate-limit';
 export { RoutePoliciesModule } from './route-policies';
 export { StoreModule, type StoreModuleOptions, type CustomStores } from './store';
@@ -58,6 +59,9 @@ export { ContainmentStore, MemoryContainmentStore, RedisContainmentStore } from 
 export { RateLimitStore, MemoryRateLimitStore, RedisRateLimitStore } from './rate-limit';
 export { BudgetStore, MemoryBudgetStore, RedisBudgetStore } from './budget';
 export { createRedisConnection, REDIS } from './store';
+
+// The OpenAPI document of the service's routes (served at /openapi.json, shown at /docs).
+export { buildOpenApiDocument, OPENAPI_DOCUMENT, type OpenApiDocument } from './openapi';
 
 // Errors and the envelope every failure is answered with.
 export { ResilienceError, isResilienceError, toEnvelope, type ErrorKind } from './common';

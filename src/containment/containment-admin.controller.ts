@@ -1,19 +1,13 @@
 import { Body, Controller, Get, Inject, Param, Put, UseGuards } from '@nestjs/common';
-import { z } from 'zod';
 import { AdminGuard } from '../auth';
 import { ANONYMOUS_TENANT, CLOCK, type Clock, ResilienceError } from '../common';
 import { WithoutTenant } from '../common/nest';
 import { NAME_PATTERN } from '../config';
 import { CONTAINMENT_MODULE_OPTIONS, type ContainmentModuleOptions } from './containment.module-definition';
 import { EventLedger } from '../events';
-import { CONTAINMENT_POSTURES, CONTAINMENT_STATES, type ContainmentSnapshot } from './containment-snapshot';
+import { containmentChangeSchema } from './containment-change.schema';
+import type { ContainmentSnapshot } from './containment-snapshot';
 import { ContainmentStore } from './containment.store';
-
-const change = z.strictObject({
-  state: z.enum(CONTAINMENT_STATES as [string, ...string[]]),
-  posture: z.enum(CONTAINMENT_POSTURES as [string, ...string[]]).optional(),
-  reason: z.string().max(500).optional(),
-});
 
 const CHANGE_RULE =
   'the body must be { "state": "not_contained" | "active" | "released" | "indeterminate", ' +
@@ -42,7 +36,7 @@ export class ContainmentAdminController {
   @Put(':tenant')
   async write(@Param('tenant') tenant: string, @Body() body: unknown): Promise<ContainmentSnapshot> {
     checkTenant(tenant);
-    const parsed = change.safeParse(body);
+    const parsed = containmentChangeSchema.safeParse(body);
     if (!parsed.success) throw new ResilienceError('invalid_request', CHANGE_RULE);
     const { state, posture, reason } = parsed.data as {
       state: ContainmentSnapshot['state'];

@@ -9,4 +9,11 @@ export * from './retry/retry-policy';
 export * from './tool';
 export * from './tool-registry.service';
 export * from './tool.decorator';
-export { parseIdempotencyKey } from './invoke-request';
+export {
+  durationHeaderSchema,
+  idempotencyKeySchema,
+  invokeBodySchema,
+  parseIdempotencyKey,
+  toolArgumentsSchema,
+} from './invoke-request';
+export { batchCallSchema, batchRequestDocumentSchema, MAX_BATCH_CALLS } from './batch/batch-request';

@@ -1,5 +1,6 @@
+import fc from 'fast-check';
 import { isResilienceError } from '../common';
-import { parseInvokeRequest } from './invoke-request';
+import { durationHeaderSchema, idempotencyKeySchema, parseIdempotencyKey, parseInvokeRequest } from './invoke-request';
 
 const TOOL = { timeoutMs: 5000 };
 
@@ -154,3 +155,45 @@ describe('parseInvokeRequest', () => {
     });
   });
 });
+
+describe('the header checks agree with their schemas', () => {
+  /** Header values near the rules: visible ASCII, digits with dots, and anything else. */
+  const nearHeader = fc.oneof(
+    fc.string(),
+    fc.string({ unit: fc.constantFrom(...'0123456789.'), maxLength: 14 }),
+    fc.string({ unit: fc.integer({ min: 0x1f, max: 0x7f }).map((code) => String.fromCharCode(code)), maxLength: 300 }),
+    fc.array(fc.string(), { maxLength: 2 }),
+  );
+
+  it('accepts an Idempotency-Key exactly when its schema does', () => {
+    fc.assert(
+      fc.property(nearHeader, (value) => {
+        const accepted = !threw(() => parseIdempotencyKey(value));
+        expect(accepted).toBe(idempotencyKeySchema.safeParse(value).success);
+      }),
+      { numRuns: 2000 },
+    );
+  });
+
+  it('accepts X-Timeout-Ms exactly when its schema does and it is positive', () => {
+    const tool = { timeoutMs: 1e12 };
+    fc.assert(
+      fc.property(nearHeader, (value) => {
+        const accepted = !threw(() => parseInvokeRequest(tool, 1, {}, { 'x-timeout-ms': value as string }));
+        expect(accepted).toBe(durationHeaderSchema.safeParse(value).success && Number(value) > 0);
+      }),
+      { numRuns: 2000 },
+    );
+  });
+});
+
+/** Whether `fn` throws a ResilienceError. */
+function threw(fn: () => unknown): boolean {
+  try {
+    fn();
+    return false;
+  } catch (error) {
+    if (!isResilienceError(error)) throw error;
+    return true;
+  }
+}

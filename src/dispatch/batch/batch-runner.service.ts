@@ -3,16 +3,14 @@ import {
   type ErrorEnvelope,
   asResilienceError,
   type LazyAbortController,
-  ResilienceError,
   resolveCallId,
   toEnvelope,
 } from '../../common';
 import { logIfUnexpected } from '../../common/nest';
 import type { PoolName } from '../../containment';
 import { CallPipeline, type ToolCallSuccess } from '../call-pipeline.service';
-import { parseArguments, parseIdempotencyKey } from '../invoke-request';
 import { ToolRegistry } from '../tool-registry.service';
-import { type BatchRequest, parseBatchEntry } from './batch-request';
+import { type BatchRequest, parseBatchEntry, parseBatchField } from './batch-request';
 import { boundedMap } from './bounded-map';
 
 /** Who sends the batch: every call in it runs as this tenant and stops with this abort. */
@@ -44,8 +42,9 @@ export class BatchRunner {
   private async runOne(raw: unknown, caller: BatchCaller): Promise<ToolCallSuccess | ErrorEnvelope> {
     const labels: { callId?: string; toolId?: string } = {};
     try {
+      // In a lone call's order: its shape, its call id, its tool, then its arguments and key.
       const entry = parseBatchEntry(raw);
-      const callId = resolveEntryCallId(entry.callId);
+      const callId = resolveCallId(parseBatchField('callId', entry.callId));
       labels.callId = callId;
       const tool = this.tools.require(entry.toolId);
       labels.toolId = tool.id;
@@ -56,8 +55,8 @@ export class BatchRunner {
         pool: caller.pool,
         contained: caller.contained,
         abort: caller.abort,
-        arguments: parseArguments(entry.arguments),
-        idempotencyKey: parseIdempotencyKey(entry.idempotencyKey),
+        arguments: parseBatchField('arguments', entry.arguments) ?? {},
+        idempotencyKey: parseBatchField('idempotencyKey', entry.idempotencyKey),
         timeoutMs: tool.timeoutMs,
         queueTtlMs: undefined,
       });
@@ -67,11 +66,4 @@ export class BatchRunner {
       return toEnvelope(failure, labels);
     }
   }
-}
-
-function resolveEntryCallId(callId: unknown): string {
-  if (callId !== undefined && typeof callId !== 'string') {
-    throw new ResilienceError('invalid_request', 'callId must be 1-48 letters, digits, "_" or "-"');
-  }
-  return resolveCallId(callId);
 }

@@ -1,0 +1,95 @@
+import fc from 'fast-check';
+import { z } from 'zod';
+import { isResilienceError } from '../common';
+import { durationHeaderSchema, idempotencyKeySchema, invokeBodySchema } from './invoke-request';
+import { compileRequestCheck, compileRequestParser, parseRequestPart } from './request-schema';
+
+/** The outcome of `fn` as data: what it returned, or the kind and message it threw. */
+function outcome(fn: () => unknown): unknown {
+  try {
+    return { ok: fn() };
+  } catch (error) {
+    if (!isResilienceError(error)) throw error;
+    return { kind: error.kind, message: error.message };
+  }
+}
+
+/** Values near an invoke body: mostly objects with `arguments`, some with other keys or types. */
+const nearInvokeBody = fc.oneof(
+  fc.jsonValue(),
+  fc.record({ arguments: fc.jsonValue() }),
+  fc.record({ arguments: fc.dictionary(fc.string(), fc.jsonValue()) }, { requiredKeys: [] }),
+  fc.dictionary(fc.constantFrom('arguments', 'args', '__proto__', 'tenant'), fc.jsonValue()),
+);
+
+/** Strings near the header rules: visible ASCII, digits with dots, and anything else. */
+const nearHeader = fc.oneof(
+  fc.string(),
+  fc.string({ unit: fc.constantFrom(...'0123456789.'), maxLength: 14 }),
+  fc.string({ unit: fc.integer({ min: 0x1f, max: 0x7f }).map((code) => String.fromCharCode(code)), maxLength: 300 }),
+  fc.array(fc.string(), { maxLength: 2 }),
+);
+
+describe('parseRequestPart', () => {
+  const schema = z.strictObject(
+    { n: z.int({ error: 'n must be an integer' }) },
+    { error: (issue) => (issue.code === 'unrecognized_keys' ? 'only n' : 'an object') },
+  );
+
+  it('returns what the schema parsed', () => {
+    expect(parseRequestPart(schema, { n: 3 })).toEqual({ n: 3 });
+  });
+
+  it("throws invalid_request with the schema's message", () => {
+    expect(outcome(() => parseRequestPart(schema, { n: 'x' }))).toEqual({
+      kind: 'invalid_request',
+      message: 'n must be an integer',
+    });
+  });
+
+  it('reports the shape of the value before its fields', () => {
+    expect(outcome(() => parseRequestPart(schema, { n: 'x', extra: 1 }))).toEqual({
+      kind: 'invalid_request',
+      message: 'only n',
+    });
+  });
+});
+
+describe('compileRequestParser', () => {
+  it('returns an accepted value as it is, not a copy', () => {
+    const body = { arguments: { deep: { list: [1] } } };
+
+    expect(compileRequestParser(invokeBodySchema)(body)).toBe(body);
+  });
+
+  it('names the problem as zod does when the compiled check refuses', () => {
+    expect(outcome(() => compileRequestParser(invokeBodySchema)({ arguments: [] }))).toEqual({
+      kind: 'invalid_request',
+      message: '"arguments" must be a JSON object',
+    });
+  });
+
+  it.each([
+    ['the invoke body', invokeBodySchema, nearInvokeBody],
+    ['Idempotency-Key', idempotencyKeySchema, nearHeader],
+    ['X-Timeout-Ms', durationHeaderSchema, nearHeader],
+  ] as const)('accepts exactly what the zod schema of %s accepts', (_label, schema, values) => {
+    const compiled = compileRequestCheck(schema);
+    fc.assert(
+      fc.property(values as fc.Arbitrary<unknown>, (value) => {
+        expect(compiled(value)).toBe(schema.safeParse(value).success);
+      }),
+      { numRuns: 2000 },
+    );
+  });
+
+  it('answers every value as zod alone would', () => {
+    const compiled = compileRequestParser(invokeBodySchema);
+    fc.assert(
+      fc.property(nearInvokeBody, (value) => {
+        expect(outcome(() => compiled(value))).toEqual(outcome(() => parseRequestPart(invokeBodySchema, value)));
+      }),
+      { numRuns: 2000 },
+    );
+  });
+});

@@ -1,0 +1,41 @@
+import Ajv2020 from 'ajv/dist/2020';
+import { z } from 'zod';
+import { ResilienceError } from '../common';
+
+/**
+ * Parses one part of a request (a body, a batch entry, a header) with its schema, or throws
+ * `invalid_request` with the message the schema gives its first problem. The value's own shape
+ * comes before its fields: a body that is not an object, or that has keys it may not, says so
+ * rather than naming one of its fields (zod lists field problems first).
+ */
+export function parseRequestPart<S extends z.ZodType>(schema: S, value: unknown): z.output<S> {
+  const result = schema.safeParse(value);
+  if (result.success) return result.data;
+  const { issues } = result.error;
+  const issue = issues.find((candidate) => candidate.path.length === 0) ?? issues[0];
+  throw new ResilienceError('invalid_request', issue.message);
+}
+
+// One compiler for every check; `strict: false` lets it take zod's annotations as they are.
+const ajv = new Ajv2020({ strict: false, unicodeRegExp: false });
+
+/**
+ * `schema` compiled to code for the hot path: ajv compiles its JSON Schema (the one the OpenAPI
+ * document shows), which checks a small invoke body in about half the time of zod. Custom types
+ * must state their JSON Schema in `.meta()`; a property test holds the two to the same answers.
+ */
+export function compileRequestCheck<S extends z.ZodType>(schema: S): (value: unknown) => value is z.input<S> {
+  const json = z.toJSONSchema(schema, { target: 'draft-2020-12', io: 'input', unrepresentable: 'any' });
+  return ajv.compile(json) as (value: unknown) => value is z.input<S>;
+}
+
+/**
+ * A parser of `schema` for the hot path: the compiled check accepts a valid value without
+ * running zod; a value it refuses goes to {@link parseRequestPart}, whose zod schema stays the
+ * judge and names the problem. The schema must have no defaults or transforms (its output is
+ * its input), since an accepted value is returned as it is.
+ */
+export function compileRequestParser<S extends z.ZodType>(schema: S): (value: unknown) => z.output<S> {
+  const accepts = compileRequestCheck(schema);
+  return (value) => (accepts(value) ? (value as z.output<S>) : parseRequestPart(schema, value));
+}

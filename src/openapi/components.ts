@@ -1,0 +1,73 @@
+import { containmentChangeSchema } from '../containment';
+import { batchCallSchema, batchRequestDocumentSchema, invokeBodySchema } from '../dispatch';
+import { budgetViewSchema, circuitAdminAnswerSchema, containmentSnapshotSchema } from './schemas/admin.schemas';
+import {
+  bulkheadAnswerFieldSchema,
+  chatCompletionAnswerSchema,
+  chatCompletionChunkSchema,
+  chatRequestSchema,
+} from './schemas/chat.schemas';
+import { ALL_ERROR_KINDS, ERROR_DETAILS, errorEnvelopeSchema, KINDS_BY_STATUS } from './schemas/error-envelope.schema';
+import {
+  circuitSnapshotSchema,
+  circuitsAnswerSchema,
+  eventsAnswerSchema,
+  laneSnapshotSchema,
+  lanesAnswerSchema,
+  ledgerEventSchema,
+} from './schemas/introspection.schemas';
+import { healthAnswerSchema } from './schemas/service.schemas';
+import { batchResponseSchema, errorEnvelopeOfAnyKind, toolCallSuccessSchema } from './schemas/tool-call.schemas';
+
+/**
+ * The request bodies, by component name: the very schemas the routes validate with, shown as
+ * they are read (zod's input side: a field with a default is optional).
+ */
+export const REQUEST_SCHEMAS = {
+  InvokeRequest: invokeBodySchema,
+  BatchRequest: batchRequestDocumentSchema,
+  BatchCall: batchCallSchema,
+  ContainmentChange: containmentChangeSchema,
+  ChatCompletionRequest: chatRequestSchema,
+};
+
+/** The success bodies, by component name. */
+export const RESPONSE_SCHEMAS = {
+  ToolCallSuccess: toolCallSuccessSchema,
+  BatchResponse: batchResponseSchema,
+  ErrorEnvelope: errorEnvelopeOfAnyKind,
+  Lanes: lanesAnswerSchema,
+  LaneSnapshot: laneSnapshotSchema,
+  Circuits: circuitsAnswerSchema,
+  CircuitSnapshot: circuitSnapshotSchema,
+  CircuitAdminAnswer: circuitAdminAnswerSchema,
+  Events: eventsAnswerSchema,
+  LedgerEvent: ledgerEventSchema,
+  ContainmentSnapshot: containmentSnapshotSchema,
+  BudgetView: budgetViewSchema,
+  Health: healthAnswerSchema,
+  ChatCompletion: chatCompletionAnswerSchema,
+  ChatCompletionChunk: chatCompletionChunkSchema,
+  BulkheadAnswerField: bulkheadAnswerFieldSchema,
+};
+
+export type RequestSchemaName = keyof typeof REQUEST_SCHEMAS;
+export type ResponseSchemaName = keyof typeof RESPONSE_SCHEMAS;
+
+/** `queue_full` → `QueueFullError`. */
+export function errorDetailName(kind: string): string {
+  return `${kind.replace(/(^|_)([a-z])/g, (_match, _sep, letter: string) => letter.toUpperCase())}Error`;
+}
+
+/** `Error503`: the envelope of the kinds a status answers with. */
+export function errorStatusName(status: number): string {
+  return `Error${status}`;
+}
+
+/** The error schemas: each kind's `error` object, and one envelope per status. */
+export const ERROR_SCHEMAS = {
+  ...Object.fromEntries(ALL_ERROR_KINDS.map((kind) => [errorDetailName(kind), ERROR_DETAILS[kind]])),
+  ...Object.fromEntries(
+    [...KINDS_BY_STATUS].map(([status, kinds]) => [errorStatusName(status), errorEnvelopeSchema(kinds)]),
+  ),
+};

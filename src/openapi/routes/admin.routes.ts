@@ -1,0 +1,80 @@
+import { pathName } from '../headers';
+import type { RouteDoc } from '../route-doc';
+
+const TENANT = pathName('tenant', 'A tenant name; not `anonymous`.');
+const CIRCUIT = pathName('name', "A breaker's name.");
+const ADMIN_NOTE = 'With no `auth.adminToken` configured, every admin route answers `404 not_found`.';
+
+/** `/v1/admin/...`, for operators with the admin token. */
+export const ADMIN_ROUTES: RouteDoc[] = [
+  {
+    group: 'admin',
+    method: 'get',
+    path: '/v1/admin/containment/{tenant}',
+    operationId: 'readContainment',
+    tag: 'admin',
+    summary: "A tenant's containment snapshot",
+    description: `404 for a tenant that never had one. ${ADMIN_NOTE}`,
+    auth: 'admin',
+    parameters: [TENANT],
+    answer: { description: 'The snapshot.', content: { 'application/json': 'ContainmentSnapshot' } },
+    errors: [400, 401, 404, 500, 503],
+  },
+  {
+    group: 'admin',
+    method: 'put',
+    path: '/v1/admin/containment/{tenant}',
+    operationId: 'setContainment',
+    tag: 'admin',
+    summary: "Set a tenant's containment",
+    description: `Calls routed from now on follow it; calls under way do not move. ${ADMIN_NOTE}`,
+    auth: 'admin',
+    parameters: [TENANT],
+    body: { schema: 'ContainmentChange', required: true, description: '`posture` defaults to the configured one.' },
+    answer: {
+      description: 'The new snapshot, its `version` one higher than the last.',
+      content: { 'application/json': 'ContainmentSnapshot' },
+    },
+    errors: [400, 401, 404, 413, 500, 503],
+  },
+  {
+    group: 'admin',
+    method: 'get',
+    path: '/v1/admin/budgets/{tenant}',
+    operationId: 'readBudget',
+    tag: 'admin',
+    summary: "A tenant's budget in the current period",
+    description: ADMIN_NOTE,
+    auth: 'admin',
+    parameters: [TENANT],
+    answer: { description: 'The current period.', content: { 'application/json': 'BudgetView' } },
+    errors: [400, 401, 404, 500, 503],
+  },
+  {
+    // Mounted with `GET /v1/circuits` by CircuitBreakerModule: the `circuits` switch, not `admin`.
+    group: 'circuits',
+    method: 'post',
+    path: '/v1/admin/circuits/{name}/open',
+    operationId: 'openCircuit',
+    tag: 'admin',
+    summary: 'Hold a circuit open until it is closed by hand',
+    description: `It does not half-open on its own. ${ADMIN_NOTE}`,
+    auth: 'admin',
+    parameters: [CIRCUIT],
+    answer: { description: 'The circuit now.', content: { 'application/json': 'CircuitAdminAnswer' } },
+    errors: [401, 404, 500],
+  },
+  {
+    group: 'circuits',
+    method: 'post',
+    path: '/v1/admin/circuits/{name}/close',
+    operationId: 'closeCircuit',
+    tag: 'admin',
+    summary: 'Close a circuit, with an empty window',
+    description: ADMIN_NOTE,
+    auth: 'admin',
+    parameters: [CIRCUIT],
+    answer: { description: 'The circuit now.', content: { 'application/json': 'CircuitAdminAnswer' } },
+    errors: [401, 404, 500],
+  },
+];

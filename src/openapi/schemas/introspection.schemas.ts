@@ -1,0 +1,48 @@
+import { z } from 'zod';
+
+const count = z.int().min(0);
+
+/** One lane: what runs and waits now, its limits, and the most calls ever seen running at once. */
+export const laneSnapshotSchema = z.strictObject({
+  active: count,
+  waiting: count,
+  concurrency: count,
+  queueCapacity: count,
+  peakActive: count.meta({ description: 'The most calls ever seen running at once: the proof of isolation.' }),
+});
+
+/** `GET /v1/lanes`. */
+export const lanesAnswerSchema = z.strictObject({ lanes: z.record(z.string(), laneSnapshotSchema) });
+
+/** One breaker; the counts are those of its rolling window. */
+export const circuitSnapshotSchema = z.strictObject({
+  state: z.enum(['closed', 'open', 'half_open']),
+  failures: count,
+  successes: count,
+  tenantsOpen: z
+    .array(z.strictObject({ tenant: z.string(), retryAfterMs: z.number().min(0) }))
+    .meta({ description: 'Tenants the breaker refuses on their own, with the time left until each may probe.' }),
+});
+
+/** `GET /v1/circuits`. */
+export const circuitsAnswerSchema = z.strictObject({ circuits: z.record(z.string(), circuitSnapshotSchema) });
+
+/** One line of the event ledger: fixed fields only, never arguments, results or secrets. */
+export const ledgerEventSchema = z.strictObject({
+  at: z.string().meta({ description: 'ISO time.' }),
+  callId: z.string(),
+  toolId: z.string(),
+  lane: z.string(),
+  tenant: z.string(),
+  status: z.string().meta({
+    description:
+      '`ok`, an error kind, `cancelled`, `finished_after_caller_cancel`, `error`, or a breaker or admin transition.',
+  }),
+  chaos: z
+    .array(z.string())
+    .optional()
+    .meta({ description: 'Only on a call chaos touched: what it injected into its attempts, in order.' }),
+});
+
+/** `GET /v1/events`: the newest calls of the caller's tenant, newest last, and breaker transitions. */
+export const eventsAnswerSchema = z.strictObject({ events: z.array(ledgerEventSchema) });
