@@ -22,19 +22,30 @@ const message = z.looseObject({
 /**
  * The OpenAI Chat Completions body, checked where Bulkhead acts on it; other fields pass through
  * to OpenAI-compatible targets (and are refused by the translating providers where they matter).
+ * The OpenAPI document describes the route with this same schema.
  */
-const chatRequestSchema = z.looseObject({
-  model: z.string().min(1).max(256),
-  messages: z.array(message).min(1),
-  max_tokens: count.optional(),
-  max_completion_tokens: count.optional(),
-  n: z.int().min(1).max(128).optional(),
-  stream: z.boolean().nullable().optional(),
-  stream_options: z.looseObject({ include_usage: z.boolean().optional() }).nullable().optional(),
-  tools: z
-    .array(z.looseObject({ type: z.literal('function'), function: z.looseObject({ name: z.string().min(1) }) }))
-    .optional(),
-});
+export const chatRequestSchema = z
+  .looseObject({
+    model: z.string().min(1).max(256).meta({ description: 'A route of `llm.routes`.' }),
+    messages: z.array(message).min(1),
+    max_tokens: count.optional(),
+    max_completion_tokens: count.optional(),
+    n: z.int().min(1).max(128).optional(),
+    stream: z.boolean().nullable().optional().meta({ description: 'true: the answer is `text/event-stream`.' }),
+    stream_options: z
+      .looseObject({ include_usage: z.boolean().optional() })
+      .nullable()
+      .optional()
+      .meta({ description: 'Only with `stream: true`.' }),
+    tools: z
+      .array(z.looseObject({ type: z.literal('function'), function: z.looseObject({ name: z.string().min(1) }) }))
+      .optional(),
+  })
+  .meta({
+    description:
+      "OpenAI's Chat Completions request. Fields Bulkhead does not read pass through to OpenAI-compatible " +
+      'targets; `service_tier` may only be `auto` or `default`.',
+  });
 
 /** The request as the route reads it, or `invalid_request` naming the first field that is wrong. */
 export function parseChatRequest(body: unknown): ChatRequest {
