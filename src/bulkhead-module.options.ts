@@ -33,11 +33,11 @@ export interface BulkheadRoutes {
   llm?: boolean;
   /** `GET /v1/lanes`. */
   lanes?: boolean;
-  /** `GET /v1/circuits`. */
+  /** `GET /v1/circuits`, and the operators' `POST /v1/admin/circuits/:name/open|close`. */
   circuits?: boolean;
   /** `GET /v1/events`. */
   events?: boolean;
-  /** `/v1/admin/...`: circuits, containment, budgets (404 anyway without `auth.adminToken`). */
+  /** `/v1/admin/...`: containment and budgets (404 anyway without `auth.adminToken`); the circuits' go with `circuits`. */
   admin?: boolean;
   /** `GET /metrics`. */
   metrics?: boolean;
