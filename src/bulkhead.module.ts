@@ -111,7 +111,11 @@ export class BulkheadModule {
       }),
       RoutePoliciesModule,
       LifecycleModule.forRootAsync(slice((config) => ({ shutdownDrainMs: config.server.shutdownDrainMs }))),
-      MetricsModule.forRootAsync({ ...slice((config) => ({ tenants: labelTenants(config) })), routes: routes.metrics }),
+      MetricsModule.forRootAsync({ ...slice((config) => ({
+          tenants: labelTenants(config),
+          port: config.server.metricsPort,
+          host: config.server.host,
+        })), routes: routes.metrics }),
       ...(routes.events ? [EventsRoutesModule] : []),
       ...(routes.health ? [HealthModule] : []),
       ...(routes.docs

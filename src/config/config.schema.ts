@@ -15,7 +15,19 @@ const server = z
     bodyLimitBytes: intIn(1024, 100 * MiB).default(MiB),
     shutdownDrainMs: intIn(0, 600_000).default(10_000),
     logLevel: oneOf(['error', 'warn', 'log', 'debug', 'verbose']).default('log'),
+    /**
+     * When set, `GET /metrics` is served on this port (same host) and no longer on `port`, so
+     * scraping need not be exposed with the API.
+     */
+    metricsPort: intIn(0, 65535).optional(),
   })
+  .refine(
+    (server) => server.metricsPort === undefined || server.metricsPort === 0 || server.metricsPort !== server.port,
+    {
+      error: 'must differ from server.port',
+      path: ['metricsPort'],
+    },
+  )
   .prefault({});
 
 const auth = z

@@ -7,6 +7,13 @@ export interface MetricsModuleOptions {
    * series stays bounded by the config. @default []
    */
   tenants?: readonly string[];
+  /**
+   * Serve `GET /metrics` on this port, on a plain HTTP server of its own, instead of on the
+   * app's: scraping then needs no access to the API's port. @default the app's port
+   */
+  port?: number;
+  /** Where that server listens. @default '0.0.0.0' */
+  host?: string;
 }
 
 export const { ConfigurableModuleClass: MetricsConfigurableModule, MODULE_OPTIONS_TOKEN: METRICS_MODULE_OPTIONS } =

@@ -8,10 +8,11 @@ import { LlmMetricsCollector } from './llm-metrics.collector';
 import { MetricsConfigurableModule } from './metrics.module-definition';
 import { metricsRegistryProvider, MetricsRegistry } from './metrics-registry.provider';
 import { MetricsController } from './metrics.controller';
+import { MetricsServer } from './metrics-server';
 import { SharedStateMetricsCollector } from './shared-state-metrics.collector';
 
 /**
- * `GET /metrics` and the app's prom-client registry (inject `MetricsRegistry` to add your own
+ * `GET /metrics` (on the app's port, or on `port` of its own) and the app's prom-client registry (inject `MetricsRegistry` to add your own
  * metrics). Collectors read the mechanisms of the modules present in the app when Prometheus
  * scrapes; mechanisms never import prom-client.
  */
@@ -25,6 +26,7 @@ import { SharedStateMetricsCollector } from './shared-state-metrics.collector';
     SharedStateMetricsCollector,
     LlmMetricsCollector,
     ChaosMetricsCollector,
+    MetricsServer,
   ],
   exports: [MetricsRegistry],
 })

@@ -76,6 +76,7 @@ const pdb = one(PodDisruptionBudget, 'policy/v1/PodDisruptionBudget', 'bulkhead'
 const networkPolicy = one(NetworkPolicy, 'networking.k8s.io/v1/NetworkPolicy', 'bulkhead');
 const redisPolicy = one(NetworkPolicy, 'networking.k8s.io/v1/NetworkPolicy', 'bulkhead-redis');
 const serviceMonitor = one(ServiceMonitor, 'monitoring.coreos.com/v1/ServiceMonitor', 'bulkhead');
+const serverService = one(Service, 'v1/Service', 'bulkhead');
 const rule = one(PrometheusRule, 'monitoring.coreos.com/v1/PrometheusRule', 'bulkhead');
 
 const serverLabels = { 'app.kubernetes.io/name': 'bulkhead', 'app.kubernetes.io/component': 'server' };
@@ -160,7 +161,11 @@ describe('k8s production overlay', () => {
       DUMMY.BULKHEAD_KEY_SHA256_AGENTS,
       DUMMY.BULKHEAD_KEY_SHA256_BATCH,
     ]);
-    expect(result.config.server.port).toBe(container.ports?.[0]?.containerPort ?? 3000);
+    expect(result.config.server.port).toBe(3000);
+    // The metrics port the container declares is the one the service listens on.
+    expect(container.ports?.find((port) => port.name === 'metrics')?.containerPort).toBe(
+      result.config.server.metricsPort,
+    );
   });
 
   it('fills every variable the config reads from a key of the Secret', () => {
@@ -216,21 +221,25 @@ describe('k8s production overlay', () => {
     expect(egress.sort()).toEqual(['443/TCP', '53/TCP', '53/UDP', '6379/TCP']);
     const dns = networkPolicy.spec?.egress?.find((item) => item.ports?.some((port) => port.port === 53));
     expect(dns?.to?.[0]?.podSelector?.matchLabels).toEqual({ 'k8s-app': 'kube-dns' });
-    const sources = (networkPolicy.spec?.ingress ?? []).flatMap((item) => item.from ?? []);
-    expect(sources.map((peer) => peer.namespaceSelector?.matchLabels)).toEqual([
-      { 'bulkhead/allow-ingress': 'true' },
-      { 'bulkhead/allow-scrape': 'true' },
+    // The ingress controller reaches the API port only, Prometheus the metrics port only.
+    const rules = (networkPolicy.spec?.ingress ?? []).map((rule) => [
+      (rule.from ?? []).map((peer) => peer.namespaceSelector?.matchLabels),
+      rule.ports,
     ]);
-    expect(networkPolicy.spec?.ingress?.[0]?.ports).toEqual([{ port: 'http', protocol: 'TCP' }]);
+    expect(rules).toEqual([
+      [[{ 'bulkhead/allow-ingress': 'true' }], [{ port: 'http', protocol: 'TCP' }]],
+      [[{ 'bulkhead/allow-scrape': 'true' }], [{ port: 'metrics', protocol: 'TCP' }]],
+    ]);
     expect(redisPolicy.spec?.ingress?.[0]?.from).toEqual([{ podSelector: { matchLabels: serverLabels } }]);
     expect(redisPolicy.spec?.egress ?? []).toEqual([]);
   });
 
-  it('scrapes the server Service port named http with the ServiceMonitor', () => {
+  it('scrapes the server Service port named metrics with the ServiceMonitor', () => {
     expect(serviceMonitor.spec.selector.matchLabels).toEqual(serverLabels);
     expect(serviceMonitor.spec.endpoints?.map((endpoint) => [endpoint.port, endpoint.path])).toEqual([
-      ['http', '/metrics'],
+      ['metrics', '/metrics'],
     ]);
+    expect(serverService.spec?.ports?.find((port) => port.name === 'metrics')?.targetPort).toBe('metrics');
     expect(deployment.spec?.template.metadata?.annotations?.['prometheus.io/scrape']).toBe('false');
   });
 
