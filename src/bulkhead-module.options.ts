@@ -31,6 +31,8 @@ export interface BulkheadRoutes {
   tools?: boolean;
   /** `POST /v1/chat/completions`. */
   llm?: boolean;
+  /** `/mcp` (POST, GET, DELETE): the tools over the Model Context Protocol. */
+  mcp?: boolean;
   /** `GET /v1/lanes`. */
   lanes?: boolean;
   /** `GET /v1/circuits`, and the operators' `POST /v1/admin/circuits/:name/open|close`. */

@@ -20,6 +20,7 @@ import { EventsModule, EventsRoutesModule } from './events';
 import { HealthModule } from './health';
 import { LifecycleModule } from './lifecycle';
 import { LlmModule } from './llm';
+import { McpModule } from './mcp';
 import { MetricsModule } from './metrics';
 import { OpenApiModule } from './openapi';
 import { RateLimitModule } from './rate-limit';
@@ -36,7 +37,8 @@ class BulkheadOptionsModule {}
 /**
  * Everything in one import: lanes and `@Bulkhead`, breakers and `@CircuitBreaker`, tools and
  * `@Tool`, identity, containment and its two HTTP pools (`TenantHttpClient`), rate limits,
- * budgets, the stores, metrics, health, the drain on shutdown and failure rehearsal (chaos).
+ * budgets, the stores, metrics, health, the drain on shutdown, failure rehearsal (chaos) and
+ * the tools over MCP (`/mcp`).
  * Each feature module is imported with its own slice of the options and can also be imported
  * alone.
  *
@@ -109,13 +111,17 @@ export class BulkheadModule {
         ...slice((config) => ({ llm: config.llm, budgeted: hasBudgets(config), idempotency: config.idempotency })),
         routes: routes.llm,
       }),
+      McpModule.forRootAsync({ ...slice((config) => ({ mcp: config.mcp })), routes: routes.mcp }),
       RoutePoliciesModule,
       LifecycleModule.forRootAsync(slice((config) => ({ shutdownDrainMs: config.server.shutdownDrainMs }))),
-      MetricsModule.forRootAsync({ ...slice((config) => ({
+      MetricsModule.forRootAsync({
+        ...slice((config) => ({
           tenants: labelTenants(config),
           port: config.server.metricsPort,
           host: config.server.host,
-        })), routes: routes.metrics }),
+        })),
+        routes: routes.metrics,
+      }),
       ...(routes.events ? [EventsRoutesModule] : []),
       ...(routes.health ? [HealthModule] : []),
       ...(routes.docs
@@ -150,6 +156,7 @@ function routeSwitches(routes: boolean | BulkheadRoutes | undefined): Required<B
   return {
     tools: some.tools ?? all,
     llm: some.llm ?? all,
+    mcp: some.mcp ?? all,
     lanes: some.lanes ?? all,
     circuits: some.circuits ?? all,
     events: some.events ?? all,

@@ -24,6 +24,7 @@ export { EventsModule, EventsRoutesModule } from './events';
 export { HealthModule } from './health';
 export { LifecycleModule, type LifecycleModuleOptions } from './lifecycle';
 export { LlmModule, type LlmModuleOptions, type LlmProvider, type ProviderAttempt } from './llm';
+export { McpModule, type McpModuleOptions } from './mcp';
 export { MetricsModule, type MetricsModuleOptions } from './metrics';
 export { OpenApiModule, type OpenApiModuleOptions } from './openapi';
 export { RateLimitModule, type RateLimitModuleOptions } from './rate-limit';
@@ -32,7 +33,14 @@ export { StoreModule, type StoreModuleOptions, type CustomStores } from './store
 
 // Decorators for an app's controllers and providers.
 export { Bulkhead, CallSignal, CircuitBreaker, type BulkheadRouteOptions } from './route-policies';
-export { Tool, type ToolOptions, type ToolContext, type ToolArguments, type ToolHttp } from './dispatch';
+export {
+  Tool,
+  type ToolOptions,
+  type ToolContext,
+  type ToolArguments,
+  type ToolHttp,
+  type ToolInputSchema,
+} from './dispatch';
 export { WithoutTenant } from './common/nest';
 
 // Identity and the tenant's outbound HTTP.

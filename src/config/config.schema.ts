@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { bool, intIn, name, nonEmptyString, numberIn, oneOf } from './schema-helpers';
 import { chaosSchema } from './chaos.schema';
 import { llmSchema } from './llm.schema';
+import { mcpSchema } from './mcp.schema';
 import { breakerSchema, tool } from './tool.schema';
 
 const MiB = 1024 * 1024;
@@ -179,6 +180,8 @@ export const configSchema = z.strictObject({
   budgets,
   containment,
   llm: llmSchema,
+  /** `/mcp`: the tools served over the Model Context Protocol; its sessions' bounds. */
+  mcp: mcpSchema,
   /** Failure rehearsal: nothing of `tools.<id>.chaos` or a target's `chaos` is injected unless enabled. */
   chaos: chaosSchema,
   /** Mounts the example controller of src/example (a `@Bulkhead` route) when true. */

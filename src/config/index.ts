@@ -3,3 +3,4 @@ export * from './config.loader';
 export * from './config.schema';
 export { NAME_PATTERN } from './schema-helpers';
 export * from './llm.schema';
+export { type McpConfig, mcpSchema } from './mcp.schema';

@@ -69,6 +69,14 @@ const headers = z
     }
   });
 
+/**
+ * An http tool's arguments as a JSON Schema (draft 2020-12): checked before the call is admitted
+ * (a `schema` error), and shown to agents by MCP's `tools/list`. Compiled at start-up.
+ */
+const inputSchema = z
+  .record(z.string(), z.unknown(), { error: 'must be a JSON Schema object' })
+  .refine((schema) => schema.type === 'object', { error: 'must be a JSON Schema with type: object' });
+
 const toolCommon = {
   lane: name(),
   description: z.string({ error: 'must be a string' }).max(500, { error: 'must be at most 500 characters' }).optional(),
@@ -102,6 +110,7 @@ export const tool = z.discriminatedUnion(
       method: oneOf(['POST', 'PUT', 'PATCH']).default('POST'),
       headers: headers.optional(),
       maxResponseBytes: intIn(1, 64 * MiB).default(MiB),
+      inputSchema: inputSchema.optional(),
     }),
     z.strictObject({ ...toolCommon, ...toolDefaults, kind: z.literal('builtin'), builtin: oneOf(['echo', 'delay']) }),
     // A `@Tool` method's entry overrides only what it sets; the rest comes from the decorator.

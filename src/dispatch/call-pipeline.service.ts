@@ -1,9 +1,9 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { BudgetGate } from '../budget';
-import { LaneRegistry, laneRejectionError } from '../bulkhead';
+import { type Lane, LaneRegistry, laneRejectionError } from '../bulkhead';
 import { asResilienceError, CLOCK, type Clock, isPromiseLike, LazyAbortController, ResilienceError } from '../common';
 import type { PoolName } from '../containment';
-import { CallOutcomes } from '../events';
+import { CallOutcomes, type CallTransport } from '../events';
 import { type HeaderSink, RateLimiter } from '../rate-limit';
 import { CallExecutor, type ExecutionProgress } from './call-executor';
 import {
@@ -37,6 +37,22 @@ export interface ToolCall {
   idempotencyKey?: string;
   /** Where the call's own response headers go (RateLimit); none for a batch entry. */
   headers?: HeaderSink;
+  /** How the call arrived, a label of its metrics. @default 'http' */
+  transport?: CallTransport;
+  /**
+   * Told once, when the call has to wait for a slot in its lane (never when it starts at once),
+   * so its caller can say so while it waits; none on most calls, which then pay nothing.
+   */
+  onQueued?: (wait: QueueWait) => void;
+}
+
+/** A call that waits in its lane's queue, as {@link ToolCall.onQueued} sees it. */
+export interface QueueWait {
+  readonly lane: Lane;
+  /** The longest it may wait, in milliseconds. */
+  readonly queueTtlMs: number;
+  /** Turns true when the call takes a slot. */
+  readonly started: boolean;
 }
 
 /** The success body of docs/http-contract.md section 4. */
@@ -220,6 +236,16 @@ export class CallPipeline {
     const work = new ToolCallWork(this.executor, call, abort, progress, budget);
     const rejection = lane.admit(work, { tenant: call.tenant, abort, queueTtlMs: call.queueTtlMs });
     if (rejection) return Promise.reject(laneRejectionError(lane, rejection));
+    // Admitted and not started (nor refused for an abort): it waits in the queue.
+    if (call.onQueued && !progress.started && !abort.aborted) {
+      call.onQueued({
+        lane,
+        queueTtlMs: this.queueTtlMs(call),
+        get started() {
+          return progress.started;
+        },
+      });
+    }
     return work.answer;
   }
 
@@ -232,6 +258,7 @@ export class CallPipeline {
       toolId: tool.id,
       lane: tool.lane,
       tenant,
+      transport: call.transport,
       abort,
       startedAt,
       started,

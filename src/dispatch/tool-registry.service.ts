@@ -7,9 +7,10 @@ import { type CodeToolConfig, NAME_PATTERN, type ToolConfig } from '../config';
 import { DISPATCH_MODULE_OPTIONS, type DispatchModuleOptions } from './dispatch.module-definition';
 import { DEFAULT_RETRY_BUDGET, RetryBudget, type RetryBudgetSettings } from './retry/retry-budget';
 import { DEFAULT_RETRY, RetryPolicy, type RetrySettings } from './retry/retry-policy';
-import type { ToolDefinition, ToolHandler } from './tool';
+import type { ToolArguments, ToolDefinition, ToolHandler, ToolInputSchema } from './tool';
 import { ToolMetadata, type ToolRegistration } from './tool.decorator';
-import { delay, validateDelay } from './tools/delay.tool';
+import { compileInputCheck } from './tool-input-check';
+import { DELAY_INPUT_SCHEMA, delay, validateDelay } from './tools/delay.tool';
 import { echo } from './tools/echo.tool';
 import { httpTool } from './tools/http.tool';
 
@@ -99,16 +100,20 @@ export class ToolRegistry implements OnModuleInit {
       ...this.resilience(id, config.timeoutMs, config),
     };
     if (config.kind === 'http') {
+      const schema = config.inputSchema as ToolInputSchema | undefined;
       return Object.freeze({
         ...common,
-        validate: acceptAnything,
+        validate: schema ? compileInputCheck(id, schema) : acceptAnything,
+        inputSchema: schema,
         handler: httpTool(id, config, this.clock) as ToolHandler,
       });
     }
+    const delays = config.builtin === 'delay';
     return Object.freeze({
       ...common,
-      validate: config.builtin === 'delay' ? validateDelay : acceptAnything,
-      handler: (config.builtin === 'delay' ? delay(this.clock) : echo) as ToolHandler,
+      validate: delays ? validateDelay : acceptAnything,
+      inputSchema: delays ? DELAY_INPUT_SCHEMA : undefined,
+      handler: (delays ? delay(this.clock) : echo) as ToolHandler,
     });
   }
 
@@ -125,7 +130,8 @@ export class ToolRegistry implements OnModuleInit {
       containment: config?.containment ?? options.containment ?? 'allow',
       costUsd: config?.costUsd ?? options.costUsd ?? 0,
       tokens: config?.tokens ?? options.tokens ?? 0,
-      validate: options.validate ?? acceptAnything,
+      validate: inputChecks(options.id, options.inputSchema, options.validate),
+      inputSchema: options.inputSchema,
       handler: jsonResult(options.id, handler),
       ...this.resilience(options.id, timeoutMs, config, options),
     });
@@ -179,6 +185,21 @@ export class ToolRegistry implements OnModuleInit {
     }
     return found;
   }
+}
+
+/** A code tool's checks: its input schema's, then its own `validate`. */
+function inputChecks(
+  id: string,
+  schema: ToolInputSchema | undefined,
+  validate: ((args: ToolArguments) => void) | undefined,
+): (args: ToolArguments) => void {
+  if (!schema) return validate ?? acceptAnything;
+  const matchesSchema = compileInputCheck(id, schema);
+  if (!validate) return matchesSchema;
+  return (args) => {
+    matchesSchema(args);
+    validate(args);
+  };
 }
 
 /**

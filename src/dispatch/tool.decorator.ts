@@ -2,7 +2,7 @@ import { DiscoveryService } from '@nestjs/core';
 import type { BreakerSettings } from '../circuit-breaker';
 import type { RetryBudgetSettings } from './retry/retry-budget';
 import type { RetrySettings } from './retry/retry-policy';
-import type { ToolArguments } from './tool';
+import type { ToolArguments, ToolInputSchema } from './tool';
 
 export interface ToolOptions {
   /** The lane of the config the tool runs in. */
@@ -23,6 +23,12 @@ export interface ToolOptions {
   breaker?: Partial<BreakerSettings>;
   /** Throws a ResilienceError of kind `schema` for arguments the tool cannot take. */
   validate?: (args: ToolArguments) => void;
+  /**
+   * The JSON Schema (draft 2020-12, `type: 'object'`) of the arguments: they are checked against
+   * it before `validate` (a `schema` error naming the first problem), and MCP's `tools/list`
+   * shows it to agents.
+   */
+  inputSchema?: ToolInputSchema;
 }
 
 export interface ToolRegistration extends ToolOptions {

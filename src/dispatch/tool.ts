@@ -49,6 +49,15 @@ export type ToolHandler = (args: ToolArguments, context: ToolContext) => unknown
 
 export type ToolKind = 'http' | 'builtin' | 'code';
 
+/**
+ * A JSON Schema (draft 2020-12) of a tool's arguments, which are always a JSON object: what MCP's
+ * `tools/list` shows an agent, and what the arguments are checked against before the call runs.
+ */
+export interface ToolInputSchema {
+  readonly type: 'object';
+  readonly [keyword: string]: unknown;
+}
+
 /** A tool of the trusted registry. Built once at start-up, then frozen. */
 export interface ToolDefinition {
   readonly id: string;
@@ -66,6 +75,11 @@ export interface ToolDefinition {
   readonly tokens: number;
   /** Checks the arguments before the call is admitted anywhere; throws a `schema` error. */
   readonly validate: (args: ToolArguments) => void;
+  /**
+   * The JSON Schema `validate` holds the arguments to; absent when the tool takes any JSON
+   * object and checks it itself (an http tool's upstream, a code tool's own `validate`).
+   */
+  readonly inputSchema?: ToolInputSchema;
   readonly retry: RetryPolicy;
   /** Shared by every call of the tool: retries at most a share of recent calls. */
   readonly retryBudget: RetryBudget;

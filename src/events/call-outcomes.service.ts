@@ -3,6 +3,9 @@ import { CLOCK, type Clock } from '../common';
 import { callStatus } from './call-status';
 import { EventLedger } from './event-ledger';
 
+/** How a call arrived: the REST routes (and a company's own), or `/mcp`. */
+export type CallTransport = 'http' | 'mcp';
+
 /** How one call through a lane ended: a tool call or a `@Bulkhead` route. */
 export interface CallOutcome {
   callId: string;
@@ -10,6 +13,8 @@ export interface CallOutcome {
   toolId: string;
   lane: string;
   tenant: string;
+  /** How the call arrived; absent means `http`. */
+  transport?: CallTransport;
   /** See `callStatus`: `ok`, an error kind, `cancelled`, `finished_after_caller_cancel`. */
   status: string;
   durationMs: number;
@@ -26,6 +31,8 @@ export interface FinishedCall {
   toolId: string;
   lane: string;
   tenant: string;
+  /** How the call arrived. @default 'http' */
+  transport?: CallTransport;
   /** The call's cancellation: whether (and why) it was aborted. */
   abort: { readonly aborted: boolean; readonly reason: unknown };
   /** `clock.now()` when the call arrived. */
@@ -71,6 +78,7 @@ export class CallOutcomes {
       toolId: call.toolId,
       lane: call.lane,
       tenant: call.tenant,
+      transport: call.transport,
       status: callStatus(call),
       durationMs,
       attempts: call.attempts,

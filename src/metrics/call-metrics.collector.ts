@@ -5,10 +5,17 @@ import { HistogramFamily, type HistogramSeries } from './histogram-family';
 import { CALL_DURATION_BUCKETS, METRIC } from './metric-names';
 import { MetricsRegistry } from './metrics-registry.provider';
 
+/** One tool and outcome's calls: their durations, and how many of them came over MCP. */
+interface CallSeries {
+  readonly durations: HistogramSeries;
+  mcp: number;
+}
+
 /**
  * Calls by tool and outcome. Labels come from configured names only: tool ids of the
  * registry (or `Controller.method` of a company route) and the fixed set of outcomes.
- * `bulkhead_calls_total` is read off the duration histogram's counts when Prometheus scrapes.
+ * `bulkhead_calls_total` is read off the duration histogram's counts when Prometheus scrapes,
+ * split by `transport` (`http`, `mcp`: two values, so at most twice the series).
  */
 @Injectable()
 export class CallMetricsCollector implements OnModuleInit, OnModuleDestroy {
@@ -19,7 +26,7 @@ export class CallMetricsCollector implements OnModuleInit, OnModuleDestroy {
     CALL_DURATION_BUCKETS,
   );
   /** Series by tool, then outcome: two map look-ups per call, no allocation. */
-  private readonly byTool = new Map<string, Map<string, HistogramSeries>>();
+  private readonly byTool = new Map<string, Map<string, CallSeries>>();
 
   constructor(
     // Optional, like every collector's mechanism: metrics of what the app has.
@@ -29,16 +36,22 @@ export class CallMetricsCollector implements OnModuleInit, OnModuleDestroy {
 
   onModuleInit(): void {
     if (!this.outcomes) return;
-    const durations = this.durations;
+    const byTool = this.byTool;
     this.durations.register(this.registry);
     new Counter({
       name: METRIC.calls,
-      help: 'Finished calls by tool and outcome',
-      labelNames: ['tool', 'outcome'],
+      help: 'Finished calls by tool, outcome and transport (http or mcp)',
+      labelNames: ['tool', 'outcome', 'transport'],
       registers: [this.registry],
       collect() {
         this.reset();
-        for (const series of durations.all()) this.inc(series.labels, series.count);
+        for (const byOutcome of byTool.values()) {
+          for (const { durations, mcp } of byOutcome.values()) {
+            const http = durations.count - mcp;
+            if (http > 0) this.inc({ ...durations.labels, transport: 'http' }, http);
+            if (mcp > 0) this.inc({ ...durations.labels, transport: 'mcp' }, mcp);
+          }
+        }
       },
     });
     const retries = new Counter({
@@ -55,7 +68,9 @@ export class CallMetricsCollector implements OnModuleInit, OnModuleDestroy {
     });
     this.disposers.push(
       this.outcomes.onOutcome((outcome) => {
-        this.seriesFor(outcome.toolId, outcome.status).observe(outcome.durationMs / 1000);
+        const series = this.seriesFor(outcome.toolId, outcome.status);
+        series.durations.observe(outcome.durationMs / 1000);
+        if (outcome.transport === 'mcp') series.mcp++;
         if (outcome.replayed) replays.inc({ tool: outcome.toolId });
       }),
       this.outcomes.onRetry((toolId) => retries.inc({ tool: toolId })),
@@ -66,7 +81,7 @@ export class CallMetricsCollector implements OnModuleInit, OnModuleDestroy {
     for (const dispose of this.disposers) dispose();
   }
 
-  private seriesFor(tool: string, outcome: string): HistogramSeries {
+  private seriesFor(tool: string, outcome: string): CallSeries {
     let byOutcome = this.byTool.get(tool);
     if (!byOutcome) {
       byOutcome = new Map();
@@ -74,7 +89,7 @@ export class CallMetricsCollector implements OnModuleInit, OnModuleDestroy {
     }
     let series = byOutcome.get(outcome);
     if (!series) {
-      series = this.durations.add({ tool, outcome });
+      series = { durations: this.durations.add({ tool, outcome }), mcp: 0 };
       byOutcome.set(outcome, series);
     }
     return series;

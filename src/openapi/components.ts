@@ -16,6 +16,7 @@ import {
   lanesAnswerSchema,
   ledgerEventSchema,
 } from './schemas/introspection.schemas';
+import { mcpMessageSchema } from './schemas/mcp.schemas';
 import { healthAnswerSchema } from './schemas/service.schemas';
 import { batchResponseSchema, errorEnvelopeOfAnyKind, toolCallSuccessSchema } from './schemas/tool-call.schemas';
 
@@ -29,6 +30,7 @@ export const REQUEST_SCHEMAS = {
   BatchCall: batchCallSchema,
   ContainmentChange: containmentChangeSchema,
   ChatCompletionRequest: chatRequestSchema,
+  McpMessage: mcpMessageSchema,
 };
 
 /** The success bodies, by component name. */

@@ -10,6 +10,7 @@ import type { RouteGroup } from './route-doc';
 const EVERY_GROUP: Record<RouteGroup, boolean> = {
   tools: true,
   llm: true,
+  mcp: true,
   lanes: true,
   circuits: true,
   events: true,

@@ -7,6 +7,7 @@ import type { BodySchema, RouteAuth, RouteDoc, RouteGroup } from './route-doc';
 import { ADMIN_ROUTES } from './routes/admin.routes';
 import { INTROSPECTION_ROUTES } from './routes/introspection.routes';
 import { LLM_ROUTES } from './routes/llm.routes';
+import { MCP_ROUTES } from './routes/mcp.routes';
 import { SERVICE_ROUTES } from './routes/service.routes';
 import { TOOL_ROUTES } from './routes/tools.routes';
 import { KINDS_BY_STATUS } from './schemas/error-envelope.schema';
@@ -18,6 +19,7 @@ export const ROUTES: readonly RouteDoc[] = [
   ...ADMIN_ROUTES,
   ...SERVICE_ROUTES,
   ...LLM_ROUTES,
+  ...MCP_ROUTES,
 ];
 
 /** An OpenAPI 3.1 document, as JSON. */
@@ -61,6 +63,7 @@ export function buildOpenApiDocument(options: OpenApiDocumentOptions): OpenApiDo
     tags: [
       { name: 'tools', description: 'Tool calls through the pipeline.' },
       { name: 'llm', description: 'The OpenAI-compatible LLM route.' },
+      { name: 'mcp', description: 'The tools over the Model Context Protocol (Streamable HTTP).' },
       { name: 'introspection', description: 'What an API-key caller may read.' },
       { name: 'admin', description: 'Operators, with the admin token.' },
       { name: 'service', description: 'Health, metrics and this document.' },

@@ -25,6 +25,7 @@ import {
           mounted: {
             tools: true,
             llm: true,
+            mcp: true,
             lanes: true,
             circuits: true,
             events: true,

@@ -3,7 +3,8 @@ import type { RequestSchemaName, ResponseSchemaName } from './components';
 import type { HeaderDoc, ParameterDoc } from './headers';
 
 /** The switches of the service's routes (`routes` of BulkheadModule); `docs` is this module's. */
-export type RouteGroup = 'tools' | 'llm' | 'lanes' | 'circuits' | 'events' | 'admin' | 'metrics' | 'health' | 'docs';
+export type RouteGroup =
+  'tools' | 'llm' | 'mcp' | 'lanes' | 'circuits' | 'events' | 'admin' | 'metrics' | 'health' | 'docs';
 
 /** How a caller proves who it is: an API key, the admin token, or nothing. */
 export type RouteAuth = 'apiKey' | 'admin' | 'none';
@@ -15,7 +16,7 @@ export type BodySchema<Name extends string> = Name | z.ZodType;
 export interface RouteDoc {
   /** The switch that mounts it. */
   group: RouteGroup;
-  method: 'get' | 'post' | 'put';
+  method: 'get' | 'post' | 'put' | 'delete';
   /** OpenAPI's form: `/v1/tools/{toolId}/invoke`. */
   path: string;
   operationId: string;

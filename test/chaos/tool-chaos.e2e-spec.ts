@@ -108,8 +108,12 @@ describe('chaos injected into tool attempts, over HTTP in virtual time', () => {
       const metrics = await prom(app);
       expect(sampleValue(metrics, 'bulkhead_chaos_injected_total', { target: 'flaky', kind: 'transient' })).toBe(5);
       expect(sampleValue(metrics, 'bulkhead_retries_total', { tool: 'flaky' })).toBe(3);
-      expect(sampleValue(metrics, 'bulkhead_calls_total', { tool: 'flaky', outcome: 'transient' })).toBe(1);
-      expect(sampleValue(metrics, 'bulkhead_calls_total', { tool: 'flaky', outcome: 'circuit_open' })).toBe(2);
+      expect(
+        sampleValue(metrics, 'bulkhead_calls_total', { tool: 'flaky', outcome: 'transient', transport: 'http' }),
+      ).toBe(1);
+      expect(
+        sampleValue(metrics, 'bulkhead_calls_total', { tool: 'flaky', outcome: 'circuit_open', transport: 'http' }),
+      ).toBe(2);
     });
 
     it('marks each call’s ledger line with what was injected into its attempts, and only those calls', async () => {

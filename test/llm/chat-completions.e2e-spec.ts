@@ -113,7 +113,7 @@ describe('POST /v1/chat/completions with the openai SDK as the client', () => {
         kind: 'completion',
       }),
     ).toBe(5);
-    expect(sampleValue(prom, 'bulkhead_calls_total', { tool: 'llm.chat', outcome: 'ok' })).toBe(1);
+    expect(sampleValue(prom, 'bulkhead_calls_total', { tool: 'llm.chat', outcome: 'ok', transport: 'http' })).toBe(1);
   });
 
   it('never retries insufficient_quota: it moves to the next target at once', async () => {

@@ -25,7 +25,7 @@ describe('server.metricsPort: /metrics on a port of its own', () => {
 
     expect(scraped.status).toBe(200);
     expect(scraped.headers['content-type']).toContain('text/plain; version=0.0.4');
-    expect(scraped.body).toContain('bulkhead_calls_total{tool="echo",outcome="ok"} 1');
+    expect(scraped.body).toContain('bulkhead_calls_total{tool="echo",outcome="ok",transport="http"} 1');
     expect(onApi.status).toBe(404);
     expect(onApi.body.error).toMatchObject({ kind: 'not_found' });
     expect(elsewhere.status).toBe(404);

@@ -84,8 +84,12 @@ describe('GET /metrics', () => {
     expect(sampleValue(prom, 'bulkhead_admissions_total', { lane: 'work', result: 'queue_full' })).toBe(1);
     expect(sampleValue(prom, 'bulkhead_admissions_total', { lane: 'quick', result: 'accepted' })).toBe(0);
     expect(sampleValue(prom, 'bulkhead_queue_wait_seconds_count', { lane: 'work' })).toBe(1);
-    expect(sampleValue(prom, 'bulkhead_calls_total', { tool: 'wait', outcome: 'queue_full' })).toBe(1);
-    expect(sampleValue(prom, 'bulkhead_calls_total', { tool: 'wait', outcome: 'ok' })).toBeUndefined();
+    expect(sampleValue(prom, 'bulkhead_calls_total', { tool: 'wait', outcome: 'queue_full', transport: 'http' })).toBe(
+      1,
+    );
+    expect(
+      sampleValue(prom, 'bulkhead_calls_total', { tool: 'wait', outcome: 'ok', transport: 'http' }),
+    ).toBeUndefined();
 
     // At 1000 ms the first call ends and the second starts, having waited 1 s; it ends at 2000 ms.
     await advanceWhenTimers(3, 1000);
@@ -105,8 +109,10 @@ describe('GET /metrics', () => {
     expect(sampleValue(prom, 'bulkhead_queue_wait_seconds_bucket', { lane: 'work', le: '0.5' })).toBe(1);
     expect(sampleValue(prom, 'bulkhead_queue_wait_seconds_bucket', { lane: 'work', le: '1' })).toBe(2);
     expect(sampleValue(prom, 'bulkhead_queue_wait_seconds_bucket', { lane: 'work', le: '+Inf' })).toBe(2);
-    expect(sampleValue(prom, 'bulkhead_calls_total', { tool: 'wait', outcome: 'ok' })).toBe(2);
-    expect(sampleValue(prom, 'bulkhead_calls_total', { tool: 'wait', outcome: 'queue_full' })).toBe(1);
+    expect(sampleValue(prom, 'bulkhead_calls_total', { tool: 'wait', outcome: 'ok', transport: 'http' })).toBe(2);
+    expect(sampleValue(prom, 'bulkhead_calls_total', { tool: 'wait', outcome: 'queue_full', transport: 'http' })).toBe(
+      1,
+    );
     expect(sampleValue(prom, 'bulkhead_call_duration_seconds_count', { tool: 'wait', outcome: 'ok' })).toBe(2);
     // From arrival to answer: 1 s for the first, 2 s for the second.
     expect(sampleValue(prom, 'bulkhead_call_duration_seconds_sum', { tool: 'wait', outcome: 'ok' })).toBe(3);
@@ -139,10 +145,16 @@ describe('GET /metrics', () => {
     expect(sampleValue(prom, 'bulkhead_cancellations_total', { lane: 'work', stage: 'queued' })).toBe(1);
     expect(sampleValue(prom, 'bulkhead_cancellations_total', { lane: 'work', stage: 'running' })).toBe(1);
     expect(sampleValue(prom, 'bulkhead_cancellations_total', { lane: 'quick', stage: 'running' })).toBe(0);
-    expect(sampleValue(prom, 'bulkhead_calls_total', { tool: 'wait', outcome: 'cancelled' })).toBe(1);
-    expect(sampleValue(prom, 'bulkhead_calls_total', { tool: 'wait', outcome: 'finished_after_caller_cancel' })).toBe(
+    expect(sampleValue(prom, 'bulkhead_calls_total', { tool: 'wait', outcome: 'cancelled', transport: 'http' })).toBe(
       1,
     );
+    expect(
+      sampleValue(prom, 'bulkhead_calls_total', {
+        tool: 'wait',
+        outcome: 'finished_after_caller_cancel',
+        transport: 'http',
+      }),
+    ).toBe(1);
     expect(sampleValue(prom, 'bulkhead_queue_wait_seconds_count', { lane: 'work' })).toBe(1);
   });
 
@@ -161,8 +173,8 @@ describe('GET /metrics', () => {
     expect([...tools].sort()).toEqual(['read', 'wait']);
     expect(samplesOf(prom, 'bulkhead_calls_total').map((sample) => sample.labels)).toEqual(
       expect.arrayContaining([
-        { tool: 'read', outcome: 'ok' },
-        { tool: 'wait', outcome: 'schema' },
+        { tool: 'read', outcome: 'ok', transport: 'http' },
+        { tool: 'wait', outcome: 'schema', transport: 'http' },
       ]),
     );
   });

@@ -47,6 +47,7 @@ describe("BulkheadModule's routes.docs", () => {
       '/docs',
       '/health/live',
       '/health/ready',
+      '/mcp',
       '/metrics',
       '/openapi.json',
       '/v1/admin/circuits/{name}/close',

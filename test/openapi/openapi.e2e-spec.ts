@@ -1,4 +1,5 @@
 import { Validator } from '@seriousme/openapi-schema-validator';
+import { request as undiciRequest } from 'undici';
 import type { OpenApiDocument } from '../../src/openapi';
 import { createTestApp, type TestApp } from '../support/create-app';
 import { expectEnvelope } from '../support/envelope';
@@ -279,6 +280,43 @@ describe('the OpenAPI document and its page', () => {
       expect(unknown).toMatchObject({ status: 404, body: { error: { kind: 'not_found', type: 'not_found' } } });
       const invalid = await call('POST', chat, chat, { json: { model: 'chat' }, headers: ACME.headers });
       expect(invalid).toMatchObject({ status: 400, body: { error: { kind: 'invalid_request', param: null } } });
+    });
+
+    it('/mcp: an initialize answered as an event stream, its refusals, the session’s stream and its end', async () => {
+      const mcp = '/mcp';
+      const accept = { ...ACME.headers, accept: 'application/json, text/event-stream' };
+      const initialize = {
+        jsonrpc: '2.0',
+        id: 0,
+        method: 'initialize',
+        params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'openapi', version: '1' } },
+      };
+      const opened = await call('POST', mcp, mcp, { json: initialize, headers: accept });
+      expect(String(opened.headers['content-type'])).toMatch(/^text\/event-stream/);
+      const session = String(opened.headers['mcp-session-id']);
+      const onSession = { ...accept, 'mcp-session-id': session, 'mcp-protocol-version': '2025-06-18' };
+      const listTools = { jsonrpc: '2.0', id: 1, method: 'tools/list' };
+      expectEnvelope(
+        await call('POST', mcp, mcp, { json: listTools, headers: { ...onSession, 'mcp-session-id': 'nope' } }),
+        404,
+        'not_found',
+      );
+      expectEnvelope(await call('POST', mcp, mcp, { json: listTools, headers: accept }), 400, 'invalid_request');
+
+      // The session's own stream stays open until the session ends.
+      const listening = await undiciRequest(`${app.url}${mcp}`, {
+        method: 'GET',
+        headers: { ...onSession, accept: 'text/event-stream' },
+      });
+      await call('DELETE', mcp, mcp, { headers: { ...ACME.headers, 'mcp-session-id': session } });
+      const stream: Response = {
+        status: listening.statusCode,
+        headers: listening.headers as Response['headers'],
+        body: await listening.body.text(),
+      };
+      expect(answers.problems('GET', mcp, stream)).toEqual([]);
+      expect(stream.status).toBe(200);
+      checkedOk.add(`GET ${mcp}`);
     });
 
     it('health, metrics, the document and the page', async () => {

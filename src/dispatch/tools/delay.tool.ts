@@ -1,7 +1,16 @@
 import { type Clock, ResilienceError, sleep } from '../../common';
-import type { ToolArguments, ToolContext } from '../tool';
+import type { ToolArguments, ToolContext, ToolInputSchema } from '../tool';
 
 const MAX_DELAY_MS = 600_000;
+
+/** What {@link validateDelay} accepts, as a JSON Schema (a spec holds the two to the same answers). */
+export const DELAY_INPUT_SCHEMA: ToolInputSchema = Object.freeze({
+  type: 'object',
+  properties: {
+    ms: { type: 'integer', minimum: 0, maximum: MAX_DELAY_MS, description: 'How long to wait, in milliseconds.' },
+  },
+  required: ['ms'],
+});
 
 /** Checks `{ ms }`: an integer of milliseconds from 0 to 600000. */
 export function validateDelay(args: ToolArguments): void {

@@ -1,0 +1,69 @@
+import { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
+import { ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
+import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv-provider.js';
+import { callParamsOf, callToolRequestSchema } from './call-tool-request';
+import type { McpHttpRequest } from './mcp-http-request';
+import type { McpAnswers, McpRequestExtra, McpToolCalls } from './mcp-tool-calls.service';
+import { SERVER_INFO } from './server-info';
+
+// The SDK builds an ajv instance per server unless given one; a session is cheaper without its own.
+let sharedValidator: AjvJsonSchemaValidator | undefined;
+
+/**
+ * One MCP session: the SDK's server (the protocol: initialize, ping, cancellation, progress) with
+ * Bulkhead's two tool handlers, on the SDK's Streamable HTTP transport (the wire: sessions'
+ * headers, protocol versions, JSON or event-stream answers). Its id is made before the
+ * `initialize` that opens it, so the session table holds it from the start.
+ */
+export class McpSession implements McpAnswers {
+  readonly transport: WebStandardStreamableHTTPServerTransport;
+  private readonly server: Server;
+
+  constructor(
+    readonly id: string,
+    tools: McpToolCalls,
+    private readonly responses: 'sse' | 'json',
+  ) {
+    this.transport = new WebStandardStreamableHTTPServerTransport({
+      sessionIdGenerator: () => id,
+      enableJsonResponse: responses === 'json',
+    });
+    // `Server`, not `McpServer`: the tools and their JSON Schemas come from the registry, and
+    // failures must keep their own JSON-RPC codes (McpServer turns every throw into a result).
+    this.server = new Server(SERVER_INFO, {
+      capabilities: { tools: { listChanged: false } },
+      jsonSchemaValidator: (sharedValidator ??= new AjvJsonSchemaValidator()),
+    });
+    this.server.setRequestHandler(ListToolsRequestSchema, (_request, extra: McpRequestExtra) => ({
+      tools: tools.list(extra),
+    }));
+    this.server.setRequestHandler(callToolRequestSchema, (request, extra: McpRequestExtra) =>
+      tools.call(callParamsOf(request), extra, this),
+    );
+  }
+
+  /** Connects the server to its transport; before the first request. */
+  connect(): Promise<void> {
+    return this.server.connect(this.transport);
+  }
+
+  /** Whether the `initialize` that opened it was accepted (otherwise it never existed). */
+  get initialized(): boolean {
+    return this.transport.sessionId !== undefined;
+  }
+
+  /**
+   * The answer of a cancelled request ends at once, since its response will never come: its
+   * stream closes, or its JSON answer is `202` (the transport forgets the answer it waited for).
+   */
+  endCancelled(requestId: McpRequestExtra['requestId'], request: McpHttpRequest): void {
+    this.transport.closeSSEStream(requestId);
+    if (this.responses === 'json') request.cancelled();
+  }
+
+  /** Ends the session: its streams close and the calls it carries are aborted. */
+  close(): Promise<void> {
+    return this.server.close();
+  }
+}

@@ -1,0 +1,175 @@
+import { Inject, Injectable } from '@nestjs/common';
+import type { RequestHandlerExtra } from '@modelcontextprotocol/sdk/shared/protocol.js';
+import type {
+  CallToolRequest,
+  CallToolResult,
+  ServerNotification,
+  ServerRequest,
+  Tool,
+} from '@modelcontextprotocol/sdk/types.js';
+import { asResilienceError, CLOCK, type Clock, LazyAbortController, resolveCallId, ResilienceError } from '../common';
+import { CLIENT_CLOSED } from '../common/nest';
+import { CallPipeline, parseIdempotencyKey, ToolRegistry, type ToolDefinition } from '../dispatch';
+import { mcpHttpRequestOf, type McpHttpRequest } from './mcp-http-request';
+import { DEFAULT_MCP, MCP_MODULE_OPTIONS, type McpModuleOptions } from './mcp.module-definition';
+import { failureResult, JsonRpcRefusal, listedTool, successResult } from './mcp-tool-results';
+import { QueueProgress } from './queue-progress';
+
+/** The `_meta` key of a call's idempotency key (validated like the `Idempotency-Key` header). */
+export const IDEMPOTENCY_KEY_META = 'io.bulkhead/idempotency-key';
+
+export type McpRequestExtra = RequestHandlerExtra<ServerRequest, ServerNotification>;
+
+/** What a call's handler needs of its session: ending the answer of a request that was cancelled. */
+export interface McpAnswers {
+  endCancelled(requestId: McpRequestExtra['requestId'], request: McpHttpRequest): void;
+}
+
+/**
+ * `tools/list` and `tools/call` over the trusted registry and the call pipeline, for every MCP
+ * session: a call here is a tool call like `POST /v1/tools/{id}/invoke` (rate limit, budget,
+ * idempotency, breaker, lane, retries, ledger, metrics), for the tenant and pool of the HTTP
+ * request that carried it.
+ */
+@Injectable()
+export class McpToolCalls {
+  private readonly responses: 'sse' | 'json';
+  private readonly progressIntervalMs: number;
+  /** The two lists there can be, made once (the registry is frozen): everything, and without `deny` tools. */
+  private lists: { all: Tool[]; uncontained: Tool[] } | undefined;
+
+  constructor(
+    private readonly registry: ToolRegistry,
+    private readonly pipeline: CallPipeline,
+    @Inject(MCP_MODULE_OPTIONS) options: McpModuleOptions,
+    @Inject(CLOCK) private readonly clock: Clock,
+  ) {
+    this.responses = options.mcp?.responses ?? DEFAULT_MCP.responses;
+    this.progressIntervalMs = options.mcp?.progressIntervalMs ?? DEFAULT_MCP.progressIntervalMs;
+  }
+
+  /**
+   * The registry's tools with their input schemas. A contained (or unknown) caller does not see
+   * `containment: deny` tools, which would only refuse it; the list follows the containment
+   * decision of the request that asks, so a change shows on the next `tools/list`.
+   */
+  list(extra: McpRequestExtra): Tool[] {
+    const request = this.requestOf(extra);
+    this.lists ??= {
+      all: this.registry.list().map(listedTool),
+      uncontained: this.registry
+        .list()
+        .filter((tool) => tool.containment !== 'deny')
+        .map(listedTool),
+    };
+    return request.contained ? this.lists.uncontained : this.lists.all;
+  }
+
+  /**
+   * One tool call through the pipeline. An unknown tool or a malformed `_meta` key is a JSON-RPC
+   * error; whatever the pipeline or the tool answers is a result (`isError` for a failure).
+   * `notifications/cancelled` (and the session closing, and the client leaving) aborts the call
+   * as a disconnect does: a waiting call leaves its queue at once, a running one is signalled.
+   */
+  async call(params: CallToolRequest['params'], extra: McpRequestExtra, answers: McpAnswers): Promise<CallToolResult> {
+    const request = this.requestOf(extra);
+    const tool = this.toolNamed(params.name);
+    const idempotencyKey = idempotencyKeyOf(extra, tool);
+    const callId = resolveCallId(undefined);
+    const abort = new LazyAbortController();
+    const stopFollowing = follow(request, extra, abort, answers);
+    const progress = this.progressFor(extra);
+    try {
+      const success = await this.pipeline.invoke({
+        tool,
+        arguments: params.arguments ?? {},
+        callId,
+        tenant: request.tenant,
+        pool: request.pool,
+        contained: request.contained,
+        abort,
+        timeoutMs: tool.timeoutMs,
+        queueTtlMs: undefined,
+        idempotencyKey,
+        transport: 'mcp',
+        onQueued: progress?.start,
+      });
+      return successResult(success);
+    } catch (error) {
+      return failureResult(asResilienceError(error), { callId, toolId: tool.id });
+    } finally {
+      progress?.stop();
+      stopFollowing();
+    }
+  }
+
+  private requestOf(extra: McpRequestExtra): McpHttpRequest {
+    const request = mcpHttpRequestOf(extra.authInfo);
+    // Only `/mcp`'s route hands requests to a session, always with who sent them.
+    if (!request) throw new JsonRpcRefusal(new ResilienceError('unauthorized', 'the call has no authenticated tenant'));
+    return request;
+  }
+
+  private toolNamed(name: string): ToolDefinition {
+    try {
+      return this.registry.require(name);
+    } catch (error) {
+      throw new JsonRpcRefusal(asResilienceError(error));
+    }
+  }
+
+  /** Progress while the call waits, when its client sent a progress token and answers are streamed. */
+  private progressFor(extra: McpRequestExtra): QueueProgress | undefined {
+    const token = extra._meta?.progressToken;
+    // A JSON answer has no room for notifications before its response.
+    if (token === undefined || this.responses !== 'sse') return undefined;
+    return new QueueProgress(this.clock, this.progressIntervalMs, (update) => {
+      extra
+        .sendNotification({ method: 'notifications/progress', params: { progressToken: token, ...update } })
+        .catch(() => undefined);
+    });
+  }
+}
+
+/** `_meta['io.bulkhead/idempotency-key']`, or a JSON-RPC `invalid_request` refusal; never echoed. */
+function idempotencyKeyOf(extra: McpRequestExtra, tool: ToolDefinition): string | undefined {
+  const key = extra._meta?.[IDEMPOTENCY_KEY_META];
+  try {
+    return parseIdempotencyKey(key);
+  } catch {
+    const error = new ResilienceError(
+      'invalid_request',
+      `_meta["${IDEMPOTENCY_KEY_META}"] must be 1-255 visible ASCII characters`,
+    );
+    throw new JsonRpcRefusal(error, { toolId: tool.id });
+  }
+}
+
+/**
+ * Aborts the call when its client leaves (the HTTP request closes), cancels it, or its session
+ * closes, as a disconnect does (the ledger then says `cancelled` or `finished_after_caller_cancel`);
+ * a cancelled request's answer is ended at once. Returns what stops following.
+ */
+function follow(
+  request: McpHttpRequest,
+  extra: McpRequestExtra,
+  abort: LazyAbortController,
+  answers: McpAnswers,
+): () => void {
+  const onCancel = () => {
+    abort.abort(CLIENT_CLOSED);
+    answers.endCancelled(extra.requestId, request);
+  };
+  if (extra.signal.aborted) {
+    onCancel();
+    return noop;
+  }
+  extra.signal.addEventListener('abort', onCancel, { once: true });
+  const stopLeaving = request.abort.onAbort((reason) => abort.abort(reason));
+  return () => {
+    extra.signal.removeEventListener('abort', onCancel);
+    stopLeaving();
+  };
+}
+
+function noop(): void {}
