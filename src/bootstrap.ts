@@ -5,12 +5,32 @@ import type { FastifyInstance } from 'fastify';
 import { jsonDepthExceeds, MAX_JSON_DEPTH, ResilienceError } from './common';
 import { answerClientError, answerFrameworkError, answerProtocolErrors } from './common/nest';
 import type { BulkheadConfig } from './config';
-
-const LOG_LEVELS: LogLevel[] = ['fatal', 'error', 'warn', 'log', 'debug', 'verbose'];
+import {
+  createServiceLogger,
+  logFormatFrom,
+  logLevelsUpTo,
+  type PinoLoggerService,
+  type ServiceLoggerOptions,
+} from './logging';
 
 /** The logger levels up to and including the configured one. */
 export function logLevels(config: BulkheadConfig): LogLevel[] {
-  return LOG_LEVELS.slice(0, LOG_LEVELS.indexOf(config.server.logLevel) + 1);
+  return logLevelsUpTo(config.server.logLevel);
+}
+
+/**
+ * The service's logger: JSON lines on stdout at `server.logLevel` (pretty ones when
+ * `LOG_FORMAT=pretty` and pino-pretty is installed). A bad `LOG_FORMAT` is said once, in JSON.
+ */
+export function serviceLogger(
+  config: BulkheadConfig,
+  env: NodeJS.ProcessEnv,
+  destination?: ServiceLoggerOptions['destination'],
+): PinoLoggerService {
+  const { format, problem } = logFormatFrom(env);
+  const logger = createServiceLogger({ level: config.server.logLevel, format, destination });
+  if (problem) logger.warn({ msg: problem, event: 'logging' }, 'Bulkhead');
+  return logger;
 }
 
 export function createAdapter(config: BulkheadConfig): FastifyAdapter {

@@ -20,6 +20,7 @@ import { EventsModule, EventsRoutesModule } from './events';
 import { HealthModule } from './health';
 import { LifecycleModule } from './lifecycle';
 import { LlmModule } from './llm';
+import { LoggingModule } from './logging';
 import { McpModule } from './mcp';
 import { MetricsModule } from './metrics';
 import { OpenApiModule } from './openapi';
@@ -76,6 +77,7 @@ export class BulkheadModule {
     const modules = [
       CommonModule,
       EventsModule,
+      LoggingModule,
       AuthModule.forRootAsync({
         ...slice((config) => config.auth),
         imports: [optionsModule, ...(options.imports ?? [])],

@@ -24,6 +24,7 @@ export { EventsModule, EventsRoutesModule } from './events';
 export { HealthModule } from './health';
 export { LifecycleModule, type LifecycleModuleOptions } from './lifecycle';
 export { LlmModule, type LlmModuleOptions, type LlmProvider, type ProviderAttempt } from './llm';
+export { LoggingModule } from './logging';
 export { McpModule, type McpModuleOptions } from './mcp';
 export { MetricsModule, type MetricsModuleOptions } from './metrics';
 export { OpenApiModule, type OpenApiModuleOptions } from './openapi';
@@ -70,6 +71,17 @@ export { createRedisConnection, REDIS } from './store';
 
 // The OpenAPI document of the service's routes (served at /openapi.json, shown at /docs).
 export { buildOpenApiDocument, OPENAPI_DOCUMENT, type OpenApiDocument } from './openapi';
+
+// The service's JSON logger (pino behind Nest's LoggerService), for an app that wants the same lines.
+export {
+  createServiceLogger,
+  type ServiceLoggerOptions,
+  PinoLoggerService,
+  logFormatFrom,
+  type LogFormat,
+  logLevelsUpTo,
+} from './logging';
+export { type CallLogLine, callLogLevel } from './common';
 
 // Errors and the envelope every failure is answered with.
 export { ResilienceError, isResilienceError, toEnvelope, type ErrorKind } from './common';

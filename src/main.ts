@@ -3,7 +3,7 @@ import { Logger } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { AppModule } from './app.module';
-import { appOptions, configureApp, createAdapter, logLevels } from './bootstrap';
+import { appOptions, configureApp, createAdapter, serviceLogger } from './bootstrap';
 import { bulkheadConfig, type BulkheadConfig, ConfigError, configPath } from './config';
 
 const EXIT_GRACE_MS = 5_000;
@@ -11,27 +11,28 @@ const EXIT_GRACE_MS = 5_000;
 async function main(): Promise<void> {
   const path = configPath();
   const config = configOrExit();
+  // JSON lines on stdout, at server.logLevel: Nest's own, every module's, one per failed call.
   const app = await NestFactory.create<NestFastifyApplication>(
     AppModule.forRoot({ config: bulkheadConfig, examples: config.examples }),
     createAdapter(config),
-    appOptions(logLevels(config)),
+    appOptions(serviceLogger(config, process.env)),
   );
   configureApp(app);
   await app.listen(config.server.port, config.server.host);
   const logger = new Logger('Bulkhead');
-  logger.log(`listening on ${await app.getUrl()} with ${path}`);
+  logger.log({ msg: `listening on ${await app.getUrl()} with ${path}`, event: 'listening' });
 
   let stopping = false;
   const stop = (signal: NodeJS.Signals) => {
     if (stopping) return;
     stopping = true;
-    logger.log(`${signal} received`);
+    logger.log({ msg: `${signal} received`, event: 'shutdown', signal });
     // If a handler ignores its abort and keeps the server from closing, leave anyway.
     setTimeout(() => process.exit(1), config.server.shutdownDrainMs + EXIT_GRACE_MS).unref();
     app.close().then(
       () => process.exit(0),
       (error: unknown) => {
-        logger.error(`shutdown failed: ${(error as Error).message}`);
+        logger.error({ msg: `shutdown failed: ${(error as Error).message}`, event: 'shutdown' });
         process.exit(1);
       },
     );

@@ -1,10 +1,12 @@
 // Framework-free: mechanisms import from here. Nest and Fastify adapters are in ./nest.
 export * from './awaitable';
 export * from './call-id';
+export * from './call-log-line';
 export * from './clock';
 export * from './deferred';
 export * from './errors/envelope';
 export * from './errors/error-kinds';
+export * from './errors/reported-failures';
 export * from './errors/resilience-error';
 export * from './lazy-abort-controller';
 export * from './random';

@@ -1,4 +1,4 @@
-import { Body, Controller, Get, Inject, Param, Put, UseGuards } from '@nestjs/common';
+import { Body, Controller, Get, Inject, Logger, Param, Put, UseGuards } from '@nestjs/common';
 import { AdminGuard } from '../auth';
 import { ANONYMOUS_TENANT, CLOCK, type Clock, ResilienceError } from '../common';
 import { WithoutTenant } from '../common/nest';
@@ -18,6 +18,8 @@ const CHANGE_RULE =
 @WithoutTenant()
 @UseGuards(AdminGuard)
 export class ContainmentAdminController {
+  private readonly logger = new Logger('Bulkhead');
+
   constructor(
     @Inject(ContainmentStore) private readonly store: ContainmentStore,
     @Inject(CONTAINMENT_MODULE_OPTIONS) private readonly options: ContainmentModuleOptions,
@@ -48,8 +50,16 @@ export class ContainmentAdminController {
       { state, posture: posture ?? this.options.containment.defaultPosture, reason: reason ?? '' },
       this.clock.wallNow(),
     );
-    // Who changed it is an admin; the ledger never holds the token or the reason.
+    // Who changed it is an admin; the ledger and the log never hold the token or the reason.
     this.ledger.record('', 'admin', '', tenant, `containment_${state}`);
+    this.logger.log({
+      msg: `containment of tenant ${tenant}: ${snapshot.state} (${snapshot.posture})`,
+      event: 'containment',
+      tenant,
+      state: snapshot.state,
+      posture: snapshot.posture,
+      version: snapshot.version,
+    });
     return snapshot;
   }
 }

@@ -52,7 +52,7 @@ export async function runSeed000Demo(print: (line: string) => void): Promise<Dem
   const app = await NestFactory.create<NestFastifyApplication>(
     AppModule.forRoot({ config: bulkheadConfigOf(document, {}) }),
     createAdapter(config),
-    appOptions(['error', 'warn']),
+    appOptions(['error']), // the story is printed; the log's call and breaker lines would interleave with it
   );
   configureApp(app);
   await app.listen(0, '127.0.0.1');

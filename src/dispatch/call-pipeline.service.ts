@@ -258,6 +258,7 @@ export class CallPipeline {
       toolId: tool.id,
       lane: tool.lane,
       tenant,
+      pool: progress.replayedPool ?? call.pool,
       transport: call.transport,
       abort,
       startedAt,

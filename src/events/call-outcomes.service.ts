@@ -1,5 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { CLOCK, type Clock } from '../common';
+import { CLOCK, type Clock, markReported } from '../common';
 import { callStatus } from './call-status';
 import { EventLedger } from './event-ledger';
 
@@ -13,6 +13,8 @@ export interface CallOutcome {
   toolId: string;
   lane: string;
   tenant: string;
+  /** The HTTP pool the call's outbound requests used; absent where none was decided. */
+  pool?: 'normal' | 'isolated';
   /** How the call arrived; absent means `http`. */
   transport?: CallTransport;
   /** See `callStatus`: `ok`, an error kind, `cancelled`, `finished_after_caller_cancel`. */
@@ -31,6 +33,8 @@ export interface FinishedCall {
   toolId: string;
   lane: string;
   tenant: string;
+  /** The HTTP pool its containment snapshot gave it. */
+  pool?: 'normal' | 'isolated';
   /** How the call arrived. @default 'http' */
   transport?: CallTransport;
   /** The call's cancellation: whether (and why) it was aborted. */
@@ -73,11 +77,14 @@ export class CallOutcomes {
   /** Records how a call ended; returns its duration in milliseconds, to 0.1 ms. */
   finish(call: FinishedCall): number {
     const durationMs = Math.round((this.clock.now() - call.startedAt) * 10) / 10;
+    // The envelope filter then knows this failure has its ledger line and log line already.
+    if (call.error !== undefined) markReported(call.error);
     this.record({
       callId: call.callId,
       toolId: call.toolId,
       lane: call.lane,
       tenant: call.tenant,
+      pool: call.pool,
       transport: call.transport,
       status: callStatus(call),
       durationMs,

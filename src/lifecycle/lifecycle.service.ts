@@ -58,7 +58,11 @@ export class Lifecycle implements OnModuleInit, BeforeApplicationShutdown {
     // into a closing server (docs/pitfalls.md #6).
     (this.adapterHost.httpAdapter?.getHttpServer() as Server | undefined)?.closeIdleConnections?.();
     const drainMs = this.options.shutdownDrainMs ?? DEFAULT_DRAIN_MS;
-    this.logger.log(`shutting down: admission stopped, draining for up to ${drainMs} ms`);
+    this.logger.log({
+      msg: `shutting down: admission stopped, draining for up to ${drainMs} ms`,
+      event: 'shutdown',
+      drainMs,
+    });
     let timer: unknown;
     const deadline = new Promise<false>((resolve) => {
       timer = this.clock.setTimer(() => resolve(false), drainMs);
@@ -66,11 +70,15 @@ export class Lifecycle implements OnModuleInit, BeforeApplicationShutdown {
     const finished = await Promise.race([this.lanes.whenIdle().then(() => true as const), deadline]);
     this.clock.clearTimer(timer);
     if (finished) {
-      this.logger.log('drained: every accepted call finished');
+      this.logger.log({ msg: 'drained: every accepted call finished', event: 'shutdown' });
       return;
     }
     const left = Object.values(this.lanes.snapshot()).reduce((sum, lane) => sum + lane.active + lane.waiting, 0);
-    this.logger.warn(`drain time over: stopping ${left} unfinished calls`);
+    this.logger.warn({
+      msg: `drain time over: stopping ${left} unfinished calls`,
+      event: 'shutdown',
+      unfinished: left,
+    });
     this.lanes.stopNow(SHUTDOWN_STOPPED);
   }
 }

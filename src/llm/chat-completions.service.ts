@@ -374,6 +374,7 @@ export class ChatCompletions {
       toolId: `llm.${route.name}`,
       lane: route.lane,
       tenant: call.tenant,
+      pool: call.pool,
       abort: call.abort,
       startedAt,
       started: progress.attempts > 0,

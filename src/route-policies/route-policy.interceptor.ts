@@ -104,6 +104,7 @@ export class RoutePolicyInterceptor implements NestInterceptor {
       toolId: plan.label,
       lane: plan.lane?.name ?? '',
       tenant: state.tenant ?? ANONYMOUS_TENANT,
+      pool: state.pool,
       abort: state.abort,
       startedAt,
       started,

@@ -59,11 +59,15 @@ describeRedis('batchWritesThisTick (a real Redis at REDIS_URL)', () => {
   });
 });
 
-/** A logger that keeps its lines as `level: message`. */
-function recordingLogger(): { logger: LoggerService; lines: string[] } {
+/** A logger that keeps its lines as `level: msg`, and their fields. */
+function recordingLogger(): { logger: LoggerService; lines: string[]; fields: Array<Record<string, unknown>> } {
   const lines: string[] = [];
-  const keep = (level: string) => (message: unknown) => lines.push(`${level}: ${String(message)}`);
-  return { lines, logger: { log: keep('log'), warn: keep('warn'), error: keep('error') } };
+  const fields: Array<Record<string, unknown>> = [];
+  const keep = (level: string) => (message: Record<string, unknown>) => {
+    lines.push(`${level}: ${String(message.msg)}`);
+    fields.push(message);
+  };
+  return { lines, fields, logger: { log: keep('log'), warn: keep('warn'), error: keep('error') } };
 }
 
 /** Resolves after the connection has scheduled `count` more reconnects (each after a failure). */
@@ -87,24 +91,30 @@ describe('createRedisConnection while Redis is unreachable', () => {
 
   it('logs one line, without a stack, however often it retries, and prints no unhandled error', async () => {
     const printed = jest.spyOn(console, 'error').mockImplementation(() => undefined);
-    const { logger, lines } = recordingLogger();
+    const { logger, lines, fields } = recordingLogger();
 
     redis = createRedisConnection({ url: REFUSED_URL, commandTimeoutMs: 100, logger });
     await reconnects(redis, 4);
 
     expect(lines).toEqual(['warn: redis: cannot connect to 127.0.0.1:1 (ECONNREFUSED); retrying']);
+    expect(fields[0]).toMatchObject({
+      event: 'redis',
+      state: 'unreachable',
+      endpoint: '127.0.0.1:1',
+      cause: 'ECONNREFUSED',
+    });
     expect(printed).not.toHaveBeenCalled();
   });
 
   it('keeps the password of the URL out of its lines', async () => {
-    const { logger, lines } = recordingLogger();
+    const { logger, lines, fields } = recordingLogger();
 
     redis = createRedisConnection({ url: 'redis://:hunter2-secret@127.0.0.1:1', commandTimeoutMs: 100, logger });
     await reconnects(redis, 2);
 
     expect(lines).toHaveLength(1);
     expect(lines[0]).toContain('127.0.0.1:1');
-    expect(lines[0]).not.toContain('hunter2-secret');
+    expect(JSON.stringify(fields)).not.toContain('hunter2-secret');
   });
 
   it('logs through a Nest Logger in context Redis when given no logger', async () => {
@@ -113,7 +123,9 @@ describe('createRedisConnection while Redis is unreachable', () => {
     redis = createRedisConnection({ url: REFUSED_URL, commandTimeoutMs: 100 });
     await reconnects(redis, 2);
 
-    expect(warn.mock.calls).toEqual([['redis: cannot connect to 127.0.0.1:1 (ECONNREFUSED); retrying']]);
+    expect(warn.mock.calls).toEqual([
+      [expect.objectContaining({ msg: 'redis: cannot connect to 127.0.0.1:1 (ECONNREFUSED); retrying' })],
+    ]);
     expect((warn.mock.contexts[0] as { context?: string }).context).toBe('Redis');
   });
 });
@@ -132,7 +144,7 @@ describeRedisServer('createRedisConnection across a Redis restart (a private red
   });
 
   it('logs connected, lost and connected again, one line each, and nothing while Redis stays down', async () => {
-    const { logger, lines } = recordingLogger();
+    const { logger, lines, fields } = recordingLogger();
     redis = createRedisConnection({ url: server.url, commandTimeoutMs: 500, logger });
     await readyWithin(redis, 5_000);
     expect(lines).toEqual([`log: redis: connected to 127.0.0.1:${server.port}`]);
@@ -143,6 +155,7 @@ describeRedisServer('createRedisConnection across a Redis restart (a private red
     expect(lines[1]).toMatch(
       new RegExp(`^warn: redis: connection to 127\\.0\\.0\\.1:${server.port} lost \\(.+\\); reconnecting$`),
     );
+    expect(fields.map((line) => line.state)).toEqual(['connected', 'lost']);
 
     await server.start();
     await readyWithin(redis, 5_000);

@@ -39,7 +39,8 @@ export function createRedisConnection(options: RedisConnectionOptions): Redis {
  * Logs one line when the connection comes up and one when it goes down, and nothing while it
  * stays down: ioredis emits 'error' on every failed reconnect, and without a listener Node
  * prints each one with its stack. A line names the host and port and the error's code, never
- * the URL's credentials nor a stack.
+ * the URL's credentials nor a stack. Each is an object message (`event: redis`, `state`
+ * `connected`, `lost` or `unreachable`, `endpoint`, `cause`) with the text in `msg`.
  */
 function logStateChanges(redis: Redis, url: string, logger: LoggerService): void {
   const where = endpointOf(url);
@@ -49,15 +50,22 @@ function logStateChanges(redis: Redis, url: string, logger: LoggerService): void
     cause = causeOf(error, url);
   });
   redis.on('ready', () => {
-    if (state !== 'up') logger.log(`redis: connected to ${where}`);
+    if (state !== 'up') {
+      logger.log({ msg: `redis: connected to ${where}`, event: 'redis', state: 'connected', endpoint: where });
+    }
     state = 'up';
     cause = 'connection closed';
   });
   // 'reconnecting' follows every close that ioredis retries, and no close that quit() or
   // disconnect() asked for: a connection closed on purpose logs nothing.
   redis.on('reconnecting', () => {
-    if (state === 'up') logger.warn(`redis: connection to ${where} lost (${cause}); reconnecting`);
-    else if (state === 'starting') logger.warn(`redis: cannot connect to ${where} (${cause}); retrying`);
+    if (state === 'up') {
+      const msg = `redis: connection to ${where} lost (${cause}); reconnecting`;
+      logger.warn({ msg, event: 'redis', state: 'lost', endpoint: where, cause });
+    } else if (state === 'starting') {
+      const msg = `redis: cannot connect to ${where} (${cause}); retrying`;
+      logger.warn({ msg, event: 'redis', state: 'unreachable', endpoint: where, cause });
+    }
     state = 'down';
   });
 }

@@ -83,13 +83,15 @@ describe('shutdown of the running service', () => {
     await eventually(async () => expect((await ready(url)).status).toBe(503));
   }
 
-  /** The child's log lines that say what the service did, in the order it wrote them. */
+  /** The `msg` of the child's shutdown lines (JSON, `event: shutdown`), in the order it wrote them. */
   function lifecycleLog(service: ServiceProcess): string[] {
     return service
       .output()
       .split('\n')
-      .map((line) => /\[Bulkhead\] (.*)$/.exec(line)?.[1])
-      .filter((line): line is string => line !== undefined && !line.startsWith('listening on'));
+      .filter((line) => line.startsWith('{'))
+      .map((line) => JSON.parse(line) as { event?: string; msg?: string })
+      .filter((line) => line.event === 'shutdown')
+      .map((line) => line.msg!);
   }
 
   it(

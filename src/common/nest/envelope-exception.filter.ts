@@ -1,9 +1,11 @@
 import { type ArgumentsHost, Catch, type ExceptionFilter, HttpException, Logger } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { existingCallState } from './call-state';
+import { type CallState, existingCallState } from './call-state';
 import { retryAfterSeconds, toEnvelope } from '../errors/envelope';
 import { fromHttpException } from './http-exception-mapping';
+import { wasReported } from '../errors/reported-failures';
 import { asResilienceError, type ResilienceError } from '../errors/resilience-error';
+import { logRefusal } from './refusal-log';
 import { logIfUnexpected } from './unexpected-errors';
 
 /**
@@ -28,6 +30,27 @@ export class EnvelopeExceptionFilter implements ExceptionFilter {
       .status(error.status)
       .type('application/json; charset=utf-8')
       .send(toEnvelope(error, { callId: state?.callId, toolId: state?.toolId, openai: state?.openaiErrors }));
+    // A call's own failure has its line already; a request refused before its call began gets one here.
+    if (!wasReported(error)) this.logRefusal(request, reply, state, error);
+  }
+
+  private logRefusal(
+    request: FastifyRequest,
+    reply: FastifyReply,
+    state: CallState | undefined,
+    error: ResilienceError,
+  ) {
+    // The route's pattern, never the URL: a path or query string is the caller's text.
+    const pattern = request.routeOptions?.url;
+    const refusal = {
+      callId: state?.callId,
+      tenant: state?.tenant,
+      tool: state?.toolId,
+      pool: state?.pool,
+      durationMs: Math.round(reply.elapsedTime * 10) / 10,
+      route: pattern === undefined ? undefined : `${request.method} ${pattern}`,
+    };
+    logRefusal(this.logger, error, refusal, pattern !== undefined);
   }
 
   private toResilienceError(exception: unknown): ResilienceError {

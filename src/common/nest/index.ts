@@ -6,6 +6,7 @@ export * from './http-exception-mapping';
 export * from './framework-errors';
 export * from './client-errors';
 export * from './unexpected-errors';
+export * from './refusal-log';
 export * from './without-tenant.decorator';
 export * from './route-cache';
 export * from './module-extras';

@@ -5,8 +5,9 @@ import {
   type LazyAbortController,
   resolveCallId,
   toEnvelope,
+  wasReported,
 } from '../../common';
-import { logIfUnexpected } from '../../common/nest';
+import { logIfUnexpected, logRefusal } from '../../common/nest';
 import type { PoolName } from '../../containment';
 import { CallPipeline, type ToolCallSuccess } from '../call-pipeline.service';
 import { ToolRegistry } from '../tool-registry.service';
@@ -63,6 +64,11 @@ export class BatchRunner {
     } catch (error) {
       const failure = asResilienceError(error);
       logIfUnexpected(this.logger, failure);
+      // An entry refused before its call began (its shape, call id or tool) has no call line yet.
+      if (!wasReported(failure)) {
+        const { callId, toolId: tool } = labels;
+        logRefusal(this.logger, failure, { callId, tool, tenant: caller.tenant, pool: caller.pool, durationMs: 0 });
+      }
       return toEnvelope(failure, labels);
     }
   }

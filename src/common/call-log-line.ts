@@ -1,0 +1,80 @@
+import { ERROR_KINDS, isErrorKind } from './errors/error-kinds';
+
+/** The Nest log level a call's line is written at. */
+export type CallLogLevel = 'debug' | 'log' | 'warn';
+
+/**
+ * Outcomes where something failed that an operator should look at: a dependency (`transient`,
+ * `timeout`), a store (`unavailable`), a bug (`internal`, a company handler's own `error`), or a
+ * destination the egress rules refused (a allow list that misses a host, or a call steered at a
+ * private address). Every other failure is the service refusing a call by its own rules, as
+ * designed (a full queue, an open circuit, a budget, a rate limit, a bad or unknown request, a
+ * client that left): those are `log`.
+ */
+const WARN_OUTCOMES: ReadonlySet<string> = new Set([
+  'transient',
+  'timeout',
+  'unavailable',
+  'internal',
+  'error',
+  'egress_denied',
+]);
+
+/** The level of a call's line by its outcome (`ok`, an error kind, `cancelled`, ...): successes are `debug`. */
+export function callLogLevel(outcome: string): CallLogLevel {
+  if (outcome === 'ok') return 'debug';
+  return WARN_OUTCOMES.has(outcome) ? 'warn' : 'log';
+}
+
+/**
+ * One call's log line: fixed fields from validated values only (configured names, the validated
+ * call id, the tenant its key or resolver gave). Never arguments, results, prompts, bodies,
+ * headers, keys or tokens. Written as an object message (`msg` inside), the convention pino and
+ * nestjs-pino take as the line's fields.
+ */
+export interface CallLogLine {
+  msg: string;
+  event: 'call' | 'request';
+  callId: string | undefined;
+  tenant: string | undefined;
+  /** The tool, `llm.<route>`, or `Controller.method` for a company's `@Bulkhead` route. */
+  tool: string | undefined;
+  lane: string | undefined;
+  pool: 'normal' | 'isolated' | undefined;
+  /** `ok`, an error kind, `cancelled` or `finished_after_caller_cancel` (the client left). */
+  kind: string;
+  /** The HTTP status of the answer; none when the client left before it. */
+  statusCode: number | undefined;
+  attempts: number;
+  durationMs: number;
+  /** Only when the outcome was another call's (joined or replayed by idempotency key, a cache hit). */
+  replayed?: true;
+  /** Only on a call chaos touched: what it injected into its attempts, in order. */
+  chaos?: readonly string[];
+  /** Only on a call that came another way than the HTTP routes: `mcp`. */
+  transport?: string;
+  /** `METHOD /pattern` of a request refused before any call began (never the URL itself). */
+  route?: string;
+}
+
+const messages = new Map<string, string>();
+
+/** `call ok`, `call failed (timeout)`, `call refused (queue_full)`, `call cancelled (...)`; made once per outcome. */
+export function callLogMessage(outcome: string): string {
+  let message = messages.get(outcome);
+  if (message === undefined) {
+    const level = callLogLevel(outcome);
+    if (outcome === 'ok') message = 'call ok';
+    else if (outcome === 'cancelled' || outcome === 'finished_after_caller_cancel')
+      message = `call cancelled (${outcome})`;
+    else message = `call ${level === 'warn' ? 'failed' : 'refused'} (${outcome})`;
+    messages.set(outcome, message);
+  }
+  return message;
+}
+
+/** The HTTP status a call's outcome was answered with: 200, the kind's own, or none (the client left). */
+export function outcomeStatusCode(outcome: string): number | undefined {
+  if (outcome === 'ok') return 200;
+  return isErrorKind(outcome) ? ERROR_KINDS[outcome].status : outcome === 'error' ? 500 : undefined;
+}
