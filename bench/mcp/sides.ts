@@ -1,12 +1,15 @@
 /**
  * The sides of the MCP benchmark: one tool call (`echo`, `{}`) made four ways against the built
- * service, for the same API-key tenant.
+ * service, for the same API-key tenant, and two ways to an upstream MCP server.
  *
- *   rest        POST /v1/tools/echo/invoke (the baseline)
- *   mcp-sse     POST /mcp, `tools/call` as raw JSON-RPC, answered as an event stream (the default)
- *   mcp-json    the same, on a service answering JSON (`mcp.responses: json`)
- *   sdk-client  the official MCP SDK client's `callTool` (StreamableHTTPClientTransport), on the
- *               SSE service: what an agent runtime sees, its client's cost included
+ *   rest             POST /v1/tools/echo/invoke (the baseline)
+ *   mcp-sse          POST /mcp, `tools/call` as raw JSON-RPC, answered as an event stream (the default)
+ *   mcp-json         the same, on a service answering JSON (`mcp.responses: json`)
+ *   sdk-client       the official MCP SDK client's `callTool` (StreamableHTTPClientTransport), on the
+ *                    SSE service: what an agent runtime sees, its client's cost included
+ *   upstream-direct  raw JSON-RPC `tools/call` of `echo` on the upstream MCP server itself
+ *   via-bulkhead     raw JSON-RPC `tools/call` of `up.echo` on the SSE service's `/mcp`: the
+ *                    `kind: mcp` tool that calls the same upstream's `echo` (pool, session, pipeline)
  *
  * The raw sides use one undici Pool of `workers` connections per side; each worker has a session
  * of its own (JSON-RPC ids are unique per session), opened before the runs.
@@ -16,8 +19,11 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { Pool } from 'undici';
 import type { Caller } from './closed-loop';
 
-export type Side = 'rest' | 'mcp-sse' | 'mcp-json' | 'sdk-client';
+export type Side = 'rest' | 'mcp-sse' | 'mcp-json' | 'sdk-client' | 'upstream-direct' | 'via-bulkhead';
+/** The sides compared with the REST route. */
 export const SIDES: readonly Side[] = ['rest', 'mcp-sse', 'mcp-json', 'sdk-client'];
+/** The sides of the upstream MCP server: directly, and through Bulkhead's `kind: mcp` tool. */
+export const UPSTREAM_SIDES: readonly Side[] = ['upstream-direct', 'via-bulkhead'];
 
 export const PROTOCOL_VERSION = '2025-06-18';
 const ACCEPT = 'application/json, text/event-stream';
@@ -48,8 +54,8 @@ export function restCallers(endpoint: Endpoint, workers: number): SideCallers {
   return { callers: Array.from({ length: workers }, () => callOnce), close: () => pool.close() };
 }
 
-/** `workers` callers of `/mcp` speaking raw JSON-RPC, each on a session of its own. */
-export async function rawMcpCallers(endpoint: Endpoint, workers: number): Promise<SideCallers> {
+/** `workers` callers of `/mcp` speaking raw JSON-RPC, each on a session of its own, calling `tool`. */
+export async function rawMcpCallers(endpoint: Endpoint, workers: number, tool = 'echo'): Promise<SideCallers> {
   const pool = new Pool(endpoint.base, { connections: workers });
   const headers = { ...endpoint.headers, 'content-type': 'application/json', accept: ACCEPT };
   const callers = await Promise.all(
@@ -58,7 +64,7 @@ export async function rawMcpCallers(endpoint: Endpoint, workers: number): Promis
       const onSession = { ...headers, 'mcp-session-id': session, 'mcp-protocol-version': PROTOCOL_VERSION };
       let id = 1;
       const callOnce: Caller = async () => {
-        const body = `{"jsonrpc":"2.0","id":${++id},"method":"tools/call","params":{"name":"echo","arguments":{}}}`;
+        const body = `{"jsonrpc":"2.0","id":${++id},"method":"tools/call","params":{"name":"${tool}","arguments":{}}}`;
         const answer = await pool.request({ path: '/mcp', method: 'POST', headers: onSession, body });
         const text = await answer.body.text();
         return answer.statusCode === 200 && text.includes('"structuredContent"') && !text.includes('"isError":true');

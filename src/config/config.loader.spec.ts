@@ -288,7 +288,7 @@ describe('config loader', () => {
 
     it('reports an unknown tool kind', () => {
       expect(problemsOf(parseConfig(withTool({ kind: 'grpc' }), {}))).toEqual([
-        'tools.x.kind: must be one of http, builtin, code',
+        'tools.x.kind: must be one of http, builtin, code, mcp',
       ]);
     });
 

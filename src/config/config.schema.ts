@@ -193,6 +193,7 @@ export type LaneConfig = BulkheadConfig['lanes'][string];
 export type ToolConfig = BulkheadConfig['tools'][string];
 export type HttpToolConfig = Extract<ToolConfig, { kind: 'http' }>;
 export type CodeToolConfig = Extract<ToolConfig, { kind: 'code' }>;
+export type McpToolConfig = Extract<ToolConfig, { kind: 'mcp' }>;
 export type RetryConfig = NonNullable<ToolConfig['retry']>;
 export type BreakerConfig = BulkheadConfig['breakers'][string];
 export type IdempotencyConfig = BulkheadConfig['idempotency'];

@@ -1,5 +1,6 @@
 import type { Environment } from './env-substitution';
 import { NAME_PATTERN } from './schema-helpers';
+import { UPSTREAM_TOOL_NAME } from './tool.schema';
 
 /** The environment variable that alone lets `chaos.enabled: true` through. */
 export const ALLOW_CHAOS_VARIABLE = 'BULKHEAD_ALLOW_CHAOS';
@@ -18,9 +19,14 @@ export function crossReferenceProblems(document: unknown, env: Environment = {})
   const tools = isMapping(document.tools) ? document.tools : {};
   const breakers = isMapping(document.breakers) ? Object.keys(document.breakers) : [];
   const problems: string[] = [];
+  const imported = importedToolIds(tools, problems);
   for (const breaker of breakers) {
     if (NAME_PATTERN.test(breaker) && Object.hasOwn(tools, breaker)) {
       problems.push(`breakers.${breaker}: is the breaker of tool '${breaker}': set it under tools.${breaker}.breaker`);
+    }
+    const entry = imported.get(breaker);
+    if (NAME_PATTERN.test(breaker) && entry !== undefined) {
+      problems.push(`breakers.${breaker}: is the breaker of tool '${breaker}': set it under tools.${entry}.breaker`);
     }
   }
   problems.push(...semanticCacheProblems(document));
@@ -42,6 +48,32 @@ export function crossReferenceProblems(document: unknown, env: Environment = {})
     }
   }
   return problems;
+}
+
+/**
+ * The ids an mcp entry's `tools` list registers (`<entry id>.<name>`), by id, with the entry
+ * they come from; an id that is not a valid tool id, or that another entry already is, is a
+ * problem. `'*'` imports what the server lists at start-up, which only start-up can check.
+ */
+function importedToolIds(tools: Record<string, unknown>, problems: string[]): Map<string, string> {
+  const imported = new Map<string, string>();
+  for (const [entry, definition] of Object.entries(tools)) {
+    if (!isMapping(definition) || definition.kind !== 'mcp' || !Array.isArray(definition.tools)) continue;
+    if (!NAME_PATTERN.test(entry)) continue;
+    definition.tools.forEach((name: unknown, index) => {
+      if (typeof name !== 'string' || !UPSTREAM_TOOL_NAME.test(name)) return;
+      const id = `${entry}.${name}`;
+      const where = `tools.${entry}.tools[${index}]`;
+      if (!NAME_PATTERN.test(id)) {
+        problems.push(`${where}: registers '${id}', longer than a tool id may be (64 characters)`);
+      } else if (Object.hasOwn(tools, id)) {
+        problems.push(`${where}: registers '${id}', which is already the id of tools.${id}`);
+      } else {
+        imported.set(id, entry);
+      }
+    });
+  }
+  return imported;
 }
 
 /**

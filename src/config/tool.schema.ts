@@ -56,18 +56,25 @@ const RESERVED_HEADERS = new Set([
   'x-call-id',
 ]);
 
-const headers = z
-  .record(
-    z.string().regex(/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/, { error: 'must be a valid HTTP header name' }),
-    z.string({ error: 'must be a string' }).regex(/^[^\r\n\0]*$/, { error: 'must not contain line breaks' }),
-  )
-  .superRefine((value, context) => {
-    for (const key of Object.keys(value)) {
-      if (RESERVED_HEADERS.has(key.toLowerCase())) {
-        context.addIssue({ code: 'custom', path: [key], message: 'is set by Bulkhead and cannot be configured' });
+/** Header names an mcp tool may not set besides those: the MCP transport sets them per session. */
+const MCP_RESERVED_HEADERS = new Set([...RESERVED_HEADERS, 'last-event-id', 'mcp-protocol-version', 'mcp-session-id']);
+
+/** Headers sent on every request to the upstream (`${ENV}` for secrets); `reserved` names are refused. */
+const headersOf = (reserved: ReadonlySet<string>) =>
+  z
+    .record(
+      z.string().regex(/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/, { error: 'must be a valid HTTP header name' }),
+      z.string({ error: 'must be a string' }).regex(/^[^\r\n\0]*$/, { error: 'must not contain line breaks' }),
+    )
+    .superRefine((value, context) => {
+      for (const key of Object.keys(value)) {
+        if (reserved.has(key.toLowerCase())) {
+          context.addIssue({ code: 'custom', path: [key], message: 'is set by Bulkhead and cannot be configured' });
+        }
       }
-    }
-  });
+    });
+
+const headers = headersOf(RESERVED_HEADERS);
 
 /**
  * An http tool's arguments as a JSON Schema (draft 2020-12): checked before the call is admitted
@@ -98,7 +105,66 @@ const toolDefaults = {
   containment: containmentRule().default('allow'),
 };
 
-/** One entry of `tools`: an http, builtin or code tool. */
+/**
+ * A tool's name on an upstream MCP server, as the MCP specification allows it (1-128 letters,
+ * digits, `_`, `-`, `.`): it is sent to the upstream, and `tools` turns it into part of an id.
+ */
+export const UPSTREAM_TOOL_NAME = /^[A-Za-z0-9_.-]{1,128}$/;
+const upstreamToolName = () =>
+  z.string({ error: 'must be a string' }).regex(UPSTREAM_TOOL_NAME, {
+    error: 'must be 1-128 letters, digits, "_", "-" or "." (an MCP tool name)',
+  });
+
+/**
+ * A tool of an upstream MCP server (Streamable HTTP): `tool` names one, registered under this
+ * entry's id; `tools` imports several (a list, or `'*'` for every tool the server lists at
+ * start-up), each registered as `<entry id>.<name>`. Exactly one of the two.
+ */
+const mcpTool = z
+  .strictObject({
+    ...toolCommon,
+    ...toolDefaults,
+    kind: z.literal('mcp'),
+    url: httpUrl(),
+    tool: upstreamToolName().optional(),
+    tools: z
+      .union(
+        [
+          z.literal('*'),
+          z.array(upstreamToolName(), { error: 'must be a list' }).min(1, { error: 'must name at least one tool' }),
+        ],
+        {
+          error: "must be '*' or a list of tool names",
+        },
+      )
+      .optional(),
+    headers: headersOf(MCP_RESERVED_HEADERS).optional(),
+    /** The most one answer of the upstream (a `tools/call` response, as JSON or an event stream) may take. */
+    maxResponseBytes: intIn(1, 64 * MiB).default(MiB),
+    /** Replaces the upstream's own input schema (only with `tool`): what is listed and checked. */
+    inputSchema: inputSchema.optional(),
+  })
+  .superRefine((value, context) => {
+    if ((value.tool === undefined) === (value.tools === undefined)) {
+      context.addIssue({
+        code: 'custom',
+        path: ['tool'],
+        message: "needs exactly one of tool (one upstream tool) or tools ('*' or a list, imported as <id>.<name>)",
+      });
+    }
+    if (value.tools !== undefined && value.inputSchema !== undefined) {
+      context.addIssue({
+        code: 'custom',
+        path: ['inputSchema'],
+        message: 'is only for one tool (tool:); imported tools take the upstream server’s schemas',
+      });
+    }
+    if (Array.isArray(value.tools) && new Set(value.tools).size !== value.tools.length) {
+      context.addIssue({ code: 'custom', path: ['tools'], message: 'names a tool twice' });
+    }
+  });
+
+/** One entry of `tools`: an http, builtin, code or mcp tool. */
 export const tool = z.discriminatedUnion(
   'kind',
   [
@@ -122,6 +188,7 @@ export const tool = z.discriminatedUnion(
       idempotent: bool().optional(),
       containment: containmentRule().optional(),
     }),
+    mcpTool,
   ],
-  { error: 'must be one of http, builtin, code' },
+  { error: 'must be one of http, builtin, code, mcp' },
 );

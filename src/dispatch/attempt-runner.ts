@@ -37,7 +37,7 @@ class AttemptContext implements ToolContext {
     readonly tenant: string,
     readonly attempt: number,
     readonly idempotencyKey: string | undefined,
-    private readonly pool: HttpPool,
+    private readonly httpPool: HttpPool,
     private readonly abort: LazyAbortController,
   ) {}
 
@@ -46,7 +46,11 @@ class AttemptContext implements ToolContext {
   }
 
   get http(): ToolHttp {
-    return (this.client ??= new AttemptHttp(this.pool, this.abort));
+    return (this.client ??= new AttemptHttp(this.httpPool, this.abort));
+  }
+
+  get pool(): PoolName {
+    return this.httpPool.name;
   }
 }
 

@@ -1,9 +1,18 @@
-import { Inject, Injectable, type OnModuleInit } from '@nestjs/common';
+import {
+  type BeforeApplicationShutdown,
+  Inject,
+  Injectable,
+  Logger,
+  type OnModuleInit,
+  Optional,
+} from '@nestjs/common';
 import { DiscoveryService, MetadataScanner } from '@nestjs/core';
 import { LaneRegistry } from '../bulkhead';
 import { BreakerRegistry, type BreakerSettings } from '../circuit-breaker';
 import { CLOCK, type Clock, ResilienceError } from '../common';
-import { type CodeToolConfig, NAME_PATTERN, type ToolConfig } from '../config';
+import { type CodeToolConfig, type McpToolConfig, NAME_PATTERN, type ToolConfig } from '../config';
+import { HttpPools } from '../containment';
+import { Lifecycle } from '../lifecycle';
 import { DISPATCH_MODULE_OPTIONS, type DispatchModuleOptions } from './dispatch.module-definition';
 import { DEFAULT_RETRY_BUDGET, RetryBudget, type RetryBudgetSettings } from './retry/retry-budget';
 import { DEFAULT_RETRY, RetryPolicy, type RetrySettings } from './retry/retry-policy';
@@ -13,6 +22,7 @@ import { compileInputCheck } from './tool-input-check';
 import { DELAY_INPUT_SCHEMA, delay, validateDelay } from './tools/delay.tool';
 import { echo } from './tools/echo.tool';
 import { httpTool } from './tools/http.tool';
+import { McpToolKind } from './tools/mcp-tool-kind';
 
 const acceptAnything = (): void => undefined;
 const DEFAULT_TIMEOUT_MS = 30_000;
@@ -30,12 +40,18 @@ function defined<T extends object>(value: T | undefined): Partial<T> {
 }
 
 /**
- * The trusted tool registry: tools from the config file and `@Tool` provider methods, built
- * once at start-up and frozen. Nothing a caller or a model says can add a tool or a lane.
+ * The trusted tool registry: tools from the config file (upstream MCP servers' listed at
+ * start-up) and `@Tool` provider methods, built once at start-up and then fixed. Nothing a
+ * caller or a model says can add a tool or a lane. What may change after start-up is what an
+ * upstream MCP server says of its own tools (description, input schema): {@link onChange}.
  */
 @Injectable()
-export class ToolRegistry implements OnModuleInit {
+export class ToolRegistry implements OnModuleInit, BeforeApplicationShutdown {
+  private readonly logger = new Logger('Bulkhead');
   private tools: ReadonlyMap<string, ToolDefinition> = new Map();
+  private readonly mcp: McpToolKind;
+  private changes = 0;
+  private listeners: Array<() => void> = [];
 
   constructor(
     @Inject(DISPATCH_MODULE_OPTIONS) private readonly options: DispatchModuleOptions,
@@ -44,25 +60,41 @@ export class ToolRegistry implements OnModuleInit {
     @Inject(CLOCK) private readonly clock: Clock,
     private readonly discovery: DiscoveryService,
     private readonly scanner: MetadataScanner,
-  ) {}
+    pools: HttpPools,
+    // Optional: an app without the drain closes the upstream sessions at once.
+    @Optional() @Inject(Lifecycle) private readonly lifecycle: Lifecycle | null,
+  ) {
+    this.mcp = new McpToolKind(pools, clock, this.logger);
+  }
 
-  onModuleInit(): void {
-    const registrations = this.findToolMethods();
-    const tools = new Map<string, ToolDefinition>();
-    for (const [id, config] of Object.entries(this.options.tools ?? {})) {
-      tools.set(id, this.fromConfig(id, config, registrations.get(id)));
+  async onModuleInit(): Promise<void> {
+    try {
+      this.tools = await this.build();
+    } catch (error) {
+      // The app will not start: the sessions opened to list the servers end with it.
+      await this.mcp.close();
+      throw error;
     }
-    for (const [id, registration] of registrations) {
-      if (!tools.has(id)) tools.set(id, this.fromRegistration(registration));
-    }
-    for (const tool of tools.values()) {
-      if (!this.lanes.get(tool.lane)) {
-        throw new Error(
-          `tool '${tool.id}': the config has no lane '${tool.lane}' (lanes: ${this.lanes.names().join(', ')})`,
-        );
-      }
-    }
-    this.tools = tools;
+    this.mcp.onChange(() => this.changed());
+  }
+
+  /** Upstream MCP sessions end after the drain (their calls finish first), before the pools close. */
+  async beforeApplicationShutdown(): Promise<void> {
+    await this.lifecycle?.drain();
+    await this.mcp.close();
+  }
+
+  /** Goes up by one whenever what the registry shows of its tools changes (an upstream's listing). */
+  get revision(): number {
+    return this.changes;
+  }
+
+  /** Calls `listener` when what the registry shows of its tools changes; returns its remover. */
+  onChange(listener: () => void): () => void {
+    this.listeners.push(listener);
+    return () => {
+      this.listeners = this.listeners.filter((item) => item !== listener);
+    };
   }
 
   get(id: string): ToolDefinition | undefined {
@@ -81,24 +113,51 @@ export class ToolRegistry implements OnModuleInit {
     return [...this.tools.values()];
   }
 
-  private fromConfig(id: string, config: ToolConfig, registration: Registered | undefined): ToolDefinition {
+  /** Every tool: the config's (upstream MCP servers listed first), then the `@Tool` methods it does not name. */
+  private async build(): Promise<ReadonlyMap<string, ToolDefinition>> {
+    const registrations = this.findToolMethods();
+    const entries = Object.entries(this.options.tools ?? {});
+    await this.mcp.discover(entries);
+    const tools = new Map<string, ToolDefinition>();
+    for (const [id, config] of entries) {
+      if (config.kind !== 'mcp') {
+        if (tools.has(id)) throw new Error(`tool '${id}' of the config is also imported from an MCP server`);
+        tools.set(id, this.fromConfig(id, config, registrations.get(id)));
+        continue;
+      }
+      for (const [toolId, upstreamName] of this.mcp.toolsOf(id, config)) {
+        if (registrations.has(toolId) || tools.has(toolId)) {
+          throw new Error(
+            `tool '${toolId}' of tools.${id} is also ${registrations.has(toolId) ? 'a @Tool method' : 'in the config'}`,
+          );
+        }
+        tools.set(toolId, this.fromMcp(id, toolId, upstreamName, config));
+      }
+    }
+    for (const [id, registration] of registrations) {
+      if (!tools.has(id)) tools.set(id, this.fromRegistration(registration));
+    }
+    for (const tool of tools.values()) {
+      if (!this.lanes.get(tool.lane)) {
+        throw new Error(
+          `tool '${tool.id}': the config has no lane '${tool.lane}' (lanes: ${this.lanes.names().join(', ')})`,
+        );
+      }
+    }
+    return tools;
+  }
+
+  private fromConfig(
+    id: string,
+    config: Exclude<ToolConfig, McpToolConfig>,
+    registration: Registered | undefined,
+  ): ToolDefinition {
     if (config.kind === 'code') {
       if (!registration) throw new Error(`tool '${id}' is of kind code, but no provider has a @Tool('${id}') method`);
       return this.fromRegistration(registration, config);
     }
     if (registration) throw new Error(`tool '${id}' is both a ${config.kind} tool in the config and a @Tool method`);
-    const common = {
-      id,
-      kind: config.kind,
-      lane: config.lane,
-      description: config.description,
-      timeoutMs: config.timeoutMs,
-      idempotent: config.idempotent,
-      containment: config.containment,
-      costUsd: config.costUsd ?? 0,
-      tokens: config.tokens ?? 0,
-      ...this.resilience(id, config.timeoutMs, config),
-    };
+    const common = this.commonOf(id, config);
     if (config.kind === 'http') {
       const schema = config.inputSchema as ToolInputSchema | undefined;
       return Object.freeze({
@@ -115,6 +174,34 @@ export class ToolRegistry implements OnModuleInit {
       inputSchema: delays ? DELAY_INPUT_SCHEMA : undefined,
       handler: (delays ? delay(this.clock) : echo) as ToolHandler,
     });
+  }
+
+  /** The upstream tool `upstreamName` of entry `entryId`, registered as `toolId` with the entry's settings. */
+  private fromMcp(entryId: string, toolId: string, upstreamName: string, config: McpToolConfig): ToolDefinition {
+    // Its description and schema are getters that follow the server's listing: copied, not spread.
+    const parts = Object.getOwnPropertyDescriptors(this.mcp.parts(entryId, toolId, upstreamName, config));
+    return Object.freeze(Object.defineProperties({ ...this.commonOf(toolId, config) }, parts)) as ToolDefinition;
+  }
+
+  /** What every tool of the config has, its breaker (named after it) registered. */
+  private commonOf(id: string, config: Exclude<ToolConfig, CodeToolConfig>) {
+    return {
+      id,
+      kind: config.kind,
+      lane: config.lane,
+      description: config.description,
+      timeoutMs: config.timeoutMs,
+      idempotent: config.idempotent,
+      containment: config.containment,
+      costUsd: config.costUsd ?? 0,
+      tokens: config.tokens ?? 0,
+      ...this.resilience(id, config.timeoutMs, config),
+    };
+  }
+
+  private changed(): void {
+    this.changes++;
+    for (const listener of this.listeners) listener();
   }
 
   /** A `@Tool` method; a config entry of kind `code` overrides what it sets. */

@@ -1,5 +1,5 @@
 import type { Breaker } from '../circuit-breaker';
-import type { HttpRequestOptions, HttpResponse, HttpStreamResponse } from '../containment';
+import type { HttpRequestOptions, HttpResponse, HttpStreamResponse, PoolName } from '../containment';
 import type { RetryBudget } from './retry/retry-budget';
 import type { RetryPolicy } from './retry/retry-policy';
 
@@ -27,6 +27,11 @@ export interface ToolContext {
    * Tools have no other client.
    */
   readonly http: ToolHttp;
+  /**
+   * The pool `http` goes through: what a tool that keeps a connection of its own per pool (an
+   * upstream MCP session) picks it by, so a contained tenant's calls never use a normal one's.
+   */
+  readonly pool: PoolName;
 }
 
 /** A tool's request: as the pool's, but `signal` may be left out (the attempt's own cancellation then). */
@@ -47,7 +52,7 @@ export type ToolArguments = Record<string, unknown>;
 
 export type ToolHandler = (args: ToolArguments, context: ToolContext) => unknown;
 
-export type ToolKind = 'http' | 'builtin' | 'code';
+export type ToolKind = 'http' | 'builtin' | 'code' | 'mcp';
 
 /**
  * A JSON Schema (draft 2020-12) of a tool's arguments, which are always a JSON object: what MCP's

@@ -145,6 +145,11 @@ export class McpSessionTable<S> {
     return expired;
   }
 
+  /** Every session held now (expired ones included until looked up or swept). */
+  sessions(): S[] {
+    return [...this.entries.values()].map((entry) => entry.session);
+  }
+
   /** Removes every session; the sessions to close. */
   clear(): S[] {
     const all = [...this.entries.values()].map((entry) => entry.session);

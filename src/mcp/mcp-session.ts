@@ -31,8 +31,9 @@ export class McpSession implements McpAnswers {
     });
     // `Server`, not `McpServer`: the tools and their JSON Schemas come from the registry, and
     // failures must keep their own JSON-RPC codes (McpServer turns every throw into a result).
+    // listChanged: what an upstream MCP server's tools say of themselves may change after start-up.
     this.server = new Server(SERVER_INFO, {
-      capabilities: { tools: { listChanged: false } },
+      capabilities: { tools: { listChanged: true } },
       jsonSchemaValidator: (sharedValidator ??= new AjvJsonSchemaValidator()),
     });
     this.server.setRequestHandler(ListToolsRequestSchema, (_request, extra: McpRequestExtra) => ({
@@ -62,8 +63,15 @@ export class McpSession implements McpAnswers {
     if (this.responses === 'json') request.cancelled();
   }
 
+  /** Tells the client the tool list changed (on its listening stream, if it keeps one open). */
+  toolsChanged(): void {
+    if (this.initialized) this.server.sendToolListChanged().catch(noop);
+  }
+
   /** Ends the session: its streams close and the calls it carries are aborted. */
   close(): Promise<void> {
     return this.server.close();
   }
 }
+
+function noop(): void {}

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { type BeforeApplicationShutdown, Inject, Injectable, type OnModuleDestroy, Optional } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { CLOCK, type Clock, ResilienceError, type TimerHandle } from '../common';
+import { ToolRegistry } from '../dispatch';
 import { Lifecycle } from '../lifecycle';
 import type { McpHttpRequest } from './mcp-http-request';
 import { McpSession } from './mcp-session';
@@ -25,6 +26,7 @@ export class McpSessions implements OnModuleDestroy, BeforeApplicationShutdown {
   private readonly responses: 'sse' | 'json';
   private readonly sweepEveryMs: number;
   private sweepTimer: TimerHandle | undefined;
+  private readonly stopFollowingTools: () => void;
 
   constructor(
     @Inject(MCP_MODULE_OPTIONS) options: McpModuleOptions,
@@ -32,7 +34,11 @@ export class McpSessions implements OnModuleDestroy, BeforeApplicationShutdown {
     @Inject(CLOCK) private readonly clock: Clock,
     // Optional: an app without the drain closes its sessions at once.
     @Optional() @Inject(Lifecycle) private readonly lifecycle: Lifecycle | null,
+    registry: ToolRegistry,
   ) {
+    this.stopFollowingTools = registry.onChange(() => {
+      for (const session of this.table.sessions()) session.toolsChanged();
+    });
     const mcp = { ...DEFAULT_MCP, ...options.mcp };
     this.table = new McpSessionTable(
       { maxSessions: mcp.maxSessions, maxSessionsPerTenant: mcp.maxSessionsPerTenant, idleMs: mcp.sessionIdleMs },
@@ -44,6 +50,7 @@ export class McpSessions implements OnModuleDestroy, BeforeApplicationShutdown {
 
   /** Nest destroys modules before the drain: the sessions stay open until it is over. */
   onModuleDestroy(): void {
+    this.stopFollowingTools();
     if (this.sweepTimer !== undefined) this.clock.clearTimer(this.sweepTimer);
     this.sweepTimer = undefined;
   }

@@ -35,8 +35,11 @@ export interface McpAnswers {
 export class McpToolCalls {
   private readonly responses: 'sse' | 'json';
   private readonly progressIntervalMs: number;
-  /** The two lists there can be, made once (the registry is frozen): everything, and without `deny` tools. */
-  private lists: { all: Tool[]; uncontained: Tool[] } | undefined;
+  /**
+   * The two lists there can be: everything, and without `deny` tools; made again only when the
+   * registry's revision moves (an upstream MCP server's tools changed what they say of themselves).
+   */
+  private lists: { all: Tool[]; uncontained: Tool[]; revision: number } | undefined;
 
   constructor(
     private readonly registry: ToolRegistry,
@@ -55,13 +58,15 @@ export class McpToolCalls {
    */
   list(extra: McpRequestExtra): Tool[] {
     const request = this.requestOf(extra);
-    this.lists ??= {
-      all: this.registry.list().map(listedTool),
-      uncontained: this.registry
-        .list()
-        .filter((tool) => tool.containment !== 'deny')
-        .map(listedTool),
-    };
+    const { revision } = this.registry;
+    if (this.lists?.revision !== revision) {
+      const tools = this.registry.list();
+      this.lists = {
+        all: tools.map(listedTool),
+        uncontained: tools.filter((tool) => tool.containment !== 'deny').map(listedTool),
+        revision,
+      };
+    }
     return request.contained ? this.lists.uncontained : this.lists.all;
   }
 
@@ -94,7 +99,7 @@ export class McpToolCalls {
         transport: 'mcp',
         onQueued: progress?.start,
       });
-      return successResult(success);
+      return successResult(success, tool);
     } catch (error) {
       return failureResult(asResilienceError(error), { callId, toolId: tool.id });
     } finally {

@@ -21,12 +21,22 @@ export function listedTool(tool: ToolDefinition): Tool {
 /**
  * A call that succeeded: the tool's result as JSON text (what a model reads), and the whole
  * success body of the REST route as `structuredContent` (call id, pool, attempts, replayed).
+ * An upstream MCP tool's content blocks (its result when it had no structured content) are
+ * handed on as they are: text, images and resources the upstream meant for the model.
  */
-export function successResult(success: ToolCallSuccess): CallToolResult {
-  return {
-    content: [{ type: 'text', text: JSON.stringify(success.result) }],
-    structuredContent: success as unknown as Record<string, unknown>,
-  };
+export function successResult(success: ToolCallSuccess, tool: ToolDefinition): CallToolResult {
+  const { result } = success;
+  const content =
+    tool.kind === 'mcp' && isContentBlocks(result) ? result : [{ type: 'text' as const, text: JSON.stringify(result) }];
+  return { content, structuredContent: success as unknown as Record<string, unknown> };
+}
+
+/** An upstream's `content`: a list of blocks, each with its `type`. */
+function isContentBlocks(result: unknown): result is CallToolResult['content'] {
+  return (
+    Array.isArray(result) &&
+    result.every((block) => typeof block === 'object' && block !== null && typeof block.type === 'string')
+  );
 }
 
 /**

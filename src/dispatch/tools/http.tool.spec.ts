@@ -33,6 +33,7 @@ function context(send: Send): ToolContext {
     idempotencyKey: undefined,
     signal: new AbortController().signal,
     http: { request: send, stream: () => Promise.reject(new Error('not streamed')) },
+    pool: 'normal',
   };
 }
 

@@ -1,0 +1,136 @@
+import { type ConfigResult, parseConfig } from './config.loader';
+
+const URL = 'https://mcp.example.com/mcp';
+
+function document(tools: Record<string, unknown>, extra: Record<string, unknown> = {}) {
+  return { lanes: { io: { concurrency: 2, queueCapacity: 2 } }, tools, ...extra };
+}
+
+function problemsOf(result: ConfigResult): string[] {
+  if (result.ok) throw new Error('expected problems, got a valid config');
+  return result.problems;
+}
+
+function toolOf(result: ConfigResult, id: string) {
+  if (!result.ok) throw new Error(result.problems.join('\n'));
+  return result.config.tools[id];
+}
+
+describe('config: tools of kind mcp', () => {
+  it('takes one upstream tool, with the defaults of a config tool', () => {
+    const tool = toolOf(
+      parseConfig(document({ search: { kind: 'mcp', lane: 'io', url: URL, tool: 'web_search' } }), {}),
+      'search',
+    );
+
+    expect(tool).toEqual({
+      kind: 'mcp',
+      lane: 'io',
+      url: URL,
+      tool: 'web_search',
+      timeoutMs: 30_000,
+      idempotent: false,
+      containment: 'allow',
+      maxResponseBytes: 1024 * 1024,
+    });
+  });
+
+  it.each([
+    ["'*'", '*'],
+    ['a list', ['create_issue', 'list_issues']],
+  ])('imports a server’s tools named by %s', (_label, tools) => {
+    const tool = toolOf(parseConfig(document({ gh: { kind: 'mcp', lane: 'io', url: URL, tools } }), {}), 'gh');
+
+    expect(tool).toMatchObject({ kind: 'mcp', tools });
+  });
+
+  it('substitutes ${ENV} in headers, and takes the other settings of a tool', () => {
+    const entry = {
+      kind: 'mcp',
+      lane: 'io',
+      url: URL,
+      tool: 'search',
+      headers: { authorization: 'Bearer ${SEARCH_TOKEN}' },
+      timeoutMs: 5_000,
+      idempotent: true,
+      containment: 'deny',
+      costUsd: 0.01,
+      retry: { maxAttempts: 2 },
+      breaker: { volumeThreshold: 5 },
+      inputSchema: { type: 'object', properties: { q: { type: 'string' } } },
+    };
+
+    const tool = toolOf(parseConfig(document({ search: entry }), { SEARCH_TOKEN: 's3cret' }), 'search');
+
+    expect(tool).toMatchObject({ ...entry, headers: { authorization: 'Bearer s3cret' } });
+  });
+
+  it.each([
+    [
+      'neither tool nor tools',
+      {},
+      ["tools.x.tool: needs exactly one of tool (one upstream tool) or tools ('*' or a list, imported as <id>.<name>)"],
+    ],
+    [
+      'both tool and tools',
+      { tool: 'a', tools: ['b'] },
+      ["tools.x.tool: needs exactly one of tool (one upstream tool) or tools ('*' or a list, imported as <id>.<name>)"],
+    ],
+    [
+      'an inputSchema for imported tools',
+      { tools: '*', inputSchema: { type: 'object' } },
+      ['tools.x.inputSchema: is only for one tool (tool:); imported tools take the upstream server’s schemas'],
+    ],
+    [
+      'a tool name MCP does not allow',
+      { tool: 'a b' },
+      ['tools.x.tool: must be 1-128 letters, digits, "_", "-" or "." (an MCP tool name)'],
+    ],
+    ['tools that are neither * nor a list', { tools: 'all' }, ["tools.x.tools: must be '*' or a list of tool names"]],
+    ['an empty list', { tools: [] }, ['tools.x.tools: must name at least one tool']],
+    ['a name listed twice', { tools: ['a', 'a'] }, ['tools.x.tools: names a tool twice']],
+    [
+      'a header the MCP transport sets',
+      { tool: 'a', headers: { 'Mcp-Session-Id': 'mine' } },
+      ['tools.x.headers.Mcp-Session-Id: is set by Bulkhead and cannot be configured'],
+    ],
+    [
+      'a url that is not http',
+      { tool: 'a', url: 'stdio://server' },
+      ['tools.x.url: must be an absolute http:// or https:// URL'],
+    ],
+    ['an unknown key', { tool: 'a', command: 'npx server' }, ['tools.x.command: unknown key']],
+  ])('refuses %s', (_label, entry, problems) => {
+    const result = parseConfig(document({ x: { kind: 'mcp', lane: 'io', url: URL, ...entry } }), {});
+
+    expect(problemsOf(result)).toEqual(problems);
+  });
+
+  it('refuses an imported id longer than a tool id, or one another entry already has', () => {
+    const long = 'n'.repeat(62);
+    const result = parseConfig(
+      document({
+        gh: { kind: 'mcp', lane: 'io', url: URL, tools: ['issues', long] },
+        'gh.issues': { kind: 'builtin', builtin: 'echo', lane: 'io' },
+      }),
+      {},
+    );
+
+    expect(problemsOf(result)).toEqual([
+      "tools.gh.tools[0]: registers 'gh.issues', which is already the id of tools.gh.issues",
+      `tools.gh.tools[1]: registers 'gh.${long}', longer than a tool id may be (64 characters)`,
+    ]);
+  });
+
+  it('refuses a breaker named like an imported tool, and an unknown lane', () => {
+    const result = parseConfig(
+      document({ gh: { kind: 'mcp', lane: 'nope', url: URL, tools: ['issues'] } }, { breakers: { 'gh.issues': {} } }),
+      {},
+    );
+
+    expect(problemsOf(result)).toEqual([
+      "breakers.gh.issues: is the breaker of tool 'gh.issues': set it under tools.gh.breaker",
+      "tools.gh.lane: unknown lane 'nope' (lanes: io)",
+    ]);
+  });
+});

@@ -1,0 +1,78 @@
+import { StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { type CallToolResult, ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
+import { isResilienceError, ResilienceError } from '../../common';
+import { UpstreamAnswerEnded, UpstreamAnswerTooLarge } from '../../mcp/upstream';
+import { upstreamNetworkError, upstreamStatusError } from '../upstream-errors';
+
+/** The most of an upstream's own words an error message carries. */
+const MAX_UPSTREAM_TEXT = 1_000;
+
+/**
+ * The error of a `tools/call` that got no result: a refusal of Bulkhead's own (egress, the
+ * pool) as it is; what the transport saw as an HTTP status, as an http tool's answer of that
+ * status (5xx, 408, 429 `transient`, 404 `not_found`, another 4xx `schema`); a JSON-RPC error
+ * by its code (invalid params `schema`, unknown method `not_found`, anything else the
+ * upstream's failure, `transient`); a connection that failed or an answer that ended without
+ * its result, `transient`. `transient` and `timeout` are retried and counted by the breaker.
+ */
+export function mcpCallError(toolId: string, error: unknown): ResilienceError {
+  if (isResilienceError(error)) return error;
+  const upstream = `upstream of tool '${toolId}'`;
+  if (error instanceof UpstreamAnswerTooLarge) {
+    return new ResilienceError('transient', `${upstream} answered more than ${error.limit} bytes`);
+  }
+  if (error instanceof UpstreamAnswerEnded) {
+    return new ResilienceError('transient', `${upstream} ended its answer before the result`, { cause: error });
+  }
+  if (error instanceof StreamableHTTPError) {
+    const status = error.code;
+    if (status !== undefined && status >= 100 && status <= 599) return upstreamStatusError(toolId, status, undefined);
+    return new ResilienceError('transient', `${upstream} answered in a form MCP does not use`);
+  }
+  if (error instanceof McpError) return jsonRpcError(toolId, error);
+  if ((error as { code?: unknown } | null)?.code === 'UND_ERR_INVALID_ARG') {
+    // A config header undici will not send: nothing left, on every call; not the upstream's fault.
+    return new ResilienceError('invalid_request', `the request of tool '${toolId}' could not be built`, {
+      cause: error,
+    });
+  }
+  if ((error as Error | null)?.name === 'ZodError') {
+    return new ResilienceError('transient', `${upstream} answered a result MCP does not allow`);
+  }
+  return upstreamNetworkError(toolId, error);
+}
+
+function jsonRpcError(toolId: string, error: McpError): ResilienceError {
+  const upstream = `upstream of tool '${toolId}'`;
+  switch (error.code) {
+    case ErrorCode.InvalidParams:
+      return new ResilienceError('schema', `${upstream} refused the arguments: ${clip(error.message)}`);
+    case ErrorCode.MethodNotFound:
+      return new ResilienceError('not_found', `${upstream} does not serve tools/call`);
+    // The SDK's own request timer (ours decides first) or the session's end while waiting.
+    case ErrorCode.RequestTimeout:
+      return new ResilienceError('timeout', `${upstream} did not answer in time`);
+    case ErrorCode.ConnectionClosed:
+      return new ResilienceError('transient', `${upstream} closed the session before the result`);
+    default:
+      return new ResilienceError('transient', `${upstream} answered JSON-RPC error ${error.code}`);
+  }
+}
+
+/**
+ * An upstream tool's error result (`isError: true`): the tool ran and said no (arguments it
+ * refused, a failure of its own). It is the tool's answer, not a dependency failing: `schema`,
+ * never retried, not counted by the breaker, with the upstream's text so the agent can act on it.
+ */
+export function mcpToolError(toolId: string, result: CallToolResult): ResilienceError {
+  const text = result.content
+    .filter((block): block is { type: 'text'; text: string } => block.type === 'text')
+    .map((block) => block.text)
+    .join('\n');
+  const said = text ? `: ${clip(text)}` : '';
+  return new ResilienceError('schema', `the upstream tool of '${toolId}' answered an error${said}`);
+}
+
+function clip(text: string): string {
+  return text.length <= MAX_UPSTREAM_TEXT ? text : `${text.slice(0, MAX_UPSTREAM_TEXT)}…`;
+}

@@ -1,0 +1,185 @@
+import { NAME_PATTERN, type McpToolConfig, type ToolConfig } from '../../config';
+import { StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { McpError } from '@modelcontextprotocol/sdk/types.js';
+import { type Clock, isResilienceError } from '../../common';
+import { type McpUpstream, McpUpstreams, type PoolSource } from '../../mcp/upstream';
+import type { ToolArguments, ToolHandler, ToolInputSchema } from '../tool';
+import { compileInputCheck } from '../tool-input-check';
+import { mcpTool } from './mcp.tool';
+import { UpstreamToolSchema } from './upstream-tool-schema';
+
+/** What the registry logs through. */
+export interface KindLogger {
+  log(message: string): void;
+  warn(message: string): void;
+}
+
+/** The parts of an mcp tool's definition that follow its server's listing (getters: read them, never spread them). */
+export interface McpToolParts {
+  readonly description: string | undefined;
+  readonly inputSchema: ToolInputSchema | undefined;
+  readonly validate: (args: ToolArguments) => void;
+  readonly handler: ToolHandler;
+}
+
+/**
+ * The `kind: mcp` tools of the config at start-up: every server they name listed once, in
+ * parallel, each within the longest `timeoutMs` of its entries, through the normal pool.
+ *
+ * - `tool: <name>` and `tools: [names]` are registered whatever the server does, so a server
+ *   that is down does not stop the service: their schemas are unknown until it answers (it is
+ *   listed again in the background, on the clock). A server that answers without a named tool
+ *   is a mistake in the config, and stops start-up.
+ * - `tools: '*'` registers what the server lists, so start-up needs it: when it cannot be
+ *   listed, start-up fails and says to name the tools instead. Tools it lists later (after a
+ *   `list_changed`) are not added (the registry is fixed once started); that is logged.
+ */
+export class McpToolKind {
+  private readonly upstreams: McpUpstreams;
+  private readonly servers = new Map<string, McpUpstream>();
+
+  constructor(
+    pools: PoolSource,
+    clock: Clock,
+    private readonly logger: KindLogger,
+  ) {
+    this.upstreams = new McpUpstreams(pools, clock);
+  }
+
+  /** Lists the servers of the config's mcp entries; throws what stops start-up. */
+  async discover(entries: ReadonlyArray<readonly [string, ToolConfig]>): Promise<void> {
+    const byServer = new Map<McpUpstream, Array<[string, McpToolConfig]>>();
+    for (const [id, config] of entries) {
+      if (config.kind !== 'mcp') continue;
+      const server = this.upstreams.serverFor({
+        url: config.url,
+        headers: config.headers ?? {},
+        timeoutMs: config.timeoutMs,
+      });
+      this.servers.set(id, server);
+      byServer.set(server, [...(byServer.get(server) ?? []), [id, config]]);
+    }
+    await Promise.all([...byServer].map(([server, group]) => this.discoverOne(server, group)));
+  }
+
+  /** The tools entry `id` registers, as [tool id, the upstream's name]. */
+  toolsOf(id: string, config: McpToolConfig): Array<[string, string]> {
+    if (config.tool !== undefined) return [[id, config.tool]];
+    if (Array.isArray(config.tools)) return config.tools.map((name) => [`${id}.${name}`, name]);
+    const listed = [...(this.server(id).tools?.keys() ?? [])];
+    const fitting = listed.filter((name) => NAME_PATTERN.test(`${id}.${name}`));
+    const left = listed.filter((name) => !fitting.includes(name));
+    if (left.length > 0) {
+      this.logger.warn(`tools.${id}: not imported, their ids would be longer than 64 characters: ${left.join(', ')}`);
+    }
+    return fitting.map((name) => [`${id}.${name}`, name]);
+  }
+
+  /** What a definition of the upstream tool `upstreamName`, registered as `toolId` by entry `entryId`, reads from its server. */
+  parts(entryId: string, toolId: string, upstreamName: string, config: McpToolConfig): McpToolParts {
+    const server = this.server(entryId);
+    const handler = mcpTool(toolId, upstreamName, server, config) as ToolHandler;
+    const configured = config.inputSchema as ToolInputSchema | undefined;
+    if (configured) {
+      return {
+        description: config.description,
+        inputSchema: configured,
+        validate: compileInputCheck(toolId, configured),
+        handler,
+      };
+    }
+    const upstream = new UpstreamToolSchema(toolId, upstreamName, server, (message) => this.logger.warn(message));
+    return {
+      get description() {
+        return config.description ?? upstream.description;
+      },
+      get inputSchema() {
+        return upstream.inputSchema;
+      },
+      validate: (args) => upstream.validate(args),
+      handler,
+    };
+  }
+
+  /** Calls `listener` when any server's listing changes what the registry shows; returns its remover. */
+  onChange(listener: () => void): () => void {
+    const removers = this.upstreams.all().map((server) => server.onChange(listener));
+    return () => removers.forEach((remove) => remove());
+  }
+
+  /** Ends every upstream session (through the pools, which must still be open). */
+  close(): Promise<void> {
+    return this.upstreams.close();
+  }
+
+  private server(id: string): McpUpstream {
+    const server = this.servers.get(id);
+    if (!server) throw new Error(`tools.${id}: no upstream MCP server was discovered for it`);
+    return server;
+  }
+
+  private async discoverOne(server: McpUpstream, group: Array<[string, McpToolConfig]>): Promise<void> {
+    const where = `the MCP server at ${shown(server.url)}`;
+    const waitMs = Math.max(...group.map(([, config]) => config.timeoutMs));
+    let listed: ReadonlyMap<string, unknown>;
+    try {
+      listed = await server.list(waitMs);
+    } catch (error) {
+      const importing = group.find(([, config]) => config.tools === '*');
+      if (importing) {
+        throw new Error(
+          `tools.${importing[0]}: imports every tool of ${where}, which could not be listed at start-up ` +
+            `(${reason(error)}); name its tools (tools: [a, b]) to start without it`,
+        );
+      }
+      this.logger.warn(
+        `${where} could not be listed at start-up (${reason(error)}): ${group.map(([id]) => `tools.${id}`).join(', ')} ` +
+          'registered without input schemas; listing again in the background',
+      );
+      server.listUntilAnswered();
+      return;
+    }
+    for (const [id, config] of group) {
+      const named = config.tool !== undefined ? [config.tool] : Array.isArray(config.tools) ? config.tools : [];
+      const missing = named.filter((name) => !listed.has(name));
+      if (missing.length > 0) {
+        const has = [...listed.keys()].slice(0, 20).join(', ') || 'none';
+        throw new Error(
+          `tools.${id}: ${where} lists no tool ${missing.map((name) => `'${name}'`).join(', ')} (it lists: ${has})`,
+        );
+      }
+    }
+    const imported = group.filter(([, config]) => config.tools === '*').map(([id]) => id);
+    if (imported.length > 0) this.warnOfNewTools(server, imported);
+  }
+
+  /** Tools an importing server lists after start-up are not registered: the operator hears of them. */
+  private warnOfNewTools(server: McpUpstream, entries: string[]): void {
+    const known = new Set(server.tools?.keys());
+    server.onChange(() => {
+      const added = [...(server.tools?.keys() ?? [])].filter((name) => !known.has(name));
+      if (added.length === 0) return;
+      for (const name of added) known.add(name);
+      this.logger.warn(
+        `${entries.map((id) => `tools.${id}`).join(', ')}: the MCP server at ${shown(server.url)} now lists ` +
+          `${added.join(', ')}, which are registered only at start-up: restart to import them`,
+      );
+    });
+  }
+}
+
+/** A server's URL without its query (it may carry a key) or credentials. */
+function shown(url: string): string {
+  const parsed = new URL(url);
+  return `${parsed.origin}${parsed.pathname}`;
+}
+
+/** Why a listing failed, in words that hold no header or body of the upstream's. */
+function reason(error: unknown): string {
+  if (isResilienceError(error)) return `${error.kind}: ${error.message}`;
+  if (error instanceof McpError) return `JSON-RPC error ${error.code}`;
+  if (error instanceof StreamableHTTPError) return `HTTP ${error.code}`;
+  const code = (error as { code?: unknown } | null)?.code;
+  if (typeof code === 'string' && /^[A-Z0-9_]{1,40}$/.test(code)) return code;
+  return error instanceof Error ? error.name : 'unknown error';
+}

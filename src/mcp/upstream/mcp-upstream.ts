@@ -1,0 +1,164 @@
+import type { Tool } from '@modelcontextprotocol/sdk/types.js';
+import { type Clock, ResilienceError, type TimerHandle } from '../../common';
+import type { HttpPool, PoolName } from '../../containment';
+import { type UpstreamEndpoint, UpstreamSession } from './upstream-session';
+
+/** A tool as the upstream server lists it: name, description, input JSON Schema. */
+export type UpstreamTool = Tool;
+
+/** Where sessions get their pool. */
+export interface PoolSource {
+  get(name: PoolName): HttpPool;
+}
+
+/** The first wait before listing again a server that could not be listed; doubled up to the last. */
+const FIRST_RELIST_MS = 1_000;
+const LAST_RELIST_MS = 60_000;
+
+/**
+ * One upstream MCP server (a URL and its headers): its sessions, one per pool, and the tools it
+ * listed last. Listing goes through the normal pool's session, which also listens for
+ * `notifications/tools/list_changed` and lists again when told. A server that could not be
+ * listed is listed again in the background, on the clock, until it answers, and at once after
+ * a call through it succeeds.
+ */
+export class McpUpstream {
+  private readonly sessions = new Map<PoolName, UpstreamSession>();
+  private readonly settings: { -readonly [K in keyof UpstreamEndpoint]: UpstreamEndpoint[K] };
+  private listed: ReadonlyMap<string, UpstreamTool> | undefined;
+  private listedShape = '';
+  private listing: Promise<ReadonlyMap<string, UpstreamTool>> | undefined;
+  private listAgain = false;
+  private relistTimer: TimerHandle | undefined;
+  private relistDelayMs = FIRST_RELIST_MS;
+  private listeners: Array<() => void> = [];
+  private closed = false;
+
+  constructor(
+    endpoint: UpstreamEndpoint,
+    private readonly pools: PoolSource,
+    private readonly clock: Clock,
+  ) {
+    this.settings = { ...endpoint };
+  }
+
+  get url(): string {
+    return this.settings.url;
+  }
+
+  /** Another entry naming this server: its session's own requests wait as long as the most patient entry's. */
+  widen(timeoutMs: number): void {
+    this.settings.timeoutMs = Math.max(this.settings.timeoutMs, timeoutMs);
+  }
+
+  /** The session through `pool`, made on first use; only the normal pool's listens for notifications. */
+  session(pool: PoolName): UpstreamSession {
+    let session = this.sessions.get(pool);
+    if (!session) {
+      const onToolsChanged = pool === 'normal' ? () => this.toolsChanged() : undefined;
+      session = new UpstreamSession(this.settings, this.pools.get(pool), this.clock, onToolsChanged);
+      this.sessions.set(pool, session);
+    }
+    return session;
+  }
+
+  /** The tools the server listed last, by name; undefined until it has been listed once. */
+  get tools(): ReadonlyMap<string, UpstreamTool> | undefined {
+    return this.listed;
+  }
+
+  /** Calls `listener` when the tools listed change (names, descriptions or schemas); returns its remover. */
+  onChange(listener: () => void): () => void {
+    this.listeners.push(listener);
+    return () => {
+      this.listeners = this.listeners.filter((item) => item !== listener);
+    };
+  }
+
+  /** Lists the server's tools now; `timeout` when it has not answered within `waitMs` of the clock. */
+  list(waitMs: number): Promise<ReadonlyMap<string, UpstreamTool>> {
+    const listing = this.relist();
+    let timer: TimerHandle | undefined;
+    const deadline = new Promise<never>((_resolve, reject) => {
+      timer = this.clock.setTimer(
+        () => reject(new ResilienceError('timeout', `did not list its tools within ${waitMs} ms`)),
+        waitMs,
+        { unref: true },
+      );
+    });
+    return Promise.race([listing, deadline]).finally(() => this.clock.clearTimer(timer));
+  }
+
+  /** Keeps listing in the background (backing off on the clock) until the server answers once. */
+  listUntilAnswered(): void {
+    if (this.listed || this.closed || this.relistTimer !== undefined) return;
+    this.relistTimer = this.clock.setTimer(
+      () => {
+        this.relistTimer = undefined;
+        this.relist().catch(() => this.listUntilAnswered());
+      },
+      this.relistDelayMs,
+      { unref: true },
+    );
+    this.relistDelayMs = Math.min(this.relistDelayMs * 2, LAST_RELIST_MS);
+  }
+
+  /** A call went through: a server never listed yet is reachable now, so it is listed at once. */
+  answered(): void {
+    if (this.listed || this.listing || this.closed) return;
+    this.relist().catch(() => this.listUntilAnswered());
+  }
+
+  /** Ends every session and stops listing. */
+  async close(): Promise<void> {
+    this.closed = true;
+    if (this.relistTimer !== undefined) this.clock.clearTimer(this.relistTimer);
+    this.relistTimer = undefined;
+    const sessions = [...this.sessions.values()];
+    this.sessions.clear();
+    await Promise.all(sessions.map((session) => session.close()));
+  }
+
+  /** One listing at a time; a change announced while one runs lists again after it. */
+  private relist(): Promise<ReadonlyMap<string, UpstreamTool>> {
+    if (this.listing) return this.listing;
+    const listing = this.session('normal')
+      .listTools()
+      .then((tools) => this.update(tools));
+    this.listing = listing;
+    const done = () => {
+      this.listing = undefined;
+      if (this.listAgain && !this.closed) {
+        this.listAgain = false;
+        this.relist().catch(noop);
+      }
+    };
+    listing.then(done, done);
+    return listing;
+  }
+
+  private toolsChanged(): void {
+    if (this.closed) return;
+    if (this.listing) {
+      this.listAgain = true;
+      return;
+    }
+    this.relist().catch(noop);
+  }
+
+  private update(tools: UpstreamTool[]): ReadonlyMap<string, UpstreamTool> {
+    const listed = new Map(tools.map((tool) => [tool.name, tool]));
+    const shape = JSON.stringify(tools.map((tool) => [tool.name, tool.description, tool.inputSchema]));
+    if (this.relistTimer !== undefined) this.clock.clearTimer(this.relistTimer);
+    this.relistTimer = undefined;
+    this.relistDelayMs = FIRST_RELIST_MS;
+    const changed = this.listed !== undefined && shape !== this.listedShape;
+    const first = this.listed === undefined;
+    this.listed = listed;
+    this.listedShape = shape;
+    if (changed || first) for (const listener of this.listeners) listener();
+    return listed;
+  }
+}
+
+function noop(): void {}
