@@ -1,6 +1,6 @@
 import { type ArgumentsHost, Catch, type ExceptionFilter, HttpException, Logger } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { type CallState, existingCallState } from './call-state';
+import { CLIENT_CLOSED, type CallState, existingCallState } from './call-state';
 import { retryAfterSeconds, toEnvelope } from '../errors/envelope';
 import { fromHttpException } from './http-exception-mapping';
 import { wasReported } from '../errors/reported-failures';
@@ -54,8 +54,20 @@ export class EnvelopeExceptionFilter implements ExceptionFilter {
   }
 
   private toResilienceError(exception: unknown): ResilienceError {
+    // The client went away while its body was being read: it left, nothing broke.
+    if (isRequestAborted(exception)) return CLIENT_CLOSED;
     const error = exception instanceof HttpException ? fromHttpException(exception) : asResilienceError(exception);
     logIfUnexpected(this.logger, error);
     return error;
   }
+}
+
+/**
+ * Node's error for a request body cut short by its client (`abortIncoming`: the socket closed
+ * before the body's end), as Fastify's body reader passes it on.
+ */
+function isRequestAborted(exception: unknown): boolean {
+  // Read by shape: Node's own errors need not be this realm's `Error` (a test's VM context).
+  const { code, message } = (exception ?? {}) as { code?: unknown; message?: unknown };
+  return code === 'ECONNRESET' && message === 'aborted';
 }
