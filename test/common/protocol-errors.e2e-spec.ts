@@ -96,6 +96,7 @@ const H2 = 'HTTP/2 is not served on this port';
 const TARGET = 'the request target is not valid';
 const MALFORMED = 'the request is malformed';
 const HOST = 'HTTP/1.1 requests must have a Host header';
+const TWO_HOSTS = 'a request must not have more than one Host header';
 
 /**
  * Requests that Node's parser or HTTP layer refuses before any route runs are answered with the
@@ -171,6 +172,7 @@ describe('protocol errors get the error envelope', () => {
     ['a control character in the URL', `GET /${SECRET}\x01 HTTP/1.1\r\nHost: x\r\n\r\n`, TARGET],
     ['a space in the URL', `GET /${SECRET} x HTTP/1.1\r\nHost: x\r\n\r\n`, MALFORMED],
     ['HTTP/1.1 without Host', `GET /v1/lanes?${SECRET} HTTP/1.1\r\nX-Probe: ${SECRET}\r\n\r\n`, HOST],
+    ['two Host headers', `GET /v1/lanes HTTP/1.1\r\nHost: x\r\nhost: ${SECRET}\r\n\r\n`, TWO_HOSTS],
   ])('answers %s with 400 invalid_request', async (_case, raw, message) => {
     const answer = await exchange(service.url, raw);
 

@@ -89,16 +89,24 @@ function answerConnect(_request: IncomingMessage, socket: Duplex): void {
 }
 
 /**
- * HTTP/1.1 without Host: refused as Node would refuse it (400, connection closed), but with the
- * envelope. Node's own check is off (`requireHostHeader: false`) because its 400 has no body.
+ * HTTP/1.1 without Host, and any request with two: refused as RFC 9112 says (400, connection
+ * closed), with the envelope. Node's own check is off (`requireHostHeader: false`) because its
+ * 400 has no body, and Node keeps the first of two Host headers without a word: a proxy in front
+ * that read the second would route the request elsewhere than the one this process saw.
  */
 function rejectHostless(request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction): void {
   const raw = request.raw;
-  if (raw.headers.host !== undefined || raw.httpVersionMajor !== 1 || raw.httpVersionMinor !== 1) {
+  let message: string | undefined;
+  if (raw.headers.host === undefined) {
+    if (raw.httpVersionMajor === 1 && raw.httpVersionMinor === 1) message = 'HTTP/1.1 requests must have a Host header';
+  } else if (hostHeaders(raw.rawHeaders) > 1) {
+    message = 'a request must not have more than one Host header';
+  }
+  if (message === undefined) {
     done();
     return;
   }
-  const error = new ResilienceError('invalid_request', 'HTTP/1.1 requests must have a Host header');
+  const error = new ResilienceError('invalid_request', message);
   void reply
     .status(error.status)
     .header('connection', 'close')
@@ -127,4 +135,14 @@ export function answerProtocolErrors(fastify: FastifyInstance): void {
   fastify.server.on('checkExpectation', answerExpectation);
   fastify.server.on('connect', answerConnect);
   fastify.addHook('onRequest', rejectHostless);
+}
+
+/** How many Host headers the request has: `rawHeaders` keeps every one, names and values in turn. */
+function hostHeaders(rawHeaders: readonly string[]): number {
+  let count = 0;
+  for (let index = 0; index < rawHeaders.length; index += 2) {
+    const name = rawHeaders[index];
+    if (name.length === 4 && name.toLowerCase() === 'host') count++;
+  }
+  return count;
 }
