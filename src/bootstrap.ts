@@ -67,24 +67,20 @@ export function configureApp(app: NestFastifyApplication): void {
 }
 
 /**
- * Replaces Fastify's JSON parser with itself plus a depth check, so that no route (a tool, a
- * batch, the LLM route, a company's own) ever sees a body nested deeper than
- * {@link MAX_JSON_DEPTH}: recursive code after it (canonical JSON, `JSON.stringify` of an echo)
- * would overflow the stack, and would do so after a lane slot, an idempotency claim or a
- * breaker count had been taken (docs/pitfalls.md #19). Checked after parsing: `JSON.parse`
- * itself is not recursive, and walking the parsed value costs a third or less of scanning the
- * text (0.08x of the parse on a 1 KB body).
+ * Refuses, before any route runs, a JSON body nested deeper than {@link MAX_JSON_DEPTH}: no route
+ * (a tool, a batch, the LLM route, a company's own) ever sees one. Recursive code after it
+ * (canonical JSON, `JSON.stringify` of an echo) would overflow the stack, and would do so after a
+ * lane slot, an idempotency claim or a breaker count had been taken (docs/pitfalls.md #19).
+ * Checked on the parsed body, whichever parser made it (Fastify's, or Nest's in a host app):
+ * `JSON.parse` itself is not recursive, and walking the parsed value costs a third or less of
+ * scanning the text (0.08x of the parse on a 1 KB body). A `preValidation` hook, so a host app
+ * can add it to its own Fastify instance before `listen`, whatever body parser it uses.
  */
-function limitJsonDepth(fastify: FastifyInstance): void {
-  const { onProtoPoisoning = 'error', onConstructorPoisoning = 'error' } = fastify.initialConfig;
-  const parseJson = fastify.getDefaultJsonParser(onProtoPoisoning, onConstructorPoisoning);
-  fastify.removeContentTypeParser('application/json');
-  fastify.addContentTypeParser('application/json', { parseAs: 'string' }, (request, text: string, done) => {
-    parseJson(request, text, (error, body) => {
-      if (error) done(error, undefined);
-      else if (jsonDepthExceeds(body, MAX_JSON_DEPTH)) done(tooDeep(), undefined);
-      else done(null, body);
-    });
+export function limitJsonDepth(fastify: FastifyInstance): void {
+  fastify.addHook('preValidation', (request, _reply, done) => {
+    const { body } = request;
+    if (body !== null && typeof body === 'object' && jsonDepthExceeds(body, MAX_JSON_DEPTH)) done(tooDeep());
+    else done();
   });
 }
 

@@ -25,6 +25,7 @@ import {
   EnvelopeExceptionFilter,
   LanesModule,
   LaneRegistry,
+  limitJsonDepth,
   MemoryContainmentStore,
   ResilienceError,
   RoutePoliciesModule,
@@ -258,6 +259,31 @@ describe('a company app that imports the public entry', () => {
     ]) {
       const response = await send(method, `${base}${path}`, { json: {}, headers: { 'x-host-token': 'token-acme' } });
       expect(response.status).toBe(404);
+    }
+  });
+});
+
+describe('a company app that puts the JSON depth limit on its own Fastify instance', () => {
+  it('refuses a body nested past 64 levels before any handler runs', async () => {
+    const app = await NestFactory.create<NestFastifyApplication>(FeaturesAppModule, new FastifyAdapter(), {
+      logger: false,
+      abortOnError: false,
+    });
+    limitJsonDepth(app.getHttpAdapter().getInstance());
+    const base = await listen(app);
+    try {
+      const deep = `${'['.repeat(100)}${']'.repeat(100)}`;
+      const shallow = `${'['.repeat(10)}${']'.repeat(10)}`;
+      const headers = { 'content-type': 'application/json' };
+
+      const refused = await send('POST', `${base}/features/flaky`, { raw: deep, headers });
+      const handled = await send('POST', `${base}/features/flaky`, { raw: shallow, headers });
+
+      expectEnvelope(refused, 400, 'invalid_request');
+      // A body within the limit reaches the handler (which fails as its dependency does).
+      expect(handled.status).toBe(502);
+    } finally {
+      await app.close();
     }
   });
 });
