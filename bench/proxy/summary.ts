@@ -1,7 +1,7 @@
 /** The proxy benchmark's targets, its runs, and their checks. */
 import { failedCalls, reachProblem, type RoundRun } from '../support/rounds';
 
-export type Target = 'direct' | 'service' | 'portkey';
+export type Target = 'direct' | 'forwarder' | 'service' | 'portkey';
 
 /** A target's run in a round; `upstreamRequests` counts the requests the upstream's `/fast` received. */
 export interface Run extends RoundRun {

@@ -5,7 +5,8 @@
  *   --bare  a bare NestJS 12 + Fastify app with Nest's defaults and nothing of Bulkhead:
  *           `POST /bare` answers `{"ok":true}`. What a plain company route costs.
  *   --app   the real service as built (dist/app.module.js on the config in BENCH_APP_CONFIG,
- *           set up as dist/main.js sets it up), plus two company routes, each in a module of
+ *           or in the JSON file BENCH_APP_CONFIG_FILE names when it is too large for the
+ *           environment, set up as dist/main.js sets it up), plus two company routes, each in a module of
  *           its own, both answering `{"ok":true}` behind the service's global guard (API key):
  *             POST /bench/policies     `@Bulkhead(POLICY_LANE)` + `@CircuitBreaker(POLICY_BREAKER)`
  *             POST /bench/interceptor  one no-op interceptor, nothing else
@@ -17,8 +18,11 @@
  * CPU time so far and, on request, a CPU profile of a window (node:inspector); it ends on
  * SIGTERM or when its parent goes.
  */
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector/promises';
 import type { Profiler } from 'node:inspector';
+import { tmpdir } from 'node:os';
+import { resolve } from 'node:path';
 import {
   type CallHandler,
   Controller,
@@ -35,7 +39,7 @@ import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
 import type { Observable } from 'rxjs';
 import { built } from './built';
-import { type Child, exitWithParent, startChild, stopChild, SWC_REGISTER, waitForLine } from './processes';
+import { type Child, exitWithParent, onCleanup, startChild, stopChild, SWC_REGISTER, waitForLine } from './processes';
 
 /** The lane and the breaker of `POST /bench/policies`: the config given to `--app` must have the lane. */
 export const POLICY_LANE = 'routes';
@@ -47,6 +51,8 @@ export const INTERCEPTOR_PATH = '/bench/interceptor';
 
 const LISTENING = /listening on http:\/\/[^\s:]+:(\d+)/;
 const START_TIMEOUT_MS = 20_000;
+/** A config larger than this goes through a file: Linux holds one environment string to 128 KiB. */
+const CONFIG_IN_ENVIRONMENT_MAX_CHARS = 64 * 1024;
 const PROFILE_SAMPLING_US = 500;
 
 export type AppMode = 'bare' | 'app';
@@ -75,20 +81,28 @@ interface Reply {
   error?: string;
 }
 
+export interface BenchAppOptions {
+  /** The process's name in messages. @default 'bare app' or 'app' */
+  name?: string;
+  /** @default 20000 */
+  startTimeoutMs?: number;
+}
+
 /**
  * Starts an app process: `bare`, or `app` on `config` (the service's config document, as an
  * object; `server.host`/`port` are ignored, it listens on 127.0.0.1 and a port of its own).
  * Resolves once it serves. Needs `npm run build` first for `app`.
  */
 export async function startBenchApp(mode: 'bare'): Promise<BenchApp>;
-export async function startBenchApp(mode: 'app', config: object): Promise<BenchApp>;
-export async function startBenchApp(mode: AppMode, config?: object): Promise<BenchApp> {
-  const env: Record<string, string> = config ? { BENCH_APP_CONFIG: JSON.stringify(config) } : {};
-  const child = startChild(mode === 'bare' ? 'bare app' : 'app', ['-r', SWC_REGISTER, __filename, `--${mode}`], {
+export async function startBenchApp(mode: 'app', config: object, options?: BenchAppOptions): Promise<BenchApp>;
+export async function startBenchApp(mode: AppMode, config?: object, options: BenchAppOptions = {}): Promise<BenchApp> {
+  const { name = mode === 'bare' ? 'bare app' : 'app', startTimeoutMs = START_TIMEOUT_MS } = options;
+  const env: Record<string, string> = config ? configEnvironment(JSON.stringify(config)) : {};
+  const child = startChild(name, ['-r', SWC_REGISTER, __filename, `--${mode}`], {
     env,
     ipc: true,
   });
-  const port = Number((await waitForLine(child, LISTENING, START_TIMEOUT_MS))[1]);
+  const port = Number((await waitForLine(child, LISTENING, startTimeoutMs))[1]);
   const base = `http://127.0.0.1:${port}`;
 
   let nextId = 0;
@@ -116,6 +130,16 @@ export async function startBenchApp(mode: AppMode, config?: object): Promise<Ben
     stopProfile: async () => (await ask({ type: 'profile-stop' })).profile!,
     stop: () => stopChild(child),
   };
+}
+
+/** BENCH_APP_CONFIG, or BENCH_APP_CONFIG_FILE naming a temporary file for a config too large for it. */
+function configEnvironment(text: string): Record<string, string> {
+  if (text.length <= CONFIG_IN_ENVIRONMENT_MAX_CHARS) return { BENCH_APP_CONFIG: text };
+  const dir = mkdtempSync(resolve(tmpdir(), 'bulkhead-bench-app-'));
+  onCleanup(() => rmSync(dir, { recursive: true, force: true }));
+  const file = resolve(dir, 'config.json');
+  writeFileSync(file, text);
+  return { BENCH_APP_CONFIG_FILE: file };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -199,7 +223,8 @@ function policyRouteModule({ Bulkhead, CircuitBreaker }: Dist['routePolicies']) 
 /** The service as dist/main.js builds it, with the two company routes beside its own. */
 async function createServiceApp(): Promise<NestFastifyApplication> {
   const dist = loadDist();
-  const document = JSON.parse(process.env.BENCH_APP_CONFIG ?? 'null') as unknown;
+  const file = process.env.BENCH_APP_CONFIG_FILE;
+  const document = JSON.parse(file ? readFileSync(file, 'utf8') : (process.env.BENCH_APP_CONFIG ?? 'null')) as unknown;
   const loaded = dist.config.parseConfig(document);
   if (!loaded.ok) throw new Error(`invalid config:\n${loaded.problems.join('\n')}`);
   const { config } = loaded;

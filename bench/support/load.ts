@@ -30,6 +30,13 @@ export interface LoadOptions {
    * `ok`, req/s and the percentiles, and counted in `wrong2xx`.
    */
   verifyBody?: (body: string) => boolean;
+  /**
+   * What the n-th request of the run changes (n from 0, counted over every connection): its
+   * path (from the URL's by default) and its headers (in place of `headers`), so that successive
+   * requests can come from other tenants or go to other tools. Each request is then built afresh,
+   * which costs the load generator, not the server.
+   */
+  perRequest?: (n: number) => { path?: string; headers?: Record<string, string> };
 }
 
 export interface LoadResult {
@@ -91,6 +98,7 @@ export function runLoad(options: LoadOptions): Promise<LoadResult> {
     body,
     timeoutS = 10,
     verifyBody: accepts,
+    perRequest,
   } = options;
   return new Promise((done, fail) => {
     const latencies: number[] = [];
@@ -113,7 +121,30 @@ export function runLoad(options: LoadOptions): Promise<LoadResult> {
         }
         return matches;
       });
-    const common = { url, method, headers, body, connections, timeout: timeoutS, ...(verifyBody && { verifyBody }) };
+    let sent = 0;
+    const varied = perRequest && {
+      requests: [
+        {
+          setupRequest: (request: { path: string; headers: Record<string, string> }) => {
+            const { path, headers: own } = perRequest(sent++);
+            if (path !== undefined) request.path = path;
+            // A fresh object: autocannon adds its Content-Length to the one it is given.
+            request.headers = { ...(own ?? headers) };
+            return request;
+          },
+        },
+      ],
+    };
+    const common = {
+      url,
+      method,
+      headers,
+      body,
+      connections,
+      timeout: timeoutS,
+      ...(verifyBody && { verifyBody }),
+      ...varied,
+    };
     const instance = autocannon!(
       amount === undefined ? { ...common, duration: durationS } : { ...common, amount },
       (error, result) => {

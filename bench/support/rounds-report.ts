@@ -30,7 +30,9 @@ export function writeRunLine(side: string, run: RoundRun): void {
     `  round ${run.round} ${side.padEnd(7)}: p50 ${fixed(run.p50Ms)} ms, p99 ${fixed(run.p99Ms)} ms, ` +
       `${fixed(run.reqPerS, 0)} req/s${failedCalls(run) ? `, ${failures}` : ''}; ` +
       `CPU cores: service ${fixed(run.cpuCores.service)}, portkey ${fixed(run.cpuCores.portkey)}, ` +
-      `upstream ${fixed(run.cpuCores.upstream)}, load generator ${fixed(run.cpuCores.loadGenerator)}\n`,
+      `upstream ${fixed(run.cpuCores.upstream)}, ` +
+      `${run.cpuCores.forwarder === undefined ? '' : `forwarder ${fixed(run.cpuCores.forwarder)}, `}` +
+      `load generator ${fixed(run.cpuCores.loadGenerator)}\n`,
   );
 }
 
@@ -41,6 +43,7 @@ export function printSidesTable<Side extends string>(
   sides: readonly Side[],
   summaries: Partial<Record<Side, RunsSummary>>,
 ): void {
+  const withForwarder = sides.some((side) => summaries[side]!.cpuUsPerCall.forwarder !== undefined);
   printTable(
     title,
     sides.map((side) => {
@@ -51,6 +54,7 @@ export function printSidesTable<Side extends string>(
         'p99 ms': range(summary.p99Ms),
         'req/s': range(summary.reqPerS, 0),
         'service µs/call': fixed(summary.cpuUsPerCall.service, 0),
+        ...(withForwarder && { 'forwarder µs/call': fixed(summary.cpuUsPerCall.forwarder ?? Number.NaN, 0) }),
         'portkey µs/call': fixed(summary.cpuUsPerCall.portkey, 0),
         'upstream µs/call': fixed(summary.cpuUsPerCall.upstream, 0),
         'load gen µs/call': fixed(summary.cpuUsPerCall.loadGenerator, 0),

@@ -15,6 +15,8 @@ export interface Cpu {
   upstream: number;
   /** This process: autocannon. */
   loadGenerator: number;
+  /** A hand-written forwarder, where a benchmark runs one (bench/proxy/forwarder.ts). */
+  forwarder?: number;
 }
 
 /** One side's measured run in one round, over its kind of load result. */
@@ -38,19 +40,22 @@ interface Started {
 
 /**
  * Reads the CPU seconds so far of the service, the upstream, Portkey (NaN while it is left
- * out, `available` false) and this process.
+ * out, `available` false), the forwarder if there is one, and this process.
  */
 export function cpuMeter(of: {
   service: Started;
   upstream: Started;
   portkey: Started & { info: { available: boolean } };
+  forwarder?: Started;
 }): () => Cpu {
   const pid = (started: Started) => started.child?.process.pid;
+  const forwarder = of.forwarder;
   return () => ({
     service: cpuSecondsOf(pid(of.service)),
     portkey: of.portkey.info.available ? cpuSecondsOf(pid(of.portkey)) : Number.NaN,
     upstream: cpuSecondsOf(pid(of.upstream)),
     loadGenerator: ownCpuSeconds(),
+    ...(forwarder && { forwarder: cpuSecondsOf(pid(forwarder)) }),
   });
 }
 
@@ -62,7 +67,7 @@ export async function withCpu<Result extends LoadResult>(
   const before = cpuNow();
   const result = await load();
   const after = cpuNow();
-  const used = (name: keyof Cpu) => (after[name] - before[name]) / result.durationS;
+  const used = (name: keyof Cpu) => (after[name]! - before[name]!) / result.durationS;
   return {
     result,
     cpuCores: {
@@ -70,6 +75,7 @@ export async function withCpu<Result extends LoadResult>(
       portkey: used('portkey'),
       upstream: used('upstream'),
       loadGenerator: used('loadGenerator'),
+      ...(before.forwarder !== undefined && { forwarder: used('forwarder') }),
     },
   };
 }
@@ -89,7 +95,8 @@ export async function inRounds<Side, Run>(
 
 /** One side's runs: median (min-max) of each figure, and the CPU each process spent per call. */
 export function summariseRuns(series: readonly RoundRun[]) {
-  const perCall = (name: keyof Cpu) => median(series.map((run) => (run.cpuCores[name] * 1e6) / run.reqPerS));
+  const perCall = (name: keyof Cpu) => median(series.map((run) => (run.cpuCores[name]! * 1e6) / run.reqPerS));
+  const withForwarder = series.some((run) => run.cpuCores.forwarder !== undefined);
   return {
     p50Ms: summary(series.map((run) => run.p50Ms)),
     p99Ms: summary(series.map((run) => run.p99Ms)),
@@ -100,6 +107,7 @@ export function summariseRuns(series: readonly RoundRun[]) {
       portkey: perCall('portkey'),
       upstream: perCall('upstream'),
       loadGenerator: perCall('loadGenerator'),
+      ...(withForwarder && { forwarder: perCall('forwarder') }),
     },
     failed: series.reduce((sum, run) => sum + failedCalls(run), 0),
   };
