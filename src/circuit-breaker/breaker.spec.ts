@@ -704,3 +704,21 @@ describe('Breaker with tenants', () => {
     expect(target.state).toBe('closed');
   });
 });
+
+describe('Breaker with more tenants than it tracks', () => {
+  it('tracks new tenants again once the earlier ones have gone idle, a bucket later', async () => {
+    const target = breaker({ rollingCountTimeoutMs: 10_000 });
+    // 1,000 tenants fill what one breaker tracks.
+    for (let i = 0; i < 1_000; i++) await target.fire(async () => 'ok', `t${i}`);
+    await target.fire(async () => 'ok', 'charlie');
+    // Past the window, they are idle: the next new tenant is tracked, and can be blamed.
+    await advanceClocks(clock, 10_000);
+    for (let i = 0; i < 3; i++) await target.fire(async () => 'ok', 'charlie');
+    for (let i = 0; i < 4; i++) {
+      await target.fire(() => Promise.reject(transient()), 'alpha').catch(() => undefined);
+    }
+
+    expect(target.state).toBe('closed');
+    expect(target.refusal('alpha')?.kind).toBe('circuit_open');
+  });
+});

@@ -80,6 +80,8 @@ export class TenantBlame {
   private readonly outcomes = new Map<string, TenantOutcomes>();
   private readonly circuits = new Map<string, TenantCircuit>();
   private readonly opened: Array<(tenant: string) => void> = [];
+  /** The bucket the tracked tenants were last swept in: at most one sweep a bucket. */
+  private sweptIn = -1;
 
   constructor(
     private readonly window: RollingWindow,
@@ -208,8 +210,17 @@ export class TenantBlame {
   private track(tenant: string): TenantOutcomes | undefined {
     let outcomes = this.outcomes.get(tenant);
     if (outcomes) return outcomes;
-    if (this.outcomes.size >= MAX_TRACKED_TENANTS) this.dropIdle();
-    if (this.outcomes.size >= MAX_TRACKED_TENANTS) return undefined;
+    if (this.outcomes.size >= MAX_TRACKED_TENANTS) {
+      // With more active tenants than the bound none is idle: sweeping on every call of an
+      // untracked one would walk them all each time. Once a bucket is enough (an idle tenant
+      // then leaves at most a bucket late).
+      const serial = this.window.serial;
+      if (serial !== this.sweptIn) {
+        this.sweptIn = serial;
+        this.dropIdle();
+      }
+      if (this.outcomes.size >= MAX_TRACKED_TENANTS) return undefined;
+    }
     outcomes = new TenantOutcomes(this.window.buckets);
     this.outcomes.set(tenant, outcomes);
     return outcomes;
