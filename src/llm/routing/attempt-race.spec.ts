@@ -6,10 +6,10 @@ import type { FakeStepConfig } from '../../config';
 import type { PoolName } from '../../containment/containment-decision';
 import { EgressPolicy } from '../../containment/egress';
 import { HttpPool } from '../../containment/http-pool';
-import { RetryPolicy } from '../../dispatch';
 import { MemoryRateLimitStore, RateLimiter } from '../../rate-limit';
 import { track } from '../../../test/support/deferred';
 import { installFakeTimers } from '../../../test/support/fake-timers';
+import { CALM, type TestRouteOptions, testRoute, type TestTarget, testTarget } from '../../../test/support/llm-routes';
 import {
   dailyBudgetGate,
   fakePrices,
@@ -19,13 +19,10 @@ import {
   SMALL_WORST_MICROS,
   WORST_TOKENS,
 } from '../../../test/support/llm-accounting';
-import type { ChatChunk, ChatCompletion, ChatRequest } from '../chat.types';
+import type { ChatChunk, ChatRequest } from '../chat.types';
 import type { Price } from '../pricing';
-import { FakeProvider } from '../providers/fake.provider';
-import type { LlmProvider, ProviderAttempt } from '../providers/llm-provider';
 import type { FailoverCall, FailoverProgress } from './attempt-race';
 import { serveWithFailover } from './failover';
-import { HedgeAllowance, TargetHealth } from './hedging';
 import type { LlmRoute, LlmTarget } from './llm-route';
 import type { CommittedStream } from './provider-attempt';
 import { RequestAccount } from './request-account';
@@ -41,43 +38,10 @@ const IDLE_MS = 30_000;
 
 const { SMALL, LARGE } = fakePrices();
 
-const CALM: BreakerSettings = {
-  errorThresholdPercentage: 50,
-  volumeThreshold: 1_000,
-  resetTimeoutMs: 30_000,
-  rollingCountTimeoutMs: 10_000,
-};
-
 const REQUEST: ChatRequest = { model: 'chat', messages: [{ role: 'user', content: 'Hello there' }], max_tokens: 500 };
 
 /** 48 characters without a space: the fake provider streams it in three content chunks of 16. */
 const TEXT = 'x'.repeat(16) + 'y'.repeat(16) + 'z'.repeat(16);
-
-interface ProviderCall {
-  at: number;
-  timeoutMs: number;
-  signal: AbortSignal;
-}
-
-/** A provider that notes every call before handing it on. */
-class RecordingProvider implements LlmProvider {
-  readonly name = 'fake';
-  readonly calls: ProviderCall[] = [];
-
-  constructor(private readonly inner: LlmProvider) {}
-
-  complete(attempt: ProviderAttempt): Promise<ChatCompletion> {
-    this.calls.push({ at: clock.now(), timeoutMs: attempt.timeoutMs, signal: attempt.signal });
-    return this.inner.complete(attempt);
-  }
-
-  stream(attempt: ProviderAttempt): AsyncIterable<ChatChunk> {
-    this.calls.push({ at: clock.now(), timeoutMs: attempt.timeoutMs, signal: attempt.signal });
-    return this.inner.stream(attempt);
-  }
-}
-
-type TestTarget = LlmTarget & { provider: RecordingProvider };
 
 let clock: FakeClock;
 let gate: BudgetGate;
@@ -112,47 +76,12 @@ function target(
   script: FakeStepConfig[],
   options: { price?: Price; breaker?: Partial<BreakerSettings> } = {},
 ): TestTarget {
-  const breaker = new Breaker(`llm.test.${model}`, { ...CALM, ...options.breaker }, clock);
-  breakers.push(breaker);
-  return {
-    label: `fake/${model}`,
-    target: { provider: 'fake', model },
-    provider: new RecordingProvider(new FakeProvider(script, clock)),
-    breaker,
-    price: options.price ?? (model === 'large' ? LARGE : SMALL),
-    timeoutMs: 30_000,
-    config: { provider: 'fake', model, script },
-    health: new TargetHealth(),
-  };
+  const price = options.price ?? (model === 'large' ? LARGE : SMALL);
+  return testTarget(clock, breakers, model, script, { ...options, price });
 }
 
-function route(
-  targets: TestTarget[],
-  options: {
-    maxAttempts?: number;
-    deadlineMs?: number;
-    hedgeAfterMs?: number;
-    maxHedges?: number;
-    firstByteTimeoutMs?: number;
-  } = {},
-): LlmRoute {
-  const { maxAttempts = 2, deadlineMs = 60_000, hedgeAfterMs = 0, maxHedges = 1 } = options;
-  return {
-    name: 'chat',
-    lane: 'llm',
-    targets,
-    retry: new RetryPolicy({ maxAttempts, baseDelayMs: 100, maxDelayMs: 1_000, deadlineMs }),
-    deadlineMs,
-    maxOutputTokens: OUTPUT_CAP,
-    hedgeAfterMs,
-    maxHedges,
-    hedges: new HedgeAllowance(),
-    firstByteTimeoutMs: options.firstByteTimeoutMs ?? 30_000,
-    idleTimeoutMs: IDLE_MS,
-    cache: false,
-    semanticCache: false,
-    cacheScope: 'chat',
-  };
+function route(targets: TestTarget[], options: Omit<TestRouteOptions, 'idleTimeoutMs'> = {}): LlmRoute {
+  return testRoute(targets, OUTPUT_CAP, { ...options, idleTimeoutMs: IDLE_MS });
 }
 
 /** Starts one request through the route; its outcome is tracked, never left unhandled. */

@@ -6,10 +6,10 @@ import type { FakeStepConfig } from '../../config';
 import type { PoolName } from '../../containment/containment-decision';
 import { EgressPolicy } from '../../containment/egress';
 import { HttpPool } from '../../containment/http-pool';
-import { RetryPolicy } from '../../dispatch';
 import { MemoryRateLimitStore, RateLimiter } from '../../rate-limit';
 import { track } from '../../../test/support/deferred';
 import { installFakeTimers } from '../../../test/support/fake-timers';
+import { type TestRouteOptions, testRoute, type TestTarget, testTarget } from '../../../test/support/llm-routes';
 import {
   dailyBudgetGate,
   fakePrices,
@@ -20,13 +20,11 @@ import {
   tokensLeftIn,
   WORST_TOKENS,
 } from '../../../test/support/llm-accounting';
-import type { ChatChunk, ChatCompletion, ChatRequest } from '../chat.types';
+import type { ChatCompletion, ChatRequest } from '../chat.types';
 import type { Price } from '../pricing';
-import { FakeProvider } from '../providers/fake.provider';
-import type { LlmProvider, ProviderAttempt } from '../providers/llm-provider';
+import type { LlmProvider } from '../providers/llm-provider';
 import { type FailoverProgress, serveWithFailover } from './failover';
-import { HedgeAllowance, TargetHealth } from './hedging';
-import type { LlmRoute, LlmTarget } from './llm-route';
+import type { LlmRoute } from './llm-route';
 import { RequestAccount } from './request-account';
 
 // Virtual time throughout: the route, the fake providers, the budget and the rate limit run on
@@ -38,49 +36,7 @@ const TPM = 60_000;
 
 const { SMALL, LARGE } = fakePrices();
 
-/** A breaker that never opens unless a test says so. */
-const CALM: BreakerSettings = {
-  errorThresholdPercentage: 50,
-  volumeThreshold: 1_000,
-  resetTimeoutMs: 30_000,
-  rollingCountTimeoutMs: 10_000,
-};
-
 const REQUEST: ChatRequest = { model: 'chat', messages: [{ role: 'user', content: 'Hello there' }], max_tokens: 500 };
-
-/** What one provider call was given, and when. */
-interface ProviderCall {
-  at: number;
-  model: string;
-  timeoutMs: number;
-  maxOutputTokens: number;
-  signal: AbortSignal;
-}
-
-/** A provider that notes every call before handing it on. */
-class RecordingProvider implements LlmProvider {
-  readonly name = 'fake';
-  readonly calls: ProviderCall[] = [];
-
-  constructor(
-    private readonly inner: LlmProvider,
-    private readonly clockOf: () => FakeClock,
-  ) {}
-
-  complete(attempt: ProviderAttempt): Promise<ChatCompletion> {
-    const { request, timeoutMs, maxOutputTokens, signal } = attempt;
-    this.calls.push({ at: this.clockOf().now(), model: request.model, timeoutMs, maxOutputTokens, signal });
-    return this.inner.complete(attempt);
-  }
-
-  stream(attempt: ProviderAttempt): AsyncIterable<ChatChunk> {
-    const { request, timeoutMs, maxOutputTokens, signal } = attempt;
-    this.calls.push({ at: this.clockOf().now(), model: request.model, timeoutMs, maxOutputTokens, signal });
-    return this.inner.stream(attempt);
-  }
-}
-
-type TestTarget = LlmTarget & { provider: RecordingProvider };
 
 let clock: FakeClock;
 let budgetStore: MemoryBudgetStore;
@@ -126,51 +82,12 @@ function target(
     provider?: LlmProvider;
   } = {},
 ): TestTarget {
-  const breaker = new Breaker(`llm.test.${model}`, { ...CALM, ...options.breaker }, clock);
-  breakers.push(breaker);
-  return {
-    label: `fake/${model}`,
-    target: { provider: 'fake', model },
-    provider: new RecordingProvider(options.provider ?? new FakeProvider(script, clock), () => clock),
-    breaker,
-    price: options.price === null ? undefined : (options.price ?? SMALL),
-    timeoutMs: options.timeoutMs ?? 30_000,
-    config: { provider: 'fake', model, script },
-    health: new TargetHealth(),
-  };
+  const price = options.price === null ? undefined : (options.price ?? SMALL);
+  return testTarget(clock, breakers, model, script, { ...options, price });
 }
 
-function route(
-  targets: TestTarget[],
-  options: {
-    maxAttempts?: number;
-    baseDelayMs?: number;
-    maxDelayMs?: number;
-    deadlineMs?: number;
-    hedgeAfterMs?: number;
-    maxHedges?: number;
-    firstByteTimeoutMs?: number;
-    idleTimeoutMs?: number;
-  } = {},
-): LlmRoute {
-  const { maxAttempts = 2, baseDelayMs = 100, maxDelayMs = 1_000, deadlineMs = 60_000 } = options;
-  const { hedgeAfterMs = 0, maxHedges = 1, firstByteTimeoutMs = 30_000, idleTimeoutMs = 30_000 } = options;
-  return {
-    name: 'chat',
-    lane: 'llm',
-    targets,
-    retry: new RetryPolicy({ maxAttempts, baseDelayMs, maxDelayMs, deadlineMs }),
-    deadlineMs,
-    maxOutputTokens: OUTPUT_CAP,
-    hedgeAfterMs,
-    maxHedges,
-    hedges: new HedgeAllowance(),
-    firstByteTimeoutMs,
-    idleTimeoutMs,
-    cache: false,
-    semanticCache: false,
-    cacheScope: 'chat',
-  };
+function route(targets: TestTarget[], options: TestRouteOptions = {}): LlmRoute {
+  return testRoute(targets, OUTPUT_CAP, options);
 }
 
 /** A request as the route admits it: the first attempt's worst case already taken from the bucket. */
