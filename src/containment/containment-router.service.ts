@@ -12,6 +12,9 @@ import { CONTAINMENT_MODULE_OPTIONS, type ContainmentModuleOptions } from './con
  * pool. Configured tenants start `not_contained`; anyone else, a store that fails and a
  * snapshot of another tenant route to the isolated pool.
  */
+/** Configured tenants seeded at once at start-up. */
+const SEEDS_IN_FLIGHT = 256;
+
 @Injectable()
 export class ContainmentRouter implements OnModuleInit {
   private readonly logger = new Logger('Bulkhead');
@@ -24,14 +27,23 @@ export class ContainmentRouter implements OnModuleInit {
     @Inject(CLOCK) private readonly clock: Clock,
   ) {}
 
-  /** Seeds every configured tenant; one the store cannot take now is seeded on its first call. */
+  /**
+   * Seeds every configured tenant; one the store cannot take now is seeded on its first call.
+   * {@link SEEDS_IN_FLIGHT} at a time: on Redis they share the connection's pipeline instead of
+   * waiting a round trip each (100,000 tenants took 10 s one by one).
+   */
   async onModuleInit(): Promise<void> {
-    for (const tenant of new Set(this.options.tenants ?? [])) {
-      try {
-        await this.seed(tenant);
-      } catch {
-        // Seeded on the tenant's first call instead.
-      }
+    const tenants = [...new Set(this.options.tenants ?? [])];
+    for (let start = 0; start < tenants.length; start += SEEDS_IN_FLIGHT) {
+      await Promise.all(tenants.slice(start, start + SEEDS_IN_FLIGHT).map((tenant) => this.seedOrLater(tenant)));
+    }
+  }
+
+  private async seedOrLater(tenant: string): Promise<void> {
+    try {
+      await this.seed(tenant);
+    } catch {
+      // Seeded on the tenant's first call instead.
     }
   }
 
