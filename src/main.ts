@@ -4,7 +4,7 @@ import { NestFactory } from '@nestjs/core';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { AppModule } from './app.module';
 import { appOptions, configureApp, createAdapter, serviceLogger } from './bootstrap';
-import { bulkheadConfig, type BulkheadConfig, ConfigError, configPath } from './config';
+import { bulkheadConfig, type BulkheadConfig, bulkheadConfigValue, ConfigError, configPath } from './config';
 
 const EXIT_GRACE_MS = 5_000;
 
@@ -13,7 +13,7 @@ async function main(): Promise<void> {
   const config = configOrExit();
   // JSON lines on stdout, at server.logLevel: Nest's own, every module's, one per failed call.
   const app = await NestFactory.create<NestFastifyApplication>(
-    AppModule.forRoot({ config: bulkheadConfig, examples: config.examples }),
+    AppModule.forRoot({ config: bulkheadConfigValue(config), examples: config.examples }),
     createAdapter(config),
     appOptions(serviceLogger(config, process.env)),
   );

@@ -29,3 +29,12 @@ export function bulkheadConfigOf(document: unknown, env: Environment = process.e
   const result: ConfigResult = parseConfig(document, env);
   return registerAs(BULKHEAD_CONFIG_NAMESPACE, (): BulkheadConfig => configOrThrow(result, 'document'));
 }
+
+/**
+ * The same namespace over a config already read and validated: main.ts reads the file once
+ * before Nest starts (a bad file exits 1 with its problems), and hands that result on instead of
+ * reading and validating the file a second time.
+ */
+export function bulkheadConfigValue(config: BulkheadConfig): BulkheadConfigNamespace {
+  return registerAs(BULKHEAD_CONFIG_NAMESPACE, (): BulkheadConfig => config);
+}
