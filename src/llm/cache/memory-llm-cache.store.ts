@@ -1,3 +1,4 @@
+import { RecencyList } from './recency-list';
 import type { Clock } from '../../common';
 import type { CacheableCompletion } from './cacheable';
 import { assertTtl, type LlmCacheOperation, type LlmCacheStore, type LlmCacheUsage } from './llm-cache.store';
@@ -49,8 +50,7 @@ export class MemoryLlmCacheStore implements LlmCacheStore {
   private readonly entries = new Map<string, Entry>();
   private heldBytes = 0;
   /** The next to evict. */
-  private oldest: Entry | undefined;
-  private newest: Entry | undefined;
+  private readonly recency = new RecencyList<Entry>();
   /** The next entry the sweep looks at; undefined: start again from the oldest. */
   private cursor: Entry | undefined;
 
@@ -76,9 +76,9 @@ export class MemoryLlmCacheStore implements LlmCacheStore {
       this.remove(entry);
       return null;
     }
-    if (entry !== this.newest) {
-      this.unlink(entry);
-      this.append(entry);
+    if (entry !== this.recency.newest) {
+      this.moveCursorOff(entry);
+      this.recency.touch(entry);
     }
     return JSON.parse(entry.json) as CacheableCompletion;
   }
@@ -94,7 +94,7 @@ export class MemoryLlmCacheStore implements LlmCacheStore {
       if (bytes <= this.maxBytes) {
         const entry: Entry = { key, json, bytes, expiresAt: now + ttlMs, older: undefined, newer: undefined };
         this.entries.set(key, entry);
-        this.append(entry);
+        this.recency.append(entry);
         this.heldBytes += bytes;
         this.evict();
       }
@@ -123,13 +123,13 @@ export class MemoryLlmCacheStore implements LlmCacheStore {
 
   /** Drops least recently used entries until both bounds hold; the newest entry always fits. */
   private evict(): void {
-    while (this.entries.size > this.maxEntries || this.heldBytes > this.maxBytes) this.remove(this.oldest!);
+    while (this.entries.size > this.maxEntries || this.heldBytes > this.maxBytes) this.remove(this.recency.oldest!);
   }
 
   private sweep(now: number): void {
     const steps = Math.min(SWEEP_STEPS, this.entries.size);
     for (let step = 0; step < steps; step++) {
-      const entry = this.cursor ?? this.oldest!;
+      const entry = this.cursor ?? this.recency.oldest!;
       this.cursor = entry.newer;
       if (entry.expiresAt <= now) this.remove(entry);
     }
@@ -138,25 +138,12 @@ export class MemoryLlmCacheStore implements LlmCacheStore {
   private remove(entry: Entry): void {
     this.entries.delete(entry.key);
     this.heldBytes -= entry.bytes;
-    this.unlink(entry);
+    this.moveCursorOff(entry);
+    this.recency.unlink(entry);
   }
 
-  private append(entry: Entry): void {
-    entry.older = this.newest;
-    entry.newer = undefined;
-    if (this.newest) this.newest.newer = entry;
-    else this.oldest = entry;
-    this.newest = entry;
-  }
-
-  private unlink(entry: Entry): void {
-    // The sweep goes on from the entry after this one, wherever this one goes next.
+  /** The sweep goes on from the entry after this one, wherever this one goes next. */
+  private moveCursorOff(entry: Entry): void {
     if (this.cursor === entry) this.cursor = entry.newer;
-    if (entry.older) entry.older.newer = entry.newer;
-    else this.oldest = entry.newer;
-    if (entry.newer) entry.newer.older = entry.older;
-    else this.newest = entry.older;
-    entry.older = undefined;
-    entry.newer = undefined;
   }
 }

@@ -1,5 +1,6 @@
 import type { Clock } from '../../../common';
 import type { CacheableCompletion } from '../cacheable';
+import { RecencyList } from '../recency-list';
 import { assertTtl } from '../llm-cache.store';
 import { cosineSimilarity } from './embedder';
 import type { SemanticCacheStore, SemanticCacheUsage, SemanticMatch } from './semantic-cache.store';
@@ -53,8 +54,7 @@ export class MemorySemanticCacheStore implements SemanticCacheStore {
   private readonly partitions = new Map<string, Partition>();
   private entryCount = 0;
   private heldBytes = 0;
-  private oldest: Entry | undefined;
-  private newest: Entry | undefined;
+  private readonly recency = new RecencyList<Entry>();
 
   constructor(
     private readonly clock: Clock,
@@ -126,11 +126,11 @@ export class MemorySemanticCacheStore implements SemanticCacheStore {
       newer: undefined,
     };
     partition.entries.set(questionId, entry);
-    this.append(entry);
+    this.recency.append(entry);
     this.entryCount++;
     this.heldBytes += bytes;
     if (partition.entries.size > this.maxEntriesPerPartition) this.remove(partition.entries.values().next().value!);
-    while (this.entryCount > this.maxEntries || this.heldBytes > this.maxBytes) this.remove(this.oldest!);
+    while (this.entryCount > this.maxEntries || this.heldBytes > this.maxBytes) this.remove(this.recency.oldest!);
   }
 
   usage(): SemanticCacheUsage {
@@ -142,10 +142,7 @@ export class MemorySemanticCacheStore implements SemanticCacheStore {
     const { entries } = entry.partition;
     entries.delete(entry.questionId);
     entries.set(entry.questionId, entry);
-    if (entry !== this.newest) {
-      this.unlink(entry);
-      this.append(entry);
-    }
+    this.recency.touch(entry);
   }
 
   private remove(entry: Entry): void {
@@ -154,23 +151,6 @@ export class MemorySemanticCacheStore implements SemanticCacheStore {
     if (partition.entries.size === 0) this.partitions.delete(partition.id);
     this.entryCount--;
     this.heldBytes -= entry.bytes;
-    this.unlink(entry);
-  }
-
-  private append(entry: Entry): void {
-    entry.older = this.newest;
-    entry.newer = undefined;
-    if (this.newest) this.newest.newer = entry;
-    else this.oldest = entry;
-    this.newest = entry;
-  }
-
-  private unlink(entry: Entry): void {
-    if (entry.older) entry.older.newer = entry.newer;
-    else this.oldest = entry.newer;
-    if (entry.newer) entry.newer.older = entry.older;
-    else this.newest = entry.older;
-    entry.older = undefined;
-    entry.newer = undefined;
+    this.recency.unlink(entry);
   }
 }
