@@ -73,9 +73,10 @@ interface Running {
   readonly hold: AttemptHold;
   /** A hedge: its place in `progress.hedges`. */
   readonly hedgeIndex: number | undefined;
+  /** Undefined when the breaker refused it (its half-open probe had gone to another request). */
   readonly started: StartedProviderAttempt<ChatCompletion | CommittedStream> | undefined;
   /** Settles once the attempt answered or failed; never rejects. */
-  readonly answer: Promise<Running>;
+  answer: Promise<Running>;
   value?: ChatCompletion | CommittedStream;
   error?: ResilienceError;
   /** Streams: ends what the breaker watches, once the stream was delivered (or not). */
@@ -149,19 +150,18 @@ export class AttemptRace {
       // A completion ends the breaker's watch when it comes; a stream only once it was delivered.
       return call.deliver ? started.outcome.then(() => watched.promise) : started.outcome;
     }, call.tenant);
-    const running: Running = {
+    // opossum runs the action before `fire` returns: `started` is set by now, unless refused.
+    // Its `answer` is set below: it settles with the object itself.
+    const running = {
       target,
       hold,
       hedgeIndex,
-      get started() {
-        return started;
-      },
-      answer: undefined as unknown as Promise<Running>,
+      started,
       finish: (error?: unknown) => (error === undefined ? watched.resolve() : watched.reject(error)),
-    };
+    } as Running;
     // A stream's answer is its commit; the breaker's promise settles only after delivery.
     const answered = call.deliver && started ? started.outcome : fired;
-    (running as { answer: Promise<Running> }).answer = (answered as Promise<ChatCompletion | CommittedStream>).then(
+    running.answer = (answered as Promise<ChatCompletion | CommittedStream>).then(
       (value) => {
         running.value = value;
         return running;
