@@ -14,6 +14,8 @@
  * Anything else is 404.
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+// The project's own seeded generator (a leaf module, nothing of Nest): the same draws as its tests.
+import { seededRandom } from '../../src/common/random';
 import { type Child, stopChild } from '../support/processes';
 import { answerStats, listenOnLoopback, startServerProcess } from '../support/server-process';
 import { call } from '../support/service';
@@ -87,21 +89,9 @@ export async function startTailUpstream(name = 'tail-upstream'): Promise<TailUps
   };
 }
 
-/** mulberry32: a small seeded generator of numbers in [0, 1), the same sequence for the same seed. */
-function seeded(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
-  };
-}
-
 function serve(): void {
   const stats = { requests: 0, answered: 0, cancelled: 0, rejected: 0, inFlight: 0, slow: 0 };
-  let random = seeded(1);
+  let random = seededRandom(1);
   const answer = Buffer.from(COMPLETION_BODY);
   const answerHeaders = { 'content-type': 'application/json', 'content-length': String(answer.length) };
 
@@ -165,7 +155,7 @@ function serve(): void {
     request.resume();
     const url = new URL(request.url ?? '/', 'http://upstream');
     if (request.method === 'POST' && url.pathname === '/reset') {
-      random = seeded(Number(url.searchParams.get('seed') ?? 1));
+      random = seededRandom(Number(url.searchParams.get('seed') ?? 1));
       Object.assign(stats, { requests: 0, answered: 0, cancelled: 0, rejected: 0, slow: 0 });
       response.writeHead(204).end();
       return;
