@@ -138,7 +138,6 @@ export class ChatCompletions {
       throw new ResilienceError('not_found', `no LLM route of that name (routes: ${this.routes.names().join(', ')})`);
     }
     const startedAt = this.clock.now();
-    const pool = this.pools.get(call.pool);
     const progress: FailoverProgress = { attempts: 0, failovers: 0, tried: [], hedges: [] };
     const directives =
       route.cache || route.semanticCache ? cacheDirectives(call.cacheControl) : { lookup: false, store: false };
@@ -154,7 +153,9 @@ export class ChatCompletions {
       if (directives.lookup) {
         const hit = key === undefined ? null : await this.lookup(key);
         const match =
-          hit || !semantic ? null : await this.semantic.find(call.tenant, route.cacheScope, call.request, pool);
+          hit || !semantic
+            ? null
+            : await this.semantic.find(call.tenant, route.cacheScope, call.request, this.pools.get(call.pool));
         const found = hit ?? match?.completion;
         if (found) {
           cache = hit ? 'hit' : 'semantic';
@@ -179,6 +180,7 @@ export class ChatCompletions {
       answer.cache = cache;
       if (semantic && directives.store && answer.attempts > 0 && !answer.replayed) {
         // Off the answer's path; it never fails, and a miss is all a lost entry costs.
+        const pool = this.pools.get(call.pool);
         void this.semantic.remember(call.tenant, route.cacheScope, call.request, answer.completion, pool);
       }
       return answer;
