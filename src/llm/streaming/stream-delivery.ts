@@ -50,26 +50,22 @@ export class StreamDelivery {
         'x-bulkhead-cache': cache,
         'x-bulkhead-hedged': String(hedged),
       });
+      // Chunks are this stream's own (the assembly has already read them): changed in place, as
+      // a copy of each would cost an allocation per chunk.
       const send = async (chunk: ChatChunk) => {
-        if (chunk.usage) {
-          if (!withUsage) {
-            if (chunk.choices.length === 0) return;
-            chunk = { ...chunk, usage: undefined };
-          } else {
-            const costMicros = account.costMicros + account.usageMicros(target, chunk.usage);
-            chunk = {
-              ...chunk,
-              bulkhead: {
-                servedBy: target.label,
-                attempts: progress.attempts,
-                fromCache: false,
-                hedged,
-                costUsd: costMicros / 1_000_000,
-              },
-            };
-          }
-        } else if (!withUsage && chunk.usage === null) {
-          chunk = { ...chunk, usage: undefined };
+        if (chunk.usage && withUsage) {
+          const costMicros = account.costMicros + account.usageMicros(target, chunk.usage);
+          chunk.bulkhead = {
+            servedBy: target.label,
+            attempts: progress.attempts,
+            fromCache: false,
+            hedged,
+            costUsd: costMicros / 1_000_000,
+          };
+        } else if (!withUsage && chunk.usage !== undefined) {
+          // Asked for by Bulkhead, not by the client: the usage chunk and the field are left out.
+          if (chunk.usage && chunk.choices.length === 0) return;
+          chunk.usage = undefined;
         }
         await this.write(sink, chunk, route.idleTimeoutMs);
       };
