@@ -71,13 +71,12 @@ export class OpenAiProvider implements LlmProvider {
     if (usage != null && (!isObject(usage) || !isCount(usage.prompt_tokens) || !isCount(usage.completion_tokens))) {
       throw malformedAnswerError(target, 200);
     }
-    return {
-      ...chunk,
-      id: typeof chunk.id === 'string' ? chunk.id : '',
-      object: 'chat.completion.chunk',
-      created: isCount(chunk.created) ? chunk.created : Math.floor(this.clock.wallNow() / 1000),
-      model: typeof chunk.model === 'string' ? chunk.model : target.model,
-    } as ChatChunk;
+    // Freshly parsed and nobody else's: completed in place, not copied, once per chunk.
+    if (typeof chunk.id !== 'string') chunk.id = '';
+    chunk.object = 'chat.completion.chunk';
+    if (!isCount(chunk.created)) chunk.created = Math.floor(this.clock.wallNow() / 1000);
+    if (typeof chunk.model !== 'string') chunk.model = target.model;
+    return chunk as ChatChunk;
   }
 
   /** The answer as given, once it has what the route reads: choices with a message, and usage. */
