@@ -11,3 +11,5 @@ export * from './http-pools.service';
 export * from './memory-containment.store';
 export * from './tenant-http-client';
 export * from './redis-containment.store';
+export * from './containment-cache';
+export * from './redis-invalidations';

@@ -2,6 +2,7 @@ import type Redis from 'ioredis';
 import type { RedisKeys } from '../store/redis-keys';
 import { RedisScript } from '../store/redis-script';
 import { batchWritesThisTick } from '../store/redis-connection';
+import type { CacheTicket, ContainmentCache } from './containment-cache';
 import {
   CONTAINMENT_POSTURES,
   CONTAINMENT_STATES,
@@ -15,21 +16,37 @@ import type { ContainmentStore } from './containment.store';
 /** The hash fields of a snapshot, in the order the scripts answer them. */
 const FIELDS = ['tenant', 'state', 'posture', 'reason', 'version', 'updatedAt'] as const;
 
-/** ARGV: tenant, state, posture, reason, updatedAt. Answers the snapshot's fields. */
+/**
+ * ARGV: tenant, state, posture, reason, updatedAt, channel. Answers the snapshot's fields, and
+ * publishes the tenant on the channel in the same script: no replica can see the change before
+ * the message is on its way.
+ */
 const WRITE = `local version = redis.call('HINCRBY', KEYS[1], 'version', 1)
 redis.call('HSET', KEYS[1], 'tenant', ARGV[1], 'state', ARGV[2], 'posture', ARGV[3], 'reason', ARGV[4], 'updatedAt', ARGV[5])
+redis.call('PUBLISH', ARGV[6], ARGV[1])
 return redis.call('HMGET', KEYS[1], ${FIELDS.map((field) => `'${field}'`).join(', ')})`;
 
-/** ARGV: as {@link WRITE}. Writes version 1 only where no snapshot exists; answers the current fields. */
+/** ARGV: as {@link WRITE}. Writes version 1 (and publishes) only where no snapshot exists; answers the current fields. */
 const SEED = `if redis.call('EXISTS', KEYS[1]) == 0 then
   redis.call('HSET', KEYS[1], 'tenant', ARGV[1], 'state', ARGV[2], 'posture', ARGV[3], 'reason', ARGV[4], 'version', 1, 'updatedAt', ARGV[5])
+  redis.call('PUBLISH', ARGV[6], ARGV[1])
 end
 return redis.call('HMGET', KEYS[1], ${FIELDS.map((field) => `'${field}'`).join(', ')})`;
+
+/** The channel the write and seed scripts publish each changed tenant on: `<prefix>containment`. */
+export function containmentChannel(keys: RedisKeys): string {
+  return `${keys.prefix}containment`;
+}
 
 /**
  * Containment snapshots in Redis, one hash per tenant (`<prefix>{<tenant>}:containment`), so a
  * change written through one replica routes on every replica from its next read. The version
  * grows inside the write script, so concurrent writes from any replica get distinct versions.
+ * Each write (and each seed that writes) publishes the tenant on {@link containmentChannel}.
+ *
+ * With a {@link ContainmentCache} (kept live by RedisInvalidations), a read of a snapshot this
+ * replica already read answers at once, without Redis; while the cache is not live every read
+ * goes to Redis as without one. No snapshot (null) is never kept: the router seeds then.
  *
  * These keys have no TTL, the one exception to "every Redis key has a TTL": a snapshot that
  * expired would route its tenant as `no_snapshot` (isolated) — or, worse, lose an operator's
@@ -40,36 +57,58 @@ return redis.call('HMGET', KEYS[1], ${FIELDS.map((field) => `'${field}'`).join('
 export class RedisContainmentStore implements ContainmentStore {
   private readonly writeScript: RedisScript;
   private readonly seedScript: RedisScript;
+  private readonly channel: string;
 
   constructor(
     private readonly redis: Redis,
     private readonly keys: RedisKeys,
+    private readonly cache?: ContainmentCache,
   ) {
     this.writeScript = new RedisScript(redis, WRITE);
     this.seedScript = new RedisScript(redis, SEED);
+    this.channel = containmentChannel(keys);
   }
 
-  async read(tenant: string): Promise<ContainmentSnapshot | null> {
-    batchWritesThisTick(this.redis);
-    const fields = await this.redis.hmget(this.snapshotKey(tenant), ...FIELDS);
-    return fields.every((field) => field === null) ? null : parseSnapshot(fields);
+  read(tenant: string): ContainmentSnapshot | Promise<ContainmentSnapshot | null> {
+    const cached = this.cache?.get(tenant);
+    if (cached) return cached;
+    return this.readFromRedis(tenant, this.cache?.ticket());
   }
 
   async write(tenant: string, change: ContainmentChange, atMs: number): Promise<ContainmentSnapshot> {
-    return parseSnapshot(await this.writeScript.run([this.snapshotKey(tenant)], changeArgs(tenant, change, atMs)));
+    return parseSnapshot(await this.change(this.writeScript, tenant, change, atMs));
   }
 
   async seed(tenant: string, change: ContainmentChange, atMs: number): Promise<ContainmentSnapshot> {
-    return parseSnapshot(await this.seedScript.run([this.snapshotKey(tenant)], changeArgs(tenant, change, atMs)));
+    return parseSnapshot(await this.change(this.seedScript, tenant, change, atMs));
+  }
+
+  private async change(script: RedisScript, tenant: string, change: ContainmentChange, atMs: number) {
+    try {
+      return await script.run([this.snapshotKey(tenant)], this.changeArgs(tenant, change, atMs));
+    } finally {
+      // This replica's next read sees the change even before its message comes back (and after
+      // a timeout, which may have written all the same).
+      this.cache?.invalidate(tenant);
+    }
+  }
+
+  private async readFromRedis(tenant: string, ticket: CacheTicket): Promise<ContainmentSnapshot | null> {
+    batchWritesThisTick(this.redis);
+    const fields = await this.redis.hmget(this.snapshotKey(tenant), ...FIELDS);
+    if (fields.every((field) => field === null)) return null;
+    const snapshot = parseSnapshot(fields);
+    this.cache?.put(tenant, snapshot, ticket);
+    return snapshot;
   }
 
   private snapshotKey(tenant: string): string {
     return this.keys.key(tenant, 'containment');
   }
-}
 
-function changeArgs(tenant: string, change: ContainmentChange, atMs: number): string[] {
-  return [tenant, change.state, change.posture, change.reason, new Date(atMs).toISOString()];
+  private changeArgs(tenant: string, change: ContainmentChange, atMs: number): string[] {
+    return [tenant, change.state, change.posture, change.reason, new Date(atMs).toISOString(), this.channel];
+  }
 }
 
 /**

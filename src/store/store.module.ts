@@ -1,9 +1,17 @@
 import { Inject, Injectable, Logger, type OnApplicationShutdown, Module } from '@nestjs/common';
 import type Redis from 'ioredis';
 import { BudgetStore, MemoryBudgetStore, RedisBudgetStore } from '../budget';
-import { CLOCK, type Clock } from '../common';
+import { CLOCK, type Clock, SystemClock } from '../common';
 import { CommonModule } from '../common/nest';
-import { ContainmentStore, MemoryContainmentStore, RedisContainmentStore } from '../containment';
+import {
+  ContainmentCache,
+  containmentChannel,
+  ContainmentStore,
+  MemoryContainmentStore,
+  RedisContainmentStore,
+  RedisInvalidations,
+  SUBSCRIBER_CONNECTION_OPTIONS,
+} from '../containment';
 import { IdempotencyStore, MemoryIdempotencyStore, RedisIdempotencyStore } from '../dispatch/idempotency';
 import { LlmCacheStore, MemoryLlmCacheStore, RedisLlmCacheStore } from '../llm/cache';
 import { MemoryRateLimitStore, RateLimitStore, RedisRateLimitStore } from '../rate-limit';
@@ -28,10 +36,17 @@ export const REDIS = Symbol('REDIS');
 /** Injection token of the Redis stores' time: Redis `TIME`; tests may put it on their clock. */
 export const REDIS_TIME = Symbol('REDIS_TIME');
 
+/**
+ * The containment snapshots' invalidations (a subscriber connection of their own, duplicated from
+ * the decision connection) that keep the Redis containment store's cache live; null with the
+ * memory store or an app's own containment store.
+ */
+const CONTAINMENT_INVALIDATIONS = Symbol('CONTAINMENT_INVALIDATIONS');
+
 type Stores = Array<{
   provide: symbol;
   custom: keyof CustomStores;
-  redis: (redis: Redis, keys: RedisKeys, time: RedisTime) => unknown;
+  redis: (redis: Redis, keys: RedisKeys, time: RedisTime, invalidations: RedisInvalidations | null) => unknown;
   memory: (options: StoreModuleOptions, clock: Clock) => unknown;
 }>;
 
@@ -47,7 +62,7 @@ const STORES: Stores = [
   {
     provide: ContainmentStore,
     custom: 'containment',
-    redis: (redis, keys) => new RedisContainmentStore(redis, keys),
+    redis: (redis, keys, _time, invalidations) => new RedisContainmentStore(redis, keys, invalidations?.cache),
     memory: () => new MemoryContainmentStore(),
   },
   {
@@ -84,6 +99,20 @@ class RedisCloser implements OnApplicationShutdown {
   }
 }
 
+/** Closes the containment invalidations' subscriber connection (only that one: it is always ours). */
+@Injectable()
+class InvalidationsCloser implements OnApplicationShutdown {
+  constructor(@Inject(CONTAINMENT_INVALIDATIONS) private readonly invalidations: RedisInvalidations | null) {}
+
+  onApplicationShutdown(): void {
+    this.invalidations?.close();
+  }
+}
+
+/** The key prefix of the Redis stores. */
+const prefixOf = (options: StoreModuleOptions): string =>
+  options.store?.kind === 'redis' ? options.store.prefix : DEFAULT_PREFIX;
+
 /**
  * The one seam for shared state: every store interface (idempotency, containment, rate limits,
  * budgets), in memory (the default: one process, nothing to install) or in Redis (several
@@ -113,17 +142,35 @@ class RedisCloser implements OnApplicationShutdown {
       inject: [STORE_MODULE_OPTIONS, OWN_CONNECTION],
     },
     RedisCloser,
+    {
+      provide: CONTAINMENT_INVALIDATIONS,
+      useFactory: (options: StoreModuleOptions, connection: Redis | null): RedisInvalidations | null => {
+        if (options.stores?.containment || !connection) return null;
+        // Pings on real time whatever clock the app runs on: a dead link is a real-time matter.
+        return new RedisInvalidations(connection.duplicate(SUBSCRIBER_CONNECTION_OPTIONS), new ContainmentCache(), {
+          channel: containmentChannel(new RedisKeys(prefixOf(options))),
+          clock: new SystemClock(),
+        });
+      },
+      inject: [STORE_MODULE_OPTIONS, REDIS],
+    },
+    InvalidationsCloser,
     { provide: REDIS_TIME, useFactory: () => new RedisTime() },
     ...STORES.map(({ provide, custom, redis, memory }) => ({
       provide,
-      useFactory: (options: StoreModuleOptions, clock: Clock, connection: Redis | null, time: RedisTime) => {
+      useFactory: (
+        options: StoreModuleOptions,
+        clock: Clock,
+        connection: Redis | null,
+        time: RedisTime,
+        invalidations: RedisInvalidations | null,
+      ) => {
         const own = options.stores?.[custom];
         if (own) return own;
         if (!connection) return memory(options, clock);
-        const prefix = options.store?.kind === 'redis' ? options.store.prefix : DEFAULT_PREFIX;
-        return redis(connection, new RedisKeys(prefix), time);
+        return redis(connection, new RedisKeys(prefixOf(options)), time, invalidations);
       },
-      inject: [STORE_MODULE_OPTIONS, CLOCK, REDIS, REDIS_TIME],
+      inject: [STORE_MODULE_OPTIONS, CLOCK, REDIS, REDIS_TIME, CONTAINMENT_INVALIDATIONS],
     })),
   ],
   exports: [REDIS, REDIS_TIME, IdempotencyStore, ContainmentStore, RateLimitStore, BudgetStore, LlmCacheStore],
