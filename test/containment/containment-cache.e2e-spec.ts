@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type Redis from 'ioredis';
+import { type ContainmentCache, ContainmentStore } from '../../src/containment';
 import { createTestApp, type TestApp } from '../support/create-app';
 import { eventually } from '../support/eventually';
 import { invoke, send } from '../support/http-client';
@@ -84,6 +85,16 @@ describeRedisServer('containment cache: two replicas, one Redis', () => {
     return Number(/cmdstat_hmget:calls=(\d+)/.exec(stats)?.[1] ?? 0);
   };
 
+  /**
+   * Until B's event loop has read the message its socket received: "arrives" means processed,
+   * and B may serve an HTTP request that came in the same poll before it reads the message.
+   */
+  const processedBy = (app: TestApp) =>
+    eventually(() => {
+      const store = app.app.get<{ cache?: ContainmentCache }>(ContainmentStore);
+      expect(store.cache?.get('acme')).toBeUndefined();
+    });
+
   const call = (app: TestApp) => invoke(app.url, 'read', { n: 1 }, acme.headers);
 
   const contain = async (app: TestApp, body: Record<string, unknown>) => {
@@ -107,12 +118,14 @@ describeRedisServer('containment cache: two replicas, one Redis', () => {
     const delivered = link.delivered('acme');
     await contain(a, { state: 'active', posture: 'hard', reason: 'incident' });
     await delivered;
+    await processedBy(b);
 
     expect((await call(b)).status).toBe(403);
 
     const released = link.delivered('acme');
     await contain(a, { state: 'not_contained' });
     await released;
+    await processedBy(b);
 
     expect((await call(b)).status).toBe(200);
   });
