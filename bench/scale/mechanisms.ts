@@ -82,7 +82,7 @@ export async function tenantSet(tenants: Tenants): Promise<TenantSet> {
   const steps: Record<StepName, Step> = {
     'api key': (n) => void authenticator.authenticate(authorization(n)),
     containment: (n) => void router.route(caller(n)),
-    'rate limit': (n) => limiter.admit(caller(n).tenant, 1),
+    'rate limit': (n) => void limiter.admit(caller(n).tenant, 1),
     budget: (n) => gate.settle(reserve(caller(n).tenant), COST_USD),
     lane: (n) => inLane(caller(n).tenant, () => DONE),
     breaker: (n) => fire(caller(n).tenant),

@@ -18,6 +18,17 @@ export interface BudgetReservation {
   amountMicros: number;
 }
 
+/** A reservation to ask the store for, and what its answer is read against. */
+export interface ReservationRequest {
+  reservation: BudgetReservation;
+  capMicros: number;
+  /** How long the reservation holds, should nobody settle it. */
+  ttlMs: number;
+  budgetPeriod: BudgetPeriod;
+  /** Bounds the Retry-After of a refusal that only reservations in flight cause. */
+  retryAfterMaxMs: number | undefined;
+}
+
 /** A tenant's budget as `GET /v1/admin/budgets/{tenant}` shows it. */
 export interface BudgetView {
   capUsd: number | null;
@@ -101,36 +112,75 @@ export class BudgetGate {
     ttlMs: number,
     retryAfterMaxMs?: number,
   ): Awaitable<BudgetReservation> | undefined {
-    const capUsd = this.capUsd(tenant);
-    if (capUsd === undefined || !(amountMicros > 0)) return undefined;
-    const period = this.currentPeriod();
-    const reservation = { tenant, period: period.key, id: uniqueIds.next(), amountMicros };
+    const request = this.requestMicros(tenant, amountMicros, ttlMs, retryAfterMaxMs);
+    return request && this.reserveRequested(request);
+  }
+
+  /** Asks the store for a reservation worked out by {@link request}; refuses as {@link reserve} does. */
+  reserveRequested(request: ReservationRequest): Awaitable<BudgetReservation> {
+    const { reservation } = request;
     let reserved: Awaitable<ReserveResult>;
     try {
       reserved = this.store.reserve(
-        tenant,
-        period.key,
-        this.micros(capUsd),
+        reservation.tenant,
+        reservation.period,
+        request.capMicros,
         reservation.id,
         reservation.amountMicros,
-        ttlMs,
+        request.ttlMs,
       );
     } catch (error) {
       throw storeFailure(error);
     }
     if (isPromiseLike(reserved)) {
       return Promise.resolve(reserved).then(
-        (result) => {
-          if (result.ok) return reservation;
-          throw this.refusal(result, period, retryAfterMaxMs);
-        },
+        (result) => this.answered(request, result),
         (error: unknown) => {
           throw storeFailure(error);
         },
       );
     }
-    if (reserved.ok) return reservation;
-    throw this.refusal(reserved, period, retryAfterMaxMs);
+    return this.answered(request, reserved);
+  }
+
+  /**
+   * What {@link reserve} would ask the store for; undefined when nothing needs reserving. Ask
+   * with {@link reserveRequested}, or, for a store that decides it together with something else
+   * (the call admission's script), hand its answer to {@link answered} and its failure to
+   * {@link storeFailure}.
+   */
+  request(
+    tenant: string,
+    costUsd: number,
+    ttlMs: number,
+    retryAfterMaxMs?: number,
+  ): ReservationRequest | undefined {
+    if (!(costUsd > 0)) return undefined;
+    return this.requestMicros(tenant, this.micros(costUsd), ttlMs, retryAfterMaxMs);
+  }
+
+  private requestMicros(
+    tenant: string,
+    amountMicros: number,
+    ttlMs: number,
+    retryAfterMaxMs: number | undefined,
+  ): ReservationRequest | undefined {
+    const capUsd = this.capUsd(tenant);
+    if (capUsd === undefined || !(amountMicros > 0)) return undefined;
+    const period = this.currentPeriod();
+    return {
+      reservation: { tenant, period: period.key, id: uniqueIds.next(), amountMicros },
+      capMicros: this.micros(capUsd),
+      ttlMs,
+      budgetPeriod: period,
+      retryAfterMaxMs,
+    };
+  }
+
+  /** The reservation the store granted, or throws the refusal `budget_exceeded`. */
+  answered(request: ReservationRequest, result: ReserveResult): BudgetReservation {
+    if (result.ok) return request.reservation;
+    throw this.refusal(result, request.budgetPeriod, request.retryAfterMaxMs);
   }
 
   /**
@@ -216,7 +266,7 @@ export class BudgetGate {
 }
 
 /** A store that is down is `unavailable` (budgets fail closed); a RangeError is our bug, `internal`. */
-function storeFailure(error: unknown): ResilienceError {
+export function storeFailure(error: unknown): ResilienceError {
   if (error instanceof RangeError) return new ResilienceError('internal', 'internal error', { cause: error });
   return new ResilienceError('unavailable', 'the budget store is unavailable', { cause: error });
 }

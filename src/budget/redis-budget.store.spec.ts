@@ -27,7 +27,7 @@ describeRedis('RedisBudgetStore', () => {
   );
 
   describe('keys', () => {
-    it('puts the keys of a period under the prefix with one hash tag, and every key has a TTL', async () => {
+    it('puts the keys of a period under the prefix with the tenant as hash tag, and every key has a TTL', async () => {
       const prefix = run.prefix();
       const store = new RedisBudgetStore(run.redis, new RedisKeys(prefix), new RedisTime(new FakeClock()));
       await store.reserve('acme', DAY, 10_000, 'r1', 1_000, TTL_MS);
@@ -36,8 +36,10 @@ describeRedis('RedisBudgetStore', () => {
 
       const keys = (await keysUnder(run.redis, prefix)).sort();
 
-      expect(keys).toEqual(['expiries', 'reservations', 'totals'].map((kind) => `${prefix}{acme:${DAY}}:${kind}`));
-      expect(new Set(keys.map(hashTag))).toEqual(new Set([`acme:${DAY}`]));
+      expect(keys).toEqual(
+        ['expiries', 'reservations', 'totals'].map((kind) => `${prefix}{acme}:budget:${DAY}:${kind}`),
+      );
+      expect(new Set(keys.map(hashTag))).toEqual(new Set(['acme']));
       for (const key of keys) {
         const ttl = await run.redis.pttl(key);
         expect(ttl).toBeGreaterThan(BUDGET_KEY_RETENTION_MS - 60_000);

@@ -13,14 +13,14 @@ import { assertMicros } from './money';
 export const BUDGET_KEY_RETENTION_MS = 35 * 24 * 60 * 60 * 1000;
 
 /**
- * Lua shared by the scripts. KEYS[1] is the period's totals (hash: `spent`, `reserved`, integer
- * micro-dollars), KEYS[2] the reservations (hash: id → amount), KEYS[3] their expiries (sorted
+ * Lua shared by the scripts (and the call admission's, src/dispatch/admission). KEYS[1] is the
+ * period's totals (hash: `spent`, `reserved`, integer micro-dollars), KEYS[2] the reservations (hash: id → amount), KEYS[3] their expiries (sorted
  * set: id scored by when it lapses, Redis time). Every decision is O(log n) in the reservations
  * held: `reserved` is kept as a running total, so nothing walks the reservations but `sweep`,
- * over the ones that lapsed (each lapses once). `keep` sets the TTL of every key: the
+ * over the ones that lapsed (each lapses once). `keep` sets the TTL of the three keys: the
  * retention, or longer while a reservation holds.
  */
-const SWEEP = `
+export const BUDGET_LUA = `
 local function integer(value)
   return string.format('%.0f', value)
 end
@@ -55,7 +55,28 @@ local function keep(now)
   local ttl = ${BUDGET_KEY_RETENTION_MS}
   local last = redis.call('ZRANGE', KEYS[3], -1, -1, 'WITHSCORES')
   if last[2] then ttl = math.max(ttl, tonumber(last[2]) - now) end
-  for _, key in ipairs(KEYS) do redis.call('PEXPIRE', key, integer(ttl)) end
+  for i = 1, 3 do redis.call('PEXPIRE', KEYS[i], integer(ttl)) end
+end
+
+-- ARGV[2..5]: capMicros, reservationId, amountMicros, ttlMs. Reserves when the amount fits;
+-- answers as RESERVE does.
+local function reserve(now)
+  local cap = tonumber(ARGV[2])
+  local amount = tonumber(ARGV[4])
+  local lapsed = sweep(now)
+  local spent, reserved = totals()
+  local replaced = tonumber(redis.call('HGET', KEYS[2], ARGV[3]) or '0')
+  if spent + reserved - replaced + amount > cap then
+    if lapsed > 0 then keep(now) end
+    if spent + amount > cap then return {0, spent, reserved, 0} end
+    local first = redis.call('ZRANGE', KEYS[3], 0, 0, 'WITHSCORES')
+    return {0, spent, reserved, 1, math.max(1, tonumber(first[2]) - now)}
+  end
+  redis.call('HSET', KEYS[2], ARGV[3], ARGV[4])
+  redis.call('ZADD', KEYS[3], integer(now + tonumber(ARGV[5])), ARGV[3])
+  add('reserved', amount - replaced)
+  keep(now)
+  return {1, spent, reserved - replaced + amount}
 end
 `;
 
@@ -65,28 +86,13 @@ end
  * {0, spentMicros, reservedMicros, 1, ms until the earliest reservation lapses} when only the
  * reservations held are (the earliest is the first of the expiries, read in O(log n)).
  */
-const RESERVE = `${SWEEP}
+const RESERVE = `${BUDGET_LUA}
 ${luaNow(1)}
-local cap = tonumber(ARGV[2])
-local amount = tonumber(ARGV[4])
-local lapsed = sweep(now)
-local spent, reserved = totals()
-local replaced = tonumber(redis.call('HGET', KEYS[2], ARGV[3]) or '0')
-if spent + reserved - replaced + amount > cap then
-  if lapsed > 0 then keep(now) end
-  if spent + amount > cap then return {0, spent, reserved, 0} end
-  local first = redis.call('ZRANGE', KEYS[3], 0, 0, 'WITHSCORES')
-  return {0, spent, reserved, 1, math.max(1, tonumber(first[2]) - now)}
-end
-redis.call('HSET', KEYS[2], ARGV[3], ARGV[4])
-redis.call('ZADD', KEYS[3], integer(now + tonumber(ARGV[5])), ARGV[3])
-add('reserved', amount - replaced)
-keep(now)
-return {1, spent, reserved - replaced + amount}
+return reserve(now)
 `;
 
 /** ARGV: now, reservationId, actualMicros → 1 when the reservation held and was charged, else 0. */
-const SETTLE = `${SWEEP}
+const SETTLE = `${BUDGET_LUA}
 ${luaNow(1)}
 local lapsed = sweep(now)
 local held = redis.call('HGET', KEYS[2], ARGV[2])
@@ -103,7 +109,7 @@ return 1
 `;
 
 /** ARGV: now → {spentMicros, reservedMicros}. */
-const READ = `${SWEEP}
+const READ = `${BUDGET_LUA}
 ${luaNow(1)}
 if sweep(now) > 0 then keep(now) end
 local spent, reserved = totals()
@@ -112,8 +118,8 @@ return {spent, reserved}
 
 /**
  * Budgets shared by every replica: one Lua script per decision, on the three keys of a tenant's
- * period (`<prefix>{<tenant>:<period>}:totals`, `...:reservations` and `...:expiries`, one hash
- * tag), with time from Redis `TIME` (or the test clock through {@link RedisTime}). Amounts are
+ * period (`<prefix>{<tenant>}:budget:<period>:totals`, `...:reservations` and `...:expiries`,
+ * tagged by the tenant), with time from Redis `TIME` (or the test clock through {@link RedisTime}). Amounts are
  * integer micro-dollars, exact in Lua's doubles up to 2^53.
  */
 export class RedisBudgetStore implements BudgetStore {
@@ -139,16 +145,20 @@ export class RedisBudgetStore implements BudgetStore {
     amountMicros: number,
     ttlMs: number,
   ): Promise<ReserveResult> {
+    return reserveResult(
+      await this.reserveScript.run(
+        this.keysOf(tenant, period),
+        this.reserveArgs(capMicros, reservationId, amountMicros, ttlMs),
+      ),
+    );
+  }
+
+  /** ARGV of a reserve: the time, then what `reserve` reads from ARGV[2..5] (amounts checked). */
+  reserveArgs(capMicros: number, reservationId: string, amountMicros: number, ttlMs: number): string[] {
     assertMicros(capMicros, 'capMicros');
     assertMicros(amountMicros, 'amountMicros');
     const wholeTtlMs = reservationTtlMs(reservationId, ttlMs);
-    const [ok, spentMicros, reservedMicros, held, nextLapseInMs] = (await this.reserveScript.run(
-      this.keysOf(tenant, period),
-      [this.time.arg(), capMicros, reservationId, amountMicros, wholeTtlMs],
-    )) as [number, number, number, number?, number?];
-    if (ok === 1) return { ok: true, spentMicros, reservedMicros };
-    if (held === 1) return { ok: false, cause: 'held', nextLapseInMs: nextLapseInMs!, spentMicros, reservedMicros };
-    return { ok: false, cause: 'cap', spentMicros, reservedMicros };
+    return [this.time.arg(), String(capMicros), reservationId, String(amountMicros), String(wholeTtlMs)];
   }
 
   async settle(tenant: string, period: string, reservationId: string, actualMicros: number): Promise<boolean> {
@@ -168,11 +178,38 @@ export class RedisBudgetStore implements BudgetStore {
     return { spentMicros, reservedMicros };
   }
 
-  /** The keys of one tenant's period: its totals, its reservations, their expiries. */
+  /**
+   * The keys of one tenant's period: its totals, its reservations, their expiries. Tagged by
+   * the tenant alone, like its rate-limit buckets, so that one script may decide both (the call
+   * admission) on one Cluster slot.
+   */
   keysOf(tenant: string, period: string): [string, string, string] {
-    const tag = `${tenant}:${period}`;
-    return [this.keys.key(tag, 'totals'), this.keys.key(tag, 'reservations'), this.keys.key(tag, 'expiries')];
+    return [
+      this.keys.key(tenant, `budget:${period}:totals`),
+      this.keys.key(tenant, `budget:${period}:reservations`),
+      this.keys.key(tenant, `budget:${period}:expiries`),
+    ];
   }
+}
+
+/**
+ * What `reserve` answered: {1, spent, reserved}, or refused {0, spent, reserved, 0} (the cap) and
+ * {0, spent, reserved, 1, ms until the earliest reservation lapses} (reservations held). `from`
+ * is where it starts in the script's reply.
+ */
+export function reserveResult(reply: unknown, from = 0): ReserveResult {
+  const answer = (Array.isArray(reply) ? reply : []) as number[];
+  const ok = answer[from];
+  const spentMicros = answer[from + 1];
+  const reservedMicros = answer[from + 2];
+  if (!Number.isSafeInteger(ok) || !Number.isSafeInteger(spentMicros) || !Number.isSafeInteger(reservedMicros)) {
+    throw new Error('unexpected reply from the budget reserve script');
+  }
+  if (ok === 1) return { ok: true, spentMicros, reservedMicros };
+  if (answer[from + 3] === 1) {
+    return { ok: false, cause: 'held', nextLapseInMs: answer[from + 4], spentMicros, reservedMicros };
+  }
+  return { ok: false, cause: 'cap', spentMicros, reservedMicros };
 }
 
 /** Checks the reservation's id and answers its TTL in whole milliseconds, rounded up. */

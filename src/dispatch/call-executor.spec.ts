@@ -2,7 +2,7 @@ import { Logger } from '@nestjs/common';
 import { type Deferred, deferred, track } from '../../test/support/deferred';
 import { BudgetGate, type BudgetReservation, type BudgetUsage, MemoryBudgetStore } from '../budget';
 import { Breaker, type BreakerSettings } from '../circuit-breaker';
-import { type ErrorKind, LazyAbortController, ResilienceError, seededRandom } from '../common';
+import { type ErrorKind, isPromiseLike, LazyAbortController, ResilienceError, seededRandom } from '../common';
 import { FakeClock, settle } from '../common/fake-clock';
 import { parseConfig } from '../config';
 import { HttpPools } from '../containment';
@@ -665,9 +665,9 @@ describe('CallExecutor', () => {
     /** The first attempt's money held, as the pipeline holds it before the call is admitted. */
     function firstHeld(): ToolCallBudget {
       const times = { firstHoldMs: 10_000, retryHoldMs: 6_000, retryAfterMaxMs: 1_000 };
-      const held = ToolCallBudget.holdFirst(gate, 'acme', 1, times);
-      if (!(held instanceof ToolCallBudget)) throw new Error('expected the first attempt held at once');
-      return held;
+      const first = gate.reserve('acme', 1, times.firstHoldMs, times.retryAfterMaxMs);
+      if (!first || isPromiseLike(first)) throw new Error('expected the first attempt held at once');
+      return new ToolCallBudget(gate, 'acme', 1, times, first);
     }
 
     function usage(): BudgetUsage {

@@ -60,8 +60,9 @@ export class CallExecutor {
   ) {}
 
   /**
-   * Runs the call's attempts and tells `answer` as soon as the call's outcome is known (once
-   * the attempt's money is settled, so a budget read after the answer shows it). The promise
+   * Runs the call's attempts and tells `answer` as soon as the call's outcome is known; the
+   * last attempt's money is settled right after (never rejects; the store's own order puts it
+   * before any budget read this replica serves later). The promise
    * resolves once no handler of the call runs any more (then its lane slot may go); it never
    * rejects. `budget`, when the call costs money, holds the first attempt already.
    */
@@ -87,21 +88,25 @@ export class CallExecutor {
           handlerSettled = attempt.settled;
           return attempt.outcome;
         }, call.tenant);
-        const settling = budget?.settle(true);
-        if (settling) await settling;
         answer.resolve(result);
+        // Settled after the answer: on Redis its round trip is not the caller's wait, and the
+        // replica's commands run in order, so a budget read it serves afterwards sees it.
+        budget?.settle(true);
         return await handlerSettled;
       } catch (error) {
         failure = asResilienceError(error);
       }
       // An open circuit refuses without calling the attempt: it ran nothing and costs nothing.
-      const settling = budget?.settle(progress.attempts > attemptsBefore, failure);
-      if (settling) await settling;
+      const ran = progress.attempts > attemptsBefore;
       const waitMs = this.retryWait(tool, failure, progress.attempts, deadlineAt, timeoutMs, call);
       if (typeof waitMs !== 'number') {
         answer.reject((waitMs ?? failure).withAttempts(progress.attempts));
+        budget?.settle(ran, failure);
         return await handlerSettled;
       }
+      // Settled before the backoff: nothing is held while the call waits to retry.
+      const settling = budget?.settle(ran, failure);
+      if (settling) await settling;
       try {
         await sleep(this.clock, waitMs, call.abort.signal);
       } catch (reason) {

@@ -1,10 +1,10 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { BudgetGate } from '../budget';
 import { type Lane, LaneRegistry, laneRejectionError } from '../bulkhead';
 import { asResilienceError, CLOCK, type Clock, isPromiseLike, LazyAbortController, ResilienceError } from '../common';
 import type { PoolName } from '../containment';
 import { CallOutcomes, type CallTransport } from '../events';
-import { type HeaderSink, RateLimiter } from '../rate-limit';
+import type { HeaderSink } from '../rate-limit';
+import { CallAdmission } from './admission';
 import { CallExecutor, type ExecutionProgress } from './call-executor';
 import {
   fromStored,
@@ -14,7 +14,7 @@ import {
   toStored,
   untilAborted,
 } from './idempotency';
-import { ToolCallBudget, type ToolCallBudgetTimes } from './tool-call-budget';
+import type { ToolCallBudget, ToolCallBudgetTimes } from './tool-call-budget';
 import { ToolCallWork } from './tool-call-work';
 import type { ToolArguments, ToolDefinition } from './tool';
 
@@ -89,8 +89,7 @@ export class CallPipeline {
     private readonly lanes: LaneRegistry,
     private readonly executor: CallExecutor,
     private readonly idempotency: IdempotencyService,
-    private readonly rateLimiter: RateLimiter,
-    private readonly budget: BudgetGate,
+    private readonly admission: CallAdmission,
     private readonly outcomes: CallOutcomes,
     @Inject(CLOCK) private readonly clock: Clock,
   ) {}
@@ -107,14 +106,13 @@ export class CallPipeline {
       if (tool.containment === 'deny' && call.contained) {
         throw new ResilienceError('contained', `tool '${tool.id}' is not available to a contained tenant`);
       }
-      // 4. rate limit: a refused call takes nothing and reserves nothing.
-      const limiting = this.rateLimiter.admit(call.tenant, tool.tokens, call.headers);
-      if (limiting) await limiting;
-      // 5. budget: hold the first attempt's cost; each retry holds its own as it starts.
-      if (tool.costUsd > 0) {
-        const holding = ToolCallBudget.holdFirst(this.budget, call.tenant, tool.costUsd, this.budgetTimes(call));
-        if (holding) budget = isPromiseLike(holding) ? await holding : holding;
-      }
+      // 4-5. rate limit and budget, decided as one: the call takes its request and tokens and
+      // holds its first attempt's cost, or takes and holds nothing. Each retry holds its own cost.
+      const admitting = this.admission.admit(
+        { tenant: call.tenant, tokens: tool.tokens, costUsd: tool.costUsd, headers: call.headers },
+        this.budgetTimes(call),
+      );
+      budget = isPromiseLike(admitting) ? await admitting : admitting;
       const result =
         call.idempotencyKey === undefined
           ? await this.admitAndRun(call, call.abort, progress, budget)

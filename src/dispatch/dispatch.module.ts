@@ -2,6 +2,8 @@ import { Module } from '@nestjs/common';
 import { DiscoveryModule } from '@nestjs/core';
 import { CommonModule } from '../common/nest';
 import { EventsModule } from '../events';
+import { CallAdmission } from './admission/call-admission';
+import { jointCallAdmissionProvider } from './admission/joint-call-admission.provider';
 import { AttemptRunner } from './attempt-runner';
 import { BatchRunner } from './batch/batch-runner.service';
 import { CallExecutor } from './call-executor';
@@ -20,7 +22,16 @@ import { ToolsController } from './tools.controller';
  */
 @Module({
   imports: [DiscoveryModule, CommonModule, EventsModule],
-  providers: [ToolRegistry, CallPipeline, CallExecutor, AttemptRunner, IdempotencyService, BatchRunner],
+  providers: [
+    ToolRegistry,
+    CallPipeline,
+    CallAdmission,
+    jointCallAdmissionProvider,
+    CallExecutor,
+    AttemptRunner,
+    IdempotencyService,
+    BatchRunner,
+  ],
   exports: [ToolRegistry, CallPipeline, CallExecutor, IdempotencyService],
 })
 export class DispatchModule extends DispatchConfigurableModule {

@@ -1,5 +1,5 @@
 import { BudgetGate, type BudgetStore, MemoryBudgetStore } from '../budget';
-import { ResilienceError } from '../common';
+import { isPromiseLike, ResilienceError } from '../common';
 import { FakeClock } from '../common/fake-clock';
 import { ToolCallBudget } from './tool-call-budget';
 
@@ -20,24 +20,12 @@ describe('ToolCallBudget', () => {
     return new BudgetGate(budgetStore, { budgets: { period: 'day', tenants: { acme: acmeUsd }, prices: {} } }, clock);
   }
 
+  /** The first attempt's money held, as the call admission holds it (src/dispatch/admission). */
   function held(gate: BudgetGate): ToolCallBudget {
-    const budget = ToolCallBudget.holdFirst(gate, 'acme', 1, TIMES);
-    if (!(budget instanceof ToolCallBudget)) throw new Error('expected the first attempt held at once');
-    return budget;
+    const first = gate.reserve('acme', 1, TIMES.firstHoldMs, TIMES.retryAfterMaxMs);
+    if (!first || isPromiseLike(first)) throw new Error('expected the first attempt held at once');
+    return new ToolCallBudget(gate, 'acme', 1, TIMES, first);
   }
-
-  it('holds nothing for a tenant without a cap', () => {
-    expect(ToolCallBudget.holdFirst(gateOn(store), 'globex', 1, TIMES)).toBeUndefined();
-  });
-
-  it('refuses the first attempt budget_exceeded, with the caller’s bound on a refusal caused by holds in flight', () => {
-    const gate = gateOn(store, 1);
-    held(gate);
-
-    expect(() => ToolCallBudget.holdFirst(gate, 'acme', 1, TIMES)).toThrow(
-      expect.objectContaining({ kind: 'budget_exceeded', retryAfterMs: TIMES.retryAfterMaxMs }),
-    );
-  });
 
   it('holds the first attempt for its first hold time, and a retry for the retry hold time', () => {
     const budget = held(gateOn(store));

@@ -24,7 +24,8 @@ export interface ToolCallBudgetTimes {
 export class ToolCallBudget implements AttemptBudget {
   private held: BudgetReservation | undefined;
 
-  private constructor(
+  /** The budget of a call whose first attempt's money `first` holds already. */
+  constructor(
     private readonly gate: BudgetGate,
     private readonly tenant: string,
     private readonly costUsd: number,
@@ -32,23 +33,6 @@ export class ToolCallBudget implements AttemptBudget {
     first: BudgetReservation,
   ) {
     this.held = first;
-  }
-
-  /**
-   * Holds the first attempt's cost (step 5), or refuses the call `budget_exceeded` (throws, or
-   * rejects when the store answers later). Undefined when the call needs no budget: its tool
-   * costs nothing, or its tenant has no cap.
-   */
-  static holdFirst(
-    gate: BudgetGate,
-    tenant: string,
-    costUsd: number,
-    times: ToolCallBudgetTimes,
-  ): Awaitable<ToolCallBudget> | undefined {
-    const reserving = gate.reserve(tenant, costUsd, times.firstHoldMs, times.retryAfterMaxMs);
-    if (!reserving) return undefined;
-    if (!isPromiseLike(reserving)) return new ToolCallBudget(gate, tenant, costUsd, times, reserving);
-    return Promise.resolve(reserving).then((first) => new ToolCallBudget(gate, tenant, costUsd, times, first));
   }
 
   holdNext(): Awaitable<boolean> {

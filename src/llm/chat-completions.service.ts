@@ -161,7 +161,7 @@ export class ChatCompletions {
           cache = hit ? 'hit' : 'semantic';
           // A hit is a request like any other for the requests-per-minute limit, and takes no tokens.
           const limiting = this.limiter.admit(call.tenant, 0, call.headers);
-          if (limiting) await limiting;
+          if (isPromiseLike(limiting)) await limiting;
           answer = {
             completion: found,
             servedBy: 'cache',
@@ -215,7 +215,7 @@ export class ChatCompletions {
     const outputTokens = outputCap * (request.n ?? 1);
     const inputTokens = estimateInputTokens(request);
     const limiting = this.limiter.admit(call.tenant, inputTokens + outputTokens, call.headers);
-    if (limiting) await limiting;
+    if (isPromiseLike(limiting)) await limiting;
     const account = new RequestAccount(
       outputCap,
       call.tenant,

@@ -20,7 +20,7 @@ const WINDOW_SECONDS = 60;
 const AMOUNTS_CACHE_SIZE = 64;
 
 /** A tenant's buckets, worked out once: the rules, their RateLimit-Policy, amounts per call by tokens. */
-interface TenantLimits {
+export interface TenantLimits {
   rules: readonly BucketRule[];
   policy: string;
   amountsByTokens: Map<number, readonly number[]>;
@@ -50,19 +50,19 @@ export class RateLimiter {
   /**
    * Takes one request and `tokens` from the tenant's buckets, or refuses the call (throws, or
    * rejects when the store answers later). Sets the RateLimit headers on `headers` either way.
-   * Undefined once decided at once (the memory store) or for a tenant without limits: nothing
-   * to wait for, not even a promise.
+   * Answers whether it took anything (not for a tenant without limits, nor when the store failed
+   * open or shadow mode let a refused call through); at once, without a promise, when decided at
+   * once (the memory store) or when there is nothing to decide.
    */
-  admit(tenant: string, tokens: number, headers?: HeaderSink): Promise<void> | undefined {
+  admit(tenant: string, tokens: number, headers?: HeaderSink): Awaitable<boolean> {
     const limits = this.limitsOf(tenant);
-    if (!limits) return undefined;
+    if (!limits) return false;
     const amounts = amountsOf(limits, tokens);
     let decided: Awaitable<RateLimitDecision>;
     try {
       decided = this.store.take(tenant, limits.rules, amounts);
     } catch (error) {
-      this.storeFailed(error);
-      return undefined;
+      return this.storeFailed(error);
     }
     if (isPromiseLike(decided)) {
       return Promise.resolve(decided).then(
@@ -70,8 +70,38 @@ export class RateLimiter {
         (error: unknown) => this.storeFailed(error),
       );
     }
-    this.apply(tenant, limits, tokens, decided, headers);
-    return undefined;
+    return this.apply(tenant, limits, tokens, decided, headers);
+  }
+
+  /**
+   * Gives back what {@link admit} took for a call of `tokens` that the next step refused (the
+   * budget's): the call takes nothing. Never throws or rejects.
+   */
+  giveBack(tenant: string, tokens: number): Promise<void> | undefined {
+    const limits = this.limitsOf(tenant);
+    if (!limits) return undefined;
+    let adjusted: Awaitable<void>;
+    try {
+      adjusted = this.store.adjust(tenant, limits.rules, amountsOf(limits, tokens));
+    } catch {
+      return undefined;
+    }
+    return isPromiseLike(adjusted) ? Promise.resolve(adjusted).catch(() => undefined) : undefined;
+  }
+
+  /**
+   * A tenant's buckets and what a call of `tokens` takes from them, for a store that decides
+   * them together with something else (the call admission's script); undefined when the tenant
+   * has no limits. Hand the decision to {@link apply}, a store failure to {@link storeFailed}.
+   */
+  plan(tenant: string, tokens: number): { limits: TenantLimits; amounts: readonly number[] } | undefined {
+    const limits = this.limitsOf(tenant);
+    return limits && { limits, amounts: amountsOf(limits, tokens) };
+  }
+
+  /** Whether refusals are enforced (false in shadow mode, which only counts them). */
+  get enforcing(): boolean {
+    return this.config.rateLimits.enforce;
   }
 
   /**
@@ -91,8 +121,8 @@ export class RateLimiter {
     }
     if (isPromiseLike(decided)) {
       return Promise.resolve(decided).then(
-        (decision) => this.apply(tenant, tpm, tokens, decision, undefined),
-        (error: unknown) => this.storeFailed(error),
+        (decision) => void this.apply(tenant, tpm, tokens, decision, undefined),
+        (error: unknown) => void this.storeFailed(error),
       );
     }
     this.apply(tenant, tpm, tokens, decided, undefined);
@@ -131,19 +161,22 @@ export class RateLimiter {
     return limits.tpmOnly;
   }
 
-  /** Sets the headers of a decision; throws the refusal of a call the limit refused. */
-  private apply(
+  /**
+   * Sets the headers of a decision; throws the refusal of a call the limit refused. Answers
+   * whether the decision took from the buckets (a refusal in shadow mode took nothing).
+   */
+  apply(
     tenant: string,
     limits: TenantLimits,
     tokens: number,
     decision: RateLimitDecision,
     headers: HeaderSink | undefined,
-  ): void {
+  ): boolean {
     headers?.header('ratelimit-policy', limits.policy);
     headers?.header('ratelimit', rateLimitHeader(decision));
-    if (decision.allowed) return;
+    if (decision.allowed) return true;
     this.counts.limited.set(tenant, (this.counts.limited.get(tenant) ?? 0) + 1);
-    if (!this.config.rateLimits.enforce) return;
+    if (!this.config.rateLimits.enforce) return false;
     const tpm = limits.rules.find((rule) => rule.name === 'tpm');
     if (tpm && tokens > tpm.perMinute) {
       // Waiting would never help: say so instead of sending the caller back in vain.
@@ -157,8 +190,11 @@ export class RateLimiter {
     });
   }
 
-  /** A store that failed: failMode decides. A RangeError is a bad amount, our bug: never "the store is down". */
-  private storeFailed(error: unknown): void {
+  /**
+   * A store that failed: failMode decides (throws when closed; answers that nothing was taken
+   * when open). A RangeError is a bad amount, our bug: never "the store is down".
+   */
+  storeFailed(error: unknown): false {
     if (error instanceof RangeError) throw error;
     if (this.config.rateLimits.failMode === 'closed') {
       throw new ResilienceError('unavailable', 'the rate limit store is unavailable', { cause: error });
@@ -169,6 +205,7 @@ export class RateLimiter {
         `rate limit store unavailable; letting calls through (failMode open): ${(error as Error)?.name}`,
       );
     }
+    return false;
   }
 
   private limitsOf(tenant: string): TenantLimits | undefined {

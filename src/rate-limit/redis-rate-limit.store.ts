@@ -13,18 +13,22 @@ const TTL_MARGIN_MS = 1_000;
 /*
  * The arithmetic of token-bucket.ts in Lua (numbers are doubles there too). One hash per key;
  * per bucket the fields `<name>:u` (level in 1/60 000 tokens at `<name>:at`), `<name>:at`
- * (ms of the script's clock) and `<name>:full` (when that bucket is full again). ARGV[1] is the
- * time ('' = Redis TIME), then three arguments per bucket: name, perMinute, amount.
+ * (ms of the script's clock) and `<name>:full` (when that bucket is full again). The script's
+ * `now` comes first (see luaNow), then three arguments per bucket from ARGV[firstArg]: name,
+ * perMinute, amount.
  *
  * A decision is four Redis commands whatever the number of buckets (TIME, HGETALL, HSET,
  * PEXPIRE or DEL; each command inside a script costs Redis 0.5-1 µs, on one thread for the
  * whole fleet). The hash is read whole once, since the TTL must cover the buckets of every
  * name, asked now or not.
+ *
+ * `decideTake` only reads, `commitTake` writes what it decided: a script may decide something
+ * else in between (the call admission's budget) and take nothing when that refuses.
  */
-const PRELUDE = `${luaNow(1)}
-local key = KEYS[1]
+export function rateLimitLua(keyExpression: string, firstArg: number): string {
+  return `local key = ${keyExpression}
 local U = ${UNITS_PER_TOKEN}
-local count = (#ARGV - 1) / 3
+local count = (#ARGV - ${firstArg - 1}) / 3
 
 local stored = {}
 do
@@ -33,7 +37,7 @@ do
 end
 
 local function bucket(i)
-  local base = 3 * i - 1
+  local base = ${firstArg} + 3 * (i - 1)
   return ARGV[base], tonumber(ARGV[base + 1]), tonumber(ARGV[base + 2])
 end
 
@@ -84,29 +88,30 @@ local function flush()
     redis.call('DEL', key)
   end
 end
-`;
 
-/** Returns {allowed (1|0), retryAfterMs, remaining per bucket..., resetMs per bucket...}, all integers. */
-const TAKE = `${PRELUDE}
-local levels, ats = {}, {}
-local retry = 0
-for i = 1, count do
-  local name, perMinute, amount = bucket(i)
-  levels[i], ats[i] = level(name, perMinute)
-  if amount > 0 then
-    local needed = amount * U
-    local wait = 0
-    if amount > perMinute then
-      wait = math.ceil(needed / perMinute)
-    elseif levels[i] < needed then
-      wait = math.ceil((needed - levels[i]) / perMinute)
+-- Every bucket's level now, and how long until every amount fits (0: they fit now).
+local function decideTake()
+  local levels, ats = {}, {}
+  local retry = 0
+  for i = 1, count do
+    local name, perMinute, amount = bucket(i)
+    levels[i], ats[i] = level(name, perMinute)
+    if amount > 0 then
+      local needed = amount * U
+      local wait = 0
+      if amount > perMinute then
+        wait = math.ceil(needed / perMinute)
+      elseif levels[i] < needed then
+        wait = math.ceil((needed - levels[i]) / perMinute)
+      end
+      if wait > retry then retry = wait end
     end
-    if wait > retry then retry = wait end
   end
+  return levels, ats, retry
 end
-local allowed = 0
-if retry == 0 then
-  allowed = 1
+
+-- Takes every amount from the levels decideTake answered (which then say what is left).
+local function commitTake(levels, ats)
   for i = 1, count do
     local name, perMinute, amount = bucket(i)
     if amount > 0 then levels[i] = levels[i] - amount * U end
@@ -114,20 +119,34 @@ if retry == 0 then
   end
   flush()
 end
-local reply = { allowed, retry }
-for i = 1, count do
-  local units = levels[i]
-  if units < 0 then units = 0 end
-  reply[2 + i] = math.floor(units / U)
+
+-- {allowed (1|0), retryAfterMs, remaining per bucket..., resetMs per bucket...}, all integers.
+local function takeReply(allowed, retry, levels)
+  local reply = { allowed, retry }
+  for i = 1, count do
+    local units = levels[i]
+    if units < 0 then units = 0 end
+    reply[2 + i] = math.floor(units / U)
+  end
+  for i = 1, count do
+    local _, perMinute = bucket(i)
+    reply[2 + count + i] = math.ceil(untilFull(levels[i], perMinute))
+  end
+  return reply
 end
-for i = 1, count do
-  local _, perMinute = bucket(i)
-  reply[2 + count + i] = math.ceil(untilFull(levels[i], perMinute))
-end
-return reply
+`;
+}
+
+/** KEYS[1] the hash; ARGV[1] the time, then the buckets. Answers {@link takeReply}'s integers. */
+const TAKE = `${luaNow(1)}
+${rateLimitLua('KEYS[1]', 2)}
+local levels, ats, retry = decideTake()
+if retry == 0 then commitTake(levels, ats) end
+return takeReply(retry == 0 and 1 or 0, retry, levels)
 `;
 
-const ADJUST = `${PRELUDE}
+const ADJUST = `${luaNow(1)}
+${rateLimitLua('KEYS[1]', 2)}
 for i = 1, count do
   local name, perMinute, amount = bucket(i)
   local units, at = level(name, perMinute)
@@ -161,18 +180,10 @@ export class RedisRateLimitStore implements RateLimitStore {
   async take(key: string, rules: readonly BucketRule[], amounts: readonly number[]): Promise<RateLimitDecision> {
     assertTake(rules, amounts);
     const reply = await this.takeScript.run([this.hashKey(key)], this.args(rules, amounts));
-    if (!isIntegers(reply, 2 + 2 * rules.length)) {
+    if (!isIntegers(reply, takeReplyLength(rules))) {
       throw new Error('unexpected reply from the rate-limit take script');
     }
-    return {
-      allowed: reply[0] === 1,
-      retryAfterMs: reply[1],
-      buckets: rules.map((rule, index) => ({
-        name: rule.name,
-        remaining: reply[2 + index],
-        resetMs: reply[2 + rules.length + index],
-      })),
-    };
+    return takeDecision(reply, rules);
   }
 
   async adjust(key: string, rules: readonly BucketRule[], amounts: readonly number[]): Promise<void> {
@@ -187,11 +198,35 @@ export class RedisRateLimitStore implements RateLimitStore {
 
   private args(rules: readonly BucketRule[], amounts: readonly number[]): string[] {
     const args = [this.time.arg()];
-    rules.forEach((rule, index) => args.push(rule.name, String(rule.perMinute), String(amounts[index])));
+    pushBucketArgs(args, rules, amounts);
     return args;
   }
 }
 
-function isIntegers(reply: unknown, length: number): reply is number[] {
+/** Appends each bucket's three arguments (name, perMinute, amount) to a script's arguments. */
+export function pushBucketArgs(args: string[], rules: readonly BucketRule[], amounts: readonly number[]): void {
+  rules.forEach((rule, index) => args.push(rule.name, String(rule.perMinute), String(amounts[index])));
+}
+
+/** How many integers `takeReply` answers for these rules. */
+export function takeReplyLength(rules: readonly BucketRule[]): number {
+  return 2 + 2 * rules.length;
+}
+
+/** The decision in the first {@link takeReplyLength} integers of a script's reply (checked by the caller). */
+export function takeDecision(reply: readonly number[], rules: readonly BucketRule[]): RateLimitDecision {
+  return {
+    allowed: reply[0] === 1,
+    retryAfterMs: reply[1],
+    buckets: rules.map((rule, index) => ({
+      name: rule.name,
+      remaining: reply[2 + index],
+      resetMs: reply[2 + rules.length + index],
+    })),
+  };
+}
+
+/** Whether a script answered `length` safe integers. */
+export function isIntegers(reply: unknown, length: number): reply is number[] {
   return Array.isArray(reply) && reply.length === length && reply.every(Number.isSafeInteger);
 }

@@ -1,0 +1,2 @@
+export * from './call-admission';
+export * from './redis-call-admission';

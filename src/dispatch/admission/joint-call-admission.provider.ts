@@ -1,0 +1,23 @@
+import type { Provider } from '@nestjs/common';
+import type Redis from 'ioredis';
+import { BudgetStore } from '../../budget/budget.store';
+import { RedisBudgetStore } from '../../budget/redis-budget.store';
+import { RateLimitStore } from '../../rate-limit/rate-limit.store';
+import { RedisRateLimitStore } from '../../rate-limit/redis-rate-limit.store';
+import { REDIS } from '../../store/store.module';
+import { JOINT_CALL_ADMISSION } from './call-admission';
+import { RedisCallAdmission } from './redis-call-admission';
+
+/**
+ * The one-script admission when the rate limits and the budgets are both the Redis stores on
+ * the service's connection; null otherwise (the memory stores, or an app's own store for
+ * either), and the two steps run one after the other.
+ */
+export const jointCallAdmissionProvider: Provider = {
+  provide: JOINT_CALL_ADMISSION,
+  useFactory: (redis: Redis | null, rates: unknown, budgets: unknown): RedisCallAdmission | null =>
+    redis && rates instanceof RedisRateLimitStore && budgets instanceof RedisBudgetStore
+      ? new RedisCallAdmission(redis, rates, budgets)
+      : null,
+  inject: [REDIS, RateLimitStore, BudgetStore],
+};
