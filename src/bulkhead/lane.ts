@@ -77,11 +77,19 @@ export class Lane {
    * reason.
    */
   run<T>(task: () => T | PromiseLike<T>, call?: LaneCall): Promise<T> | LaneRejection {
+    if (this.startsNow()) {
+      const abort = call?.abort;
+      if (abort?.aborted) return Promise.reject(abort.reason);
+      const job = new PromisedJob(task, call?.tenant ?? DEFAULT_TENANT, abort);
+      this.counts.accepted++;
+      this.start(job, 0);
+      return job.promise;
+    }
     const admission = this.decide(call);
     if (admission === 'aborted') return Promise.reject(call!.abort!.reason);
-    if (admission !== 'start' && admission !== 'wait') return admission;
+    if (admission !== 'wait') return admission;
     const job = new PromisedJob(task, call?.tenant ?? DEFAULT_TENANT, call?.abort);
-    this.enter(job, call, admission);
+    this.enqueue(job, call);
     return job.promise;
   }
 
@@ -91,25 +99,44 @@ export class Lane {
    * Undefined once accepted (or refused for its abort); the rejection string otherwise.
    */
   admit(work: LaneWork, call?: LaneCall): LaneRejection | undefined {
+    if (this.startsNow()) {
+      const abort = call?.abort;
+      if (abort?.aborted) {
+        work.refuse(abort.reason);
+      } else {
+        this.counts.accepted++;
+        this.start(new WorkJob(work, call?.tenant ?? DEFAULT_TENANT, abort), 0);
+      }
+      return undefined;
+    }
     const admission = this.decide(call);
     if (admission === 'aborted') {
       work.refuse(call!.abort!.reason);
       return undefined;
     }
-    if (admission !== 'start' && admission !== 'wait') return admission;
-    this.enter(new WorkJob(work, call?.tenant ?? DEFAULT_TENANT, call?.abort), call, admission);
+    if (admission !== 'wait') return admission;
+    this.enqueue(new WorkJob(work, call?.tenant ?? DEFAULT_TENANT, call?.abort), call);
     return undefined;
   }
 
-  /** What admission does with a call, decided at once; refusals are counted here and allocate nothing. */
-  private decide(call: LaneCall | undefined): LaneRejection | 'aborted' | 'start' | 'wait' {
+  /**
+   * Whether a call starts at once (unless its caller aborted already): the lane is open and a
+   * slot is free. Waiting calls exist only while every slot is busy, so nobody is ahead of it.
+   */
+  private startsNow(): boolean {
+    return this.active < this.concurrency && !this.closed;
+  }
+
+  /**
+   * What admission does with a call that cannot start now (the lane is closed or every slot is
+   * busy), decided at once; refusals are counted here and allocate nothing.
+   */
+  private decide(call: LaneCall | undefined): LaneRejection | 'aborted' | 'wait' {
     if (this.closed) {
       this.counts.stopped++;
       return 'stopped';
     }
     if (call?.abort?.aborted) return 'aborted';
-    // Waiting calls exist only while every slot is busy, so a free slot means nobody is ahead.
-    if (this.active < this.concurrency) return 'start';
     if (this.queue.size >= this.queueCapacity) {
       this.counts.queueFull++;
       return 'queue_full';
@@ -121,12 +148,7 @@ export class Lane {
     return 'wait';
   }
 
-  private enter(job: LaneJob, call: LaneCall | undefined, admission: 'start' | 'wait'): void {
-    if (admission === 'start') {
-      this.counts.accepted++;
-      this.start(job, 0);
-      return;
-    }
+  private enqueue(job: LaneJob, call: LaneCall | undefined): void {
     const queueTtlMs = call?.queueTtlMs ?? this.queueTtlMs;
     if (!isPositiveFinite(queueTtlMs)) throw new RangeError('queueTtlMs must be a positive finite number');
     const now = this.clock.now();
@@ -209,7 +231,8 @@ export class Lane {
     this.active++;
     if (this.active > this.peakActive) this.peakActive = this.active;
     this.linkRunning(job);
-    for (const listener of this.queueWaitListeners) listener(waitMs);
+    const listeners = this.queueWaitListeners;
+    for (let i = 0; i < listeners.length; i++) listeners[i]!(waitMs);
     let outcome: PromiseLike<unknown>;
     try {
       outcome = Promise.resolve(job.start());
@@ -229,7 +252,7 @@ export class Lane {
     this.active--;
     if (job.abort?.aborted && !job.stoppedByLane) this.counts.cancelledRunning++;
     job.finish(outcome, succeeded);
-    this.pump();
+    if (this.queue.size !== 0) this.pump();
     this.notifyIfIdle();
   }
 
