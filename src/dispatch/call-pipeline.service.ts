@@ -110,7 +110,7 @@ export class CallPipeline {
       // holds its first attempt's cost, or takes and holds nothing. Each retry holds its own cost.
       const admitting = this.admission.admit(
         { tenant: call.tenant, tokens: tool.tokens, costUsd: tool.costUsd, headers: call.headers },
-        this.budgetTimes(call),
+        tool.costUsd > 0 ? this.budgetTimes(call) : undefined,
       );
       budget = isPromiseLike(admitting) ? await admitting : admitting;
       const result =

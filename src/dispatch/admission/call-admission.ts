@@ -36,18 +36,18 @@ export class CallAdmission {
 
   /**
    * Admits the call (throws or rejects `rate_limited`, `budget_exceeded` or `unavailable`) and
-   * answers its budget; undefined when it needs none. At once, without a promise, when both
-   * steps decide at once.
+   * answers its budget; undefined when it needs none (no `times`: it costs nothing). At once,
+   * without a promise, when both steps decide at once.
    */
-  admit(call: AdmittedCall, times: ToolCallBudgetTimes): Awaitable<ToolCallBudget | undefined> {
-    const request = this.gate.request(call.tenant, call.costUsd, times.firstHoldMs, times.retryAfterMaxMs);
+  admit(call: AdmittedCall, times: ToolCallBudgetTimes | undefined): Awaitable<ToolCallBudget | undefined> {
+    const request = times && this.gate.request(call.tenant, call.costUsd, times.firstHoldMs, times.retryAfterMaxMs);
     if (request && this.joint && this.rateLimiter.enforcing) {
       const take = this.rateLimiter.plan(call.tenant, call.tokens);
       if (take) {
         return this.joint.admit(take.limits.rules, take.amounts, request).then(
           ({ rate, budget }) => {
             this.rateLimiter.apply(call.tenant, take.limits, call.tokens, rate, call.headers);
-            return this.budgetOf(call, times, this.gate.answered(request, budget!));
+            return this.budgetOf(call, times!, this.gate.answered(request, budget!));
           },
           (error: unknown) => {
             // One script decided both: a failure is the rate limit's (failMode) and, when that
@@ -60,8 +60,8 @@ export class CallAdmission {
     }
     const took = this.rateLimiter.admit(call.tenant, call.tokens, call.headers);
     if (!request) return isPromiseLike(took) ? took.then(() => undefined) : undefined;
-    if (isPromiseLike(took)) return took.then((taken) => this.hold(call, times, request, taken));
-    return this.hold(call, times, request, took);
+    if (isPromiseLike(took)) return took.then((taken) => this.hold(call, times!, request, taken));
+    return this.hold(call, times!, request, took);
   }
 
   /** Step 5 after the rate limit took (`taken`) or let the call through. */
