@@ -1,7 +1,6 @@
 import {
   type CallHandler,
   type ExecutionContext,
-  HttpException,
   Inject,
   Injectable,
   type NestInterceptor,
@@ -9,22 +8,15 @@ import {
 } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { from, lastValueFrom, type Observable } from 'rxjs';
-import { type Lane, LaneRegistry, laneRejectionError } from '../bulkhead';
-import { type Breaker, BreakerRegistry } from '../circuit-breaker';
-import { ANONYMOUS_TENANT, asResilienceError, CLOCK, type Clock, resolveCallId } from '../common';
-import { type CallState, callStateOf, fromHttpException, RouteCache, type RouteTarget } from '../common/nest';
+import type { Observable } from 'rxjs';
+import { LaneRegistry, laneRejectionError } from '../bulkhead';
+import { BreakerRegistry } from '../circuit-breaker';
+import { CLOCK, type Clock, resolveCallId } from '../common';
+import { callStateOf, RouteCache, type RouteTarget } from '../common/nest';
 import { CallOutcomes } from '../events';
 import { BulkheadMetadata } from './bulkhead.metadata';
 import { CircuitBreakerMetadata } from './circuit-breaker.metadata';
-
-interface RoutePlan {
-  lane: Lane | undefined;
-  queueTtlMs: number | undefined;
-  breaker: Breaker | undefined;
-  /** `Controller.method`: the ledger's `toolId` for a company route. */
-  label: string;
-}
+import { RoutePolicyCall, type RoutePlan } from './route-policy-call';
 
 /**
  * The one interceptor behind `@Bulkhead` and `@CircuitBreaker` (each Nest interceptor costs
@@ -50,9 +42,9 @@ export class RoutePolicyInterceptor implements NestInterceptor {
   intercept(context: ExecutionContext, next: CallHandler): Observable<unknown> {
     const plan = this.plans.get(context);
     if (!plan) return next.handle();
-    const http = context.switchToHttp();
-    const request = http.getRequest<FastifyRequest>();
-    const reply = http.getResponse<FastifyReply>();
+    // The arguments themselves: switchToHttp() builds three closures per call onto the context.
+    const request = context.getArgByIndex<FastifyRequest>(0);
+    const reply = context.getArgByIndex<FastifyReply>(1);
     const state = callStateOf(request, reply);
     // A method inherited from a decorated base class can carry this interceptor twice; the
     // outer one already applies the route's policies.
@@ -62,55 +54,25 @@ export class RoutePolicyInterceptor implements NestInterceptor {
     state.callId = callId;
     void reply.header('x-call-id', callId);
 
-    const startedAt = this.clock.now();
-    const progress = { started: false };
+    const call = new RoutePolicyCall(plan, state, next, this.outcomes, this.clock.now());
     const { lane, breaker } = plan;
     const refusal = breaker?.refusal(state.tenant);
     if (refusal) {
-      this.report(plan, state, startedAt, false, refusal);
+      call.reportRefusal(refusal);
       throw refusal;
     }
-    const handle = () => {
-      progress.started = true;
-      return lastValueFrom(next.handle(), { defaultValue: undefined });
-    };
-    const run = breaker ? () => breaker.fire(handle, state.tenant) : handle;
-    const outcome = lane
-      ? lane.run(run, { tenant: state.tenant ?? ANONYMOUS_TENANT, abort: state.abort, queueTtlMs: plan.queueTtlMs })
-      : run();
-    if (typeof outcome === 'string') {
-      const error = laneRejectionError(lane!, outcome);
-      this.report(plan, state, startedAt, false, error);
+    if (!lane) {
+      call.startWithoutLane();
+      return call.answer;
+    }
+    // The call is its own lane call (tenant, abort, queue TTL) and its own work.
+    const rejection = lane.admit(call, call);
+    if (rejection) {
+      const error = laneRejectionError(lane, rejection);
+      call.reportRefusal(error);
       throw error;
     }
-    return from(
-      outcome.then(
-        (value) => {
-          this.report(plan, state, startedAt, progress.started);
-          return value;
-        },
-        (error: unknown) => {
-          const failure = withAttempts(error, progress.started ? 1 : 0);
-          this.report(plan, state, startedAt, progress.started, failure);
-          throw failure;
-        },
-      ),
-    );
-  }
-
-  private report(plan: RoutePlan, state: CallState, startedAt: number, started: boolean, error?: unknown) {
-    this.outcomes.finish({
-      callId: state.callId!,
-      toolId: plan.label,
-      lane: plan.lane?.name ?? '',
-      tenant: state.tenant ?? ANONYMOUS_TENANT,
-      pool: state.pool,
-      abort: state.abort,
-      startedAt,
-      started,
-      attempts: started ? 1 : 0,
-      error,
-    });
+    return call.answer;
   }
 
   private plan(handler: RouteTarget, controller: RouteTarget): RoutePlan | null {
@@ -120,12 +82,12 @@ export class RoutePolicyInterceptor implements NestInterceptor {
     const lane = route ? this.lanes?.get(route.lane) : undefined;
     const breaker = breakerName ? this.breakers?.get(breakerName) : undefined;
     if (!lane && !breaker) return null;
-    return { lane, queueTtlMs: route?.queueTtlMs, breaker, label: `${controller.name}.${handler.name}` };
+    return {
+      lane,
+      laneName: lane?.name ?? '',
+      queueTtlMs: route?.queueTtlMs,
+      breaker,
+      label: `${controller.name}.${handler.name}`,
+    };
   }
-}
-
-/** The failure as the client will see it, with the attempts the route made (1 once its handler ran). */
-function withAttempts(error: unknown, attempts: number): unknown {
-  if (error instanceof HttpException) return fromHttpException(error).withAttempts(attempts);
-  return asResilienceError(error).withAttempts(attempts);
 }
