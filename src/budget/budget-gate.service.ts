@@ -149,12 +149,7 @@ export class BudgetGate {
    * (the call admission's script), hand its answer to {@link answered} and its failure to
    * {@link storeFailure}.
    */
-  request(
-    tenant: string,
-    costUsd: number,
-    ttlMs: number,
-    retryAfterMaxMs?: number,
-  ): ReservationRequest | undefined {
+  request(tenant: string, costUsd: number, ttlMs: number, retryAfterMaxMs?: number): ReservationRequest | undefined {
     if (!(costUsd > 0)) return undefined;
     return this.requestMicros(tenant, this.micros(costUsd), ttlMs, retryAfterMaxMs);
   }
