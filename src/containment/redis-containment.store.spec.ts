@@ -174,9 +174,13 @@ describeRedis('RedisContainmentStore', () => {
       await store.seed('acme', NOT_CONTAINED, T0 + 1);
       await store.write('acme', ACTIVE_HARD, T0 + 2);
       await store.write('globex', ACTIVE_HARD, T0 + 3);
-      // A message from after the last write: every one before it has arrived.
+      // A message from after the last write: every one before it has arrived. Listened for
+      // before it is sent: it may arrive before the publish's own reply.
+      const ended = new Promise<void>((resolve) =>
+        listener.on('message', (_c: string, t: string) => t === 'end' && resolve()),
+      );
       await run.redis.publish(containmentChannel(keys), 'end');
-      await new Promise<void>((resolve) => listener.on('message', (_c: string, t: string) => t === 'end' && resolve()));
+      await ended;
 
       expect(heard).toEqual(['acme', 'acme', 'globex', 'end']);
     });
