@@ -153,17 +153,16 @@ describeRedisServer('containment cache: two replicas, one Redis', () => {
     expect(await hmgets()).toBe(before + 1);
   });
 
-  it(`stops answering from its cache within ${STALE_AT_MOST_MS} ms of its subscription going silent`, async () => {
+  // The 2 s bound itself is asserted in virtual time (src/containment/redis-invalidations.spec.ts);
+  // here, in real time, only that a silent subscription is found out and B reads Redis again.
+  it('stops answering from its cache once its subscription goes silent', async () => {
     const { a, b } = await replicas();
     await warm(b);
 
     link.holdSubscribers();
-    const heldAt = performance.now();
     await contain(a, { state: 'active', posture: 'hard', reason: 'incident' });
 
-    await eventually(async () => expect((await call(b)).status).toBe(403), STALE_AT_MOST_MS + 3_000);
-    // Slack for a loaded machine: the bound is what the PING checks give, not a promise to the ms.
-    expect(performance.now() - heldAt).toBeLessThan(STALE_AT_MOST_MS + 1_000);
+    await eventually(async () => expect((await call(b)).status).toBe(403), 5 * STALE_AT_MOST_MS);
   });
 
   it('closes its subscriber connection when the app closes', async () => {
