@@ -22,8 +22,9 @@ export interface StoreModuleOptions {
   /**
    * An ioredis client of the app's own, used instead of connecting to `store.url` (Redis
    * stores then, keys under `store.prefix`, default `bh:`). The app keeps it: it is not closed
-   * here. Make it with `enableOfflineQueue: false` and a short `commandTimeout`, or a Redis
-   * outage holds decisions instead of failing them (`createRedisConnection` does both).
+   * here; a duplicate of it, opened for the containment cache's pub/sub subscription, is closed
+   * at shutdown. Make it with `enableOfflineQueue: false` and a short `commandTimeout`, or a
+   * Redis outage holds decisions instead of failing them (`createRedisConnection` does both).
    */
   redis?: Redis;
   /** Store implementations of the app's own; the others stay memory or Redis. */
