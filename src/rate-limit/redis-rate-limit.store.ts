@@ -179,11 +179,7 @@ export class RedisRateLimitStore implements RateLimitStore {
 
   async take(key: string, rules: readonly BucketRule[], amounts: readonly number[]): Promise<RateLimitDecision> {
     assertTake(rules, amounts);
-    const reply = await this.takeScript.run([this.hashKey(key)], this.args(rules, amounts));
-    if (!isIntegers(reply, takeReplyLength(rules))) {
-      throw new Error('unexpected reply from the rate-limit take script');
-    }
-    return takeDecision(reply, rules);
+    return takeDecision(await this.takeScript.run([this.hashKey(key)], this.args(rules, amounts)), rules);
   }
 
   async adjust(key: string, rules: readonly BucketRule[], amounts: readonly number[]): Promise<void> {
@@ -213,20 +209,24 @@ export function takeReplyLength(rules: readonly BucketRule[]): number {
   return 2 + 2 * rules.length;
 }
 
-/** The decision in the first {@link takeReplyLength} integers of a script's reply (checked by the caller). */
-export function takeDecision(reply: readonly number[], rules: readonly BucketRule[]): RateLimitDecision {
+/**
+ * The decision in the first {@link takeReplyLength} integers of a script's reply (a script may
+ * answer more after them); throws when they are not there.
+ */
+export function takeDecision(reply: unknown, rules: readonly BucketRule[]): RateLimitDecision {
+  const length = takeReplyLength(rules);
+  if (!Array.isArray(reply) || reply.length < length) throw new Error('unexpected reply from a rate-limit script');
+  for (let index = 0; index < length; index++) {
+    if (!Number.isSafeInteger(reply[index])) throw new Error('unexpected reply from a rate-limit script');
+  }
+  const integers = reply as number[];
   return {
-    allowed: reply[0] === 1,
-    retryAfterMs: reply[1],
+    allowed: integers[0] === 1,
+    retryAfterMs: integers[1],
     buckets: rules.map((rule, index) => ({
       name: rule.name,
-      remaining: reply[2 + index],
-      resetMs: reply[2 + rules.length + index],
+      remaining: integers[2 + index],
+      resetMs: integers[2 + rules.length + index],
     })),
   };
-}
-
-/** Whether a script answered `length` safe integers. */
-export function isIntegers(reply: unknown, length: number): reply is number[] {
-  return Array.isArray(reply) && reply.length === length && reply.every(Number.isSafeInteger);
 }

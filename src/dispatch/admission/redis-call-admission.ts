@@ -68,11 +68,7 @@ export class RedisCallAdmission {
     pushBucketArgs(args, rules, amounts);
     const [totals, reservations, expiries] = this.budgets.keysOf(reservation.tenant, reservation.period);
     const reply = await this.script.run([totals, reservations, expiries, this.rates.hashKey(reservation.tenant)], args);
-    const takeLength = takeReplyLength(rules);
-    if (!Array.isArray(reply) || reply.length < takeLength || !reply.slice(0, takeLength).every(Number.isSafeInteger)) {
-      throw new Error('unexpected reply from the call admission script');
-    }
-    const rate = takeDecision(reply as number[], rules);
-    return { rate, budget: rate.allowed ? reserveResult(reply, takeLength) : undefined };
+    const rate = takeDecision(reply, rules);
+    return { rate, budget: rate.allowed ? reserveResult(reply, takeReplyLength(rules)) : undefined };
   }
 }
