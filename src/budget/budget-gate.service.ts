@@ -98,8 +98,8 @@ export class BudgetGate {
     ttlMs: number,
     retryAfterMaxMs?: number,
   ): Awaitable<BudgetReservation> | undefined {
-    if (!(costUsd > 0) || this.capUsd(tenant) === undefined) return undefined;
-    return this.reserveMicros(tenant, this.micros(costUsd), ttlMs, retryAfterMaxMs);
+    const request = this.request(tenant, costUsd, ttlMs, retryAfterMaxMs);
+    return request && this.reserveRequested(request);
   }
 
   /**
