@@ -1,6 +1,7 @@
 import { Logger, type LoggerService } from '@nestjs/common';
 import type Redis from 'ioredis';
 import type { Clock, TimerHandle } from '../common';
+import { redisErrorCause } from '../store/redis-connection';
 import type { ContainmentCache } from './containment-cache';
 
 /** How often a live subscription is checked with PING; an unanswered one makes it not live at the next check. */
@@ -60,7 +61,7 @@ export class RedisInvalidations {
     for (const event of ['close', 'end', 'reconnecting'] as const) {
       subscriber.on(event, () => this.lost('connection closed'));
     }
-    subscriber.on('error', (error: Error) => this.lost(errorCode(error)));
+    subscriber.on('error', (error: Error) => this.lost(redisErrorCause(error)));
     if (subscriber.status === 'ready') this.subscribe();
     this.schedule();
   }
@@ -88,7 +89,7 @@ export class RedisInvalidations {
       (error: unknown) => {
         if (generation !== this.generation) return;
         this.subscribing = false;
-        this.drop(`SUBSCRIBE failed (${errorCode(error)})`);
+        this.drop(`SUBSCRIBE failed (${redisErrorCause(error)})`);
       },
     );
   }
@@ -117,7 +118,7 @@ export class RedisInvalidations {
         if (generation === this.generation) this.pingUnanswered = false;
       },
       (error: unknown) => {
-        if (generation === this.generation) this.drop(`PING failed (${errorCode(error)})`);
+        if (generation === this.generation) this.drop(`PING failed (${redisErrorCause(error)})`);
       },
     );
   }
@@ -149,11 +150,4 @@ export class RedisInvalidations {
     if (live) this.logger.log(line);
     else this.logger.warn(line);
   }
-}
-
-/** An error's code, or the first line of its message: never more (no URL, no stack). */
-function errorCode(error: unknown): string {
-  const code = (error as NodeJS.ErrnoException | undefined)?.code;
-  if (typeof code === 'string' && code !== '') return code;
-  return String((error as Error | undefined)?.message ?? error).split('\n', 1)[0];
 }

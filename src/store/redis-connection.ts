@@ -82,12 +82,18 @@ function endpointOf(url: string): string {
 
 /** The error's code (`ECONNREFUSED`), or the first line of its message without the URL's password. */
 function causeOf(error: Error, url: string): string {
-  const code = (error as NodeJS.ErrnoException).code;
+  return redisErrorCause(error, passwordOf(url));
+}
+
+/**
+ * What a log line may say of a Redis error: its code, or the first line of its message (never a
+ * stack), with `secret` masked if given.
+ */
+export function redisErrorCause(error: unknown, secret?: string): string {
+  const code = (error as NodeJS.ErrnoException | undefined)?.code;
   if (typeof code === 'string' && code !== '') return code;
-  let text = String(error.message ?? error).split('\n', 1)[0];
-  const password = passwordOf(url);
-  if (password) text = text.split(password).join('***');
-  return text;
+  const text = String((error as Error | undefined)?.message ?? error).split('\n', 1)[0];
+  return secret ? text.split(secret).join('***') : text;
 }
 
 function passwordOf(url: string): string | undefined {
