@@ -9,6 +9,7 @@ export * from './errors/error-kinds';
 export * from './errors/reported-failures';
 export * from './errors/resilience-error';
 export * from './lazy-abort-controller';
+export * from './lease';
 export * from './random';
 export * from './tenant';
 export * from './unique-id';
