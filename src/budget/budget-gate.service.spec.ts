@@ -1,6 +1,7 @@
 import { ResilienceError } from '../common';
 import { FakeClock } from '../common/fake-clock';
 import { BudgetGate, type BudgetReservation } from './budget-gate.service';
+import type { BudgetStore } from './budget.store';
 import { MemoryBudgetStore } from './memory-budget.store';
 
 /** 21:30 UTC: the day ends 2.5 hours later. */
@@ -89,5 +90,79 @@ describe('BudgetGate', () => {
     gate.settle(held, 1);
 
     expect(reserve(1).amountMicros).toBe(1_000_000);
+  });
+
+  describe('renew', () => {
+    it('keeps a reservation past its hold, answering true at once (no promise) on the memory store', () => {
+      const held = reserve(3);
+      clock.advance(HOLD_MS - 1);
+
+      expect(gate.renew(held, HOLD_MS)).toBe(true);
+
+      clock.advance(HOLD_MS - 1);
+      expect(refusal(1, 5_000).retryAfterMs).toBe(1_000);
+      gate.settle(held, 2);
+      expect(gate.spentMicros.get('acme')).toBe(2_000_000);
+    });
+
+    it('answers false for a reservation that is gone: settled or lapsed', () => {
+      const settled = reserve(1);
+      gate.settle(settled, 1);
+      const lapsed = reserve(1, 1_000);
+      clock.advance(1_000);
+
+      expect(gate.renew(settled, HOLD_MS)).toBe(false);
+      expect(gate.renew(lapsed, HOLD_MS)).toBe(false);
+      expect(reserve(2).amountMicros).toBe(2_000_000);
+    });
+
+    describe('when the store fails', () => {
+      const reservation: BudgetReservation = { tenant: 'acme', period: 'day:2026-03-14', id: 'r1', amountMicros: 1 };
+
+      function gateOn(renew: BudgetStore['renew']): BudgetGate {
+        const memory = new MemoryBudgetStore(clock);
+        const store: BudgetStore = {
+          reserve: (...args) => memory.reserve(...args),
+          settle: (...args) => memory.settle(...args),
+          read: (...args) => memory.read(...args),
+          renew,
+        };
+        return new BudgetGate(store, { budgets: { period: 'day', tenants: { acme: 3 }, prices: {} } }, clock);
+      }
+
+      function thrownBy(act: () => unknown): unknown {
+        try {
+          act();
+        } catch (error) {
+          return error;
+        }
+        throw new Error('expected a throw');
+      }
+
+      it('rejects unavailable, not false, when the store rejects', async () => {
+        const cause = new Error('connection lost');
+        const failing = gateOn(() => Promise.reject(cause));
+
+        await expect(failing.renew(reservation, HOLD_MS)).rejects.toMatchObject({ kind: 'unavailable', cause });
+      });
+
+      it('throws unavailable when the store throws at once', () => {
+        const failing = gateOn(() => {
+          throw new Error('broken');
+        });
+
+        expect(thrownBy(() => failing.renew(reservation, HOLD_MS))).toMatchObject({ kind: 'unavailable' });
+      });
+
+      it('answers the store’s promised answer when it answers later', async () => {
+        const later = gateOn(() => Promise.resolve(false));
+
+        await expect(later.renew(reservation, HOLD_MS)).resolves.toBe(false);
+      });
+
+      it('throws internal for a TTL the store refuses as impossible', () => {
+        expect(thrownBy(() => gate.renew(reserve(1), 0))).toMatchObject({ kind: 'internal' });
+      });
+    });
   });
 });

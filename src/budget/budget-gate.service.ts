@@ -236,6 +236,26 @@ export class BudgetGate {
     return undefined;
   }
 
+  /**
+   * Keeps `reservation` held for `ttlMs` more from now (never less than it held already), for a
+   * call that outlives its hold (a stream). False when it is gone (settled, lapsed): the call's
+   * money is no longer held. A failing store throws, or rejects when the store answers later,
+   * {@link storeFailure}, so a caller tells a reservation gone from a store down. The memory
+   * store answers at once (no promise).
+   */
+  renew(reservation: BudgetReservation, ttlMs: number): Awaitable<boolean> {
+    let renewed: Awaitable<boolean>;
+    try {
+      renewed = this.store.renew(reservation.tenant, reservation.period, reservation.id, ttlMs);
+    } catch (error) {
+      throw storeFailure(error);
+    }
+    if (!isPromiseLike(renewed)) return renewed;
+    return Promise.resolve(renewed).then(undefined, (error: unknown) => {
+      throw storeFailure(error);
+    });
+  }
+
   private charged(reservation: BudgetReservation, actualMicros: number, charged: boolean): void {
     if (!charged || actualMicros === 0) return;
     const { tenant } = reservation;

@@ -1,6 +1,7 @@
 import { promised } from '../../test/support/promised';
 import { FakeClock } from '../common/fake-clock';
 import type { BudgetStore } from './budget.store';
+import { describeBudgetStoreRenew } from './budget-store-renew.contract';
 
 /** Builds a fresh, empty store under test whose time is `clock`. */
 export type MakeBudgetStore = (clock: FakeClock) => BudgetStore | Promise<BudgetStore>;
@@ -485,5 +486,7 @@ export function describeBudgetStore(name: string, makeStore: MakeBudgetStore): v
         await expect(subject.read('acme', 'day:2025-12-31')).resolves.toEqual({ spentMicros: 0, reservedMicros: 0 });
       });
     });
+
+    describeBudgetStoreRenew({ store, clock: () => clock });
   });
 }

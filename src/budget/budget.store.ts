@@ -51,6 +51,13 @@ export interface BudgetStore {
    * twice; reservation TTLs must outlast the calls they cover.
    */
   settle(tenant: string, period: string, reservationId: string, actualMicros: number): Awaitable<boolean>;
+  /**
+   * Keeps a reservation that still holds for `ttlMs` more from now (it never lapses earlier than
+   * it would have), its amount unchanged. Answers false, and creates nothing, when it is gone:
+   * settled, lapsed (even if not yet swept) or never made. `ttlMs` is checked and rounded up as a
+   * reserve's is (a RangeError otherwise).
+   */
+  renew(tenant: string, period: string, reservationId: string, ttlMs: number): Awaitable<boolean>;
   read(tenant: string, period: string): Awaitable<BudgetUsage>;
 }
 

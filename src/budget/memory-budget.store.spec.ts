@@ -47,12 +47,25 @@ describe('MemoryBudgetStore', () => {
     expect(store.periodCount).toBe(0);
   });
 
-  it('creates nothing when reading, refusing or settling unknown reservations', () => {
+  it('creates nothing when reading, refusing, settling or renewing unknown reservations', () => {
     const store = new MemoryBudgetStore(new FakeClock());
 
     store.read('acme', 'day:2026-01-01');
     store.reserve('acme', 'day:2026-01-01', 0, 'r1', 1, TTL_MS);
     store.settle('acme', 'day:2026-01-01', 'r1', 1_000);
+    store.renew('acme', 'day:2026-01-01', 'r1', TTL_MS);
+    store.renew('globex', 'day:2026-01-02', 'r1', TTL_MS);
+
+    expect(store.periodCount).toBe(0);
+  });
+
+  it('drops the period of a lapsed reservation that a renew finds, answering false', () => {
+    const clock = new FakeClock();
+    const store = new MemoryBudgetStore(clock);
+    store.reserve('acme', 'day:2026-01-01', 10_000, 'r1', 1_000, TTL_MS);
+    clock.advance(TTL_MS);
+
+    expect(store.renew('acme', 'day:2026-01-01', 'r1', TTL_MS)).toBe(false);
 
     expect(store.periodCount).toBe(0);
   });
@@ -84,7 +97,9 @@ describe('MemoryBudgetStore', () => {
       spentMicros: 0,
       reservedMicros: 400,
     });
+    expect(store.renew('acme', 'day:2026-01-01', 'r1', TTL_MS)).toBe(true);
     expect(store.settle('acme', 'day:2026-01-01', 'r1', 300)).toBe(true);
+    expect(store.renew('acme', 'day:2026-01-01', 'r1', TTL_MS)).toBe(false);
     expect(store.read('acme', 'day:2026-01-01')).toEqual({ spentMicros: 300, reservedMicros: 0 });
   });
 

@@ -1,6 +1,7 @@
 import type { Clock } from '../common';
 import type { BudgetStore, BudgetUsage, ReserveResult } from './budget.store';
 import { assertMicros } from './money';
+import { reservationTtlMs } from './reservation-ttl';
 
 interface Reservation {
   amountMicros: number;
@@ -18,7 +19,8 @@ interface PeriodEntry {
   nextLapseAt: number;
   /**
    * `nextLapseAt` is exactly when the earliest reservation lapses. False once the reservation
-   * lapsing then may have gone; a refusal that must tell the earliest lapse then looks again.
+   * lapsing then may have gone or been renewed; a refusal that must tell the earliest lapse then
+   * looks again.
    */
   nextLapseExact: boolean;
 }
@@ -27,7 +29,7 @@ interface PeriodEntry {
  * The embedded budget store: one process, each decision one synchronous block, answered at
  * once. Reservations
  * lapse on the injected clock's `now()`; lapsed ones are dropped whenever their entry is
- * touched (reserve, settle, read).
+ * touched (reserve, settle, renew, read).
  *
  * Memory stays bounded: a tenant keeps at most two periods, the one it reserved in last and the
  * one before it (so a call reserved just before midnight still settles in its own period); a
@@ -84,6 +86,20 @@ export class MemoryBudgetStore implements BudgetStore {
     return true;
   }
 
+  renew(tenant: string, period: string, reservationId: string, ttlMs: number): boolean {
+    const wholeTtlMs = reservationTtlMs(reservationId, ttlMs);
+    const now = this.clock.now();
+    const entry = this.entry(tenant, period, now);
+    const reservation = entry?.reservations.get(reservationId);
+    if (!entry || !reservation) return false;
+    const expiresAt = now + wholeTtlMs;
+    if (expiresAt > reservation.expiresAt) {
+      this.forgetLapse(entry, reservation);
+      reservation.expiresAt = expiresAt;
+    }
+    return true;
+  }
+
   read(tenant: string, period: string): BudgetUsage {
     const entry = this.entry(tenant, period, this.clock.now());
     return entry ? usageOf(entry) : { spentMicros: 0, reservedMicros: 0 };
@@ -116,8 +132,8 @@ export class MemoryBudgetStore implements BudgetStore {
 
   /**
    * Why `amountMicros` does not fit. Walks the reservations only when the earliest lapse is not
-   * known exactly, which only a settle of the earliest one causes: a burst of refusals walks
-   * them at most once between such settles.
+   * known exactly, which only a settle, a reserve again or a renew of the earliest one causes: a
+   * burst of refusals walks them at most once between such changes.
    */
   private refusal(entry: PeriodEntry, capMicros: number, amountMicros: number, now: number): ReserveResult {
     const { spentMicros, reservedMicros } = entry;
@@ -135,7 +151,10 @@ export class MemoryBudgetStore implements BudgetStore {
     return { ok: false, cause: 'held', nextLapseInMs, spentMicros, reservedMicros };
   }
 
-  /** A reservation is gone (settled, or replaced): it may have been the one lapsing first. */
+  /**
+   * A reservation's expiry is gone (settled, replaced, or renewed to later): it may have been
+   * the one lapsing first. `nextLapseAt` stays a lower bound, as renewing only moves one later.
+   */
   private forgetLapse(entry: PeriodEntry, gone: Reservation): void {
     if (entry.reservations.size === 0) {
       entry.nextLapseAt = Infinity;
@@ -183,15 +202,4 @@ function resultOf(ok: true, entry: PeriodEntry): ReserveResult {
 
 function usageOf(entry: PeriodEntry): BudgetUsage {
   return { spentMicros: entry.spentMicros, reservedMicros: entry.reservedMicros };
-}
-
-/** Checks the reservation's id and answers its TTL in whole milliseconds, rounded up. */
-function reservationTtlMs(reservationId: string, ttlMs: number): number {
-  if (typeof reservationId !== 'string' || reservationId.length === 0) {
-    throw new RangeError('reservationId must be a non-empty string');
-  }
-  if (!Number.isFinite(ttlMs) || ttlMs <= 0 || Math.ceil(ttlMs) > Number.MAX_SAFE_INTEGER) {
-    throw new RangeError(`ttlMs must be a finite number of milliseconds above 0, got ${String(ttlMs)}`);
-  }
-  return Math.ceil(ttlMs);
 }

@@ -59,6 +59,17 @@ describeRedis('RedisBudgetStore', () => {
       }
     });
 
+    it('keeps the keys at least as long as a renewed reservation holds', async () => {
+      const store = new RedisBudgetStore(run.redis, new RedisKeys(run.prefix()), new RedisTime(new FakeClock()));
+      await store.reserve('acme', DAY, 10_000, 'r1', 1_000, TTL_MS);
+
+      await expect(store.renew('acme', DAY, 'r1', 40 * DAY_MS)).resolves.toBe(true);
+
+      for (const key of store.keysOf('acme', DAY)) {
+        expect(await run.redis.pttl(key)).toBeGreaterThan(40 * DAY_MS - 60_000);
+      }
+    });
+
     it('sets the TTLs again on every write: a settle, and a read that drops lapsed reservations', async () => {
       const clock = new FakeClock();
       const store = new RedisBudgetStore(run.redis, new RedisKeys(run.prefix()), new RedisTime(clock));
@@ -77,13 +88,14 @@ describeRedis('RedisBudgetStore', () => {
       expect(await run.redis.zrange(keys[2], 0, -1)).toEqual(['r3']);
     });
 
-    it('writes nothing for a read of a tenant never used, nor for a refused reserve', async () => {
+    it('writes nothing for a read of a tenant never used, nor for a refused reserve or a renew of nothing', async () => {
       const prefix = run.prefix();
       const store = new RedisBudgetStore(run.redis, new RedisKeys(prefix), new RedisTime(new FakeClock()));
 
       await store.read('acme', DAY);
       await store.reserve('acme', DAY, 100, 'r1', 1_000, TTL_MS);
       await store.settle('acme', DAY, 'r1', 1_000);
+      await store.renew('acme', DAY, 'r1', TTL_MS);
 
       expect(await keysUnder(run.redis, prefix)).toEqual([]);
     });
@@ -102,6 +114,19 @@ describeRedis('RedisBudgetStore', () => {
       const expiresAt = Number(await run.redis.zscore(expiries, 'r1'));
       expect(expiresAt).toBeGreaterThanOrEqual(before + TTL_MS);
       expect(expiresAt).toBeLessThanOrEqual(after + TTL_MS);
+    });
+
+    it('renews reservations from Redis TIME when given no clock', async () => {
+      const store = new RedisBudgetStore(run.redis, new RedisKeys(run.prefix()), new RedisTime());
+      await store.reserve('acme', DAY, 10_000, 'r1', 1_000, TTL_MS);
+      const before = await redisNow(run.redis);
+
+      await expect(store.renew('acme', DAY, 'r1', 2 * TTL_MS)).resolves.toBe(true);
+
+      const after = await redisNow(run.redis);
+      const expiresAt = Number(await run.redis.zscore(store.keysOf('acme', DAY)[2], 'r1'));
+      expect(expiresAt).toBeGreaterThanOrEqual(before + 2 * TTL_MS);
+      expect(expiresAt).toBeLessThanOrEqual(after + 2 * TTL_MS);
     });
 
     it('lapses reservations by Redis TIME when given no clock', async () => {
@@ -127,7 +152,7 @@ describeRedis('RedisBudgetStore', () => {
   describe('cost', () => {
     // A tenant's in-flight calls each hold a reservation; a decision must not walk them all, or
     // Redis (one thread for the fleet) slows with every call a busy tenant has in flight.
-    it('reserves, settles and reads without walking the reservations held', async () => {
+    it('reserves, settles, renews and reads without walking the reservations held', async () => {
       const prefix = run.prefix();
       const store = new RedisBudgetStore(run.redis, new RedisKeys(prefix), new RedisTime(new FakeClock()));
       const held = 1_000;
@@ -147,6 +172,7 @@ describeRedis('RedisBudgetStore', () => {
       try {
         await store.reserve('acme', DAY, 1e12, 'r1', 1, TTL_MS);
         await store.settle('acme', DAY, 'r1', 1);
+        await expect(store.renew('acme', DAY, 'held-0', 2 * TTL_MS)).resolves.toBe(true);
         await expect(store.read('acme', DAY)).resolves.toEqual({ spentMicros: 1, reservedMicros: held });
         await expect(store.reserve('acme', DAY, 1e12, 'r2', 1e12 - 1, TTL_MS)).resolves.toMatchObject({
           ok: false,
@@ -161,7 +187,7 @@ describeRedis('RedisBudgetStore', () => {
       }
 
       const names = commands.map(([name]) => name.toLowerCase());
-      expect(names.filter((name) => name === 'evalsha')).toHaveLength(4);
+      expect(names.filter((name) => name === 'evalsha')).toHaveLength(5);
       expect(names).not.toEqual(expect.arrayContaining(['hgetall']));
       expect(names.filter((name) => ['hkeys', 'hvals', 'hscan', 'zscan', 'smembers'].includes(name))).toEqual([]);
       // The sorted set is read at its ends only: the lapsed ones (none here), the latest expiry,
@@ -258,6 +284,29 @@ describeRedis('RedisBudgetStore', () => {
 
       await expect(first.read('acme', DAY)).resolves.toEqual({ spentMicros: 700, reservedMicros: 0 });
     });
+
+    it('keeps on one replica a reservation renewed on another, until it settles once', async () => {
+      const other = await run.connection();
+      const keys = new RedisKeys(run.prefix());
+      const clock = new FakeClock();
+      const [first, second] = [run.redis, other].map(
+        (connection) => new RedisBudgetStore(connection, keys, new RedisTime(clock)),
+      );
+      await first.reserve('acme', DAY, 3_000, 'r1', 3_000, TTL_MS);
+      clock.advance(TTL_MS - 1);
+
+      await expect(second.renew('acme', DAY, 'r1', TTL_MS)).resolves.toBe(true);
+      clock.advance(TTL_MS - 1);
+
+      await expect(first.reserve('acme', DAY, 3_000, 'r2', 1, TTL_MS)).resolves.toMatchObject({
+        ok: false,
+        cause: 'held',
+        nextLapseInMs: 1,
+      });
+      await expect(first.settle('acme', DAY, 'r1', 2_000)).resolves.toBe(true);
+      await expect(second.renew('acme', DAY, 'r1', TTL_MS)).resolves.toBe(false);
+      await expect(second.read('acme', DAY)).resolves.toEqual({ spentMicros: 2_000, reservedMicros: 0 });
+    });
   });
 
   it('keeps amounts up to 2^53 - 1 micro-dollars exact', async () => {
@@ -282,6 +331,7 @@ describeRedis('RedisBudgetStore', () => {
       await expect(store.reserve('acme', DAY, 3_000, 'r1', 1_000, TTL_MS)).rejects.toThrow();
       await expect(store.settle('acme', DAY, 'r1', 1_000)).rejects.toThrow();
       await expect(store.read('acme', DAY)).rejects.toThrow();
+      await expect(store.renew('acme', DAY, 'r1', TTL_MS)).rejects.toThrow();
     } finally {
       down.disconnect();
     }

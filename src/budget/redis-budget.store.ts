@@ -4,6 +4,7 @@ import { luaNow, type RedisKeys, type RedisTime } from '../store/redis-keys';
 import { RedisScript } from '../store/redis-script';
 import type { BudgetStore, BudgetUsage, ReserveResult } from './budget.store';
 import { assertMicros } from './money';
+import { reservationTtlMs } from './reservation-ttl';
 
 /**
  * How long budget keys outlive their last write: past the end of the longest period (a month
@@ -108,6 +109,25 @@ keep(now)
 return 1
 `;
 
+/**
+ * ARGV: now, reservationId, ttlMs → 1 when the reservation held and now lapses no earlier than
+ * now + ttlMs (the keys' TTL covering it), else 0: gone (settled, lapsed, never made), and
+ * nothing written but what the sweep drops.
+ */
+const RENEW = `${BUDGET_LUA}
+${luaNow(1)}
+local lapsed = sweep(now)
+local expiresAt = redis.call('ZSCORE', KEYS[3], ARGV[2])
+if not expiresAt then
+  if lapsed > 0 then keep(now) end
+  return 0
+end
+local renewed = now + tonumber(ARGV[3])
+if renewed > tonumber(expiresAt) then redis.call('ZADD', KEYS[3], integer(renewed), ARGV[2]) end
+keep(now)
+return 1
+`;
+
 /** ARGV: now → {spentMicros, reservedMicros}. */
 const READ = `${BUDGET_LUA}
 ${luaNow(1)}
@@ -125,6 +145,7 @@ return {spent, reserved}
 export class RedisBudgetStore implements BudgetStore {
   private readonly reserveScript: RedisScript;
   private readonly settleScript: RedisScript;
+  private readonly renewScript: RedisScript;
   private readonly readScript: RedisScript;
 
   constructor(
@@ -134,6 +155,7 @@ export class RedisBudgetStore implements BudgetStore {
   ) {
     this.reserveScript = new RedisScript(redis, RESERVE);
     this.settleScript = new RedisScript(redis, SETTLE);
+    this.renewScript = new RedisScript(redis, RENEW);
     this.readScript = new RedisScript(redis, READ);
   }
 
@@ -169,6 +191,16 @@ export class RedisBudgetStore implements BudgetStore {
       actualMicros,
     ]);
     return settled === 1;
+  }
+
+  async renew(tenant: string, period: string, reservationId: string, ttlMs: number): Promise<boolean> {
+    const wholeTtlMs = reservationTtlMs(reservationId, ttlMs);
+    const renewed = await this.renewScript.run(this.keysOf(tenant, period), [
+      this.time.arg(),
+      reservationId,
+      wholeTtlMs,
+    ]);
+    return renewed === 1;
   }
 
   async read(tenant: string, period: string): Promise<BudgetUsage> {
@@ -210,15 +242,4 @@ export function reserveResult(reply: unknown, from = 0): ReserveResult {
     return { ok: false, cause: 'held', nextLapseInMs: answer[from + 4], spentMicros, reservedMicros };
   }
   return { ok: false, cause: 'cap', spentMicros, reservedMicros };
-}
-
-/** Checks the reservation's id and answers its TTL in whole milliseconds, rounded up. */
-function reservationTtlMs(reservationId: string, ttlMs: number): number {
-  if (typeof reservationId !== 'string' || reservationId.length === 0) {
-    throw new RangeError('reservationId must be a non-empty string');
-  }
-  if (!Number.isFinite(ttlMs) || ttlMs <= 0 || Math.ceil(ttlMs) > Number.MAX_SAFE_INTEGER) {
-    throw new RangeError(`ttlMs must be a finite number of milliseconds above 0, got ${String(ttlMs)}`);
-  }
-  return Math.ceil(ttlMs);
 }

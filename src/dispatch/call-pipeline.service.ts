@@ -1,6 +1,14 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { type Lane, LaneRegistry, laneRejectionError } from '../bulkhead';
-import { asResilienceError, CLOCK, type Clock, isPromiseLike, LazyAbortController, ResilienceError } from '../common';
+import {
+  asResilienceError,
+  CLOCK,
+  type Clock,
+  isPromiseLike,
+  LazyAbortController,
+  leaseLifetimeMs,
+  ResilienceError,
+} from '../common';
 import type { PoolName } from '../containment';
 import { CallOutcomes, type CallTransport } from '../events';
 import type { HeaderSink } from '../rate-limit';
@@ -76,9 +84,6 @@ interface CallProgress extends ExecutionProgress {
   replayedPool?: PoolName;
 }
 
-/** Extra time a claim or a reservation is held beyond the call's own worst case, for answering. */
-const LEASE_MARGIN_MS = 5_000;
-
 /**
  * One tool call through the steps of docs/http-contract.md section 5, in order. Each step is a small
  * injectable; a step that refuses the call leaves no trace in the steps after it.
@@ -143,9 +148,9 @@ export class CallPipeline {
     }
   }
 
-  /** The longest a call may take: its queue wait and all its attempts (leases outlast it). */
-  private worstCaseMs(call: ToolCall): number {
-    return this.queueTtlMs(call) + call.tool.retry.deadlineMs + LEASE_MARGIN_MS;
+  /** How long a call's idempotency claim lasts unrenewed: its queue wait and all its attempts. */
+  private leaseMs(call: ToolCall): number {
+    return leaseLifetimeMs(this.queueTtlMs(call), call.tool.retry.deadlineMs);
   }
 
   private queueTtlMs(call: ToolCall): number {
@@ -156,13 +161,13 @@ export class CallPipeline {
    * How long each attempt's money may stay held (the first one from before the lane's queue),
    * should this process die before settling it; and the longest Retry-After of a refusal that
    * only money held by calls in flight causes: one attempt of this tool, after which the calls
-   * in flight have ended an attempt or are of slower tools.
+   * in flight have ended an attempt or are of slower tools. No renewal: an attempt is answered
+   * by its timeout at the latest, and its money is settled right after.
    */
   private budgetTimes(call: ToolCall): ToolCallBudgetTimes {
-    const attemptHoldMs = call.timeoutMs + LEASE_MARGIN_MS;
     return {
-      firstHoldMs: this.queueTtlMs(call) + attemptHoldMs,
-      retryHoldMs: attemptHoldMs,
+      firstHoldMs: leaseLifetimeMs(this.queueTtlMs(call), call.timeoutMs),
+      retryHoldMs: leaseLifetimeMs(0, call.timeoutMs),
       retryAfterMaxMs: call.tool.timeoutMs,
     };
   }
@@ -180,7 +185,7 @@ export class CallPipeline {
   ): Promise<unknown> {
     const { tool } = call;
     const scoped = scopedIdempotencyKey(call.tenant, tool.id, key);
-    const decision = await this.idempotency.begin(scoped, call.arguments, this.worstCaseMs(call), call.abort);
+    const decision = await this.idempotency.begin(scoped, call.arguments, this.leaseMs(call), call.abort);
     if (decision.kind !== 'lead') {
       // Another call's outcome costs this one nothing: free its money now, not after the wait.
       const releasing = budget?.release();

@@ -75,6 +75,7 @@ describe('ToolCallBudget', () => {
     const flaky: BudgetStore = {
       reserve: (...args) => (down ? Promise.reject(new Error('connection lost')) : store.reserve(...args)),
       settle: (...args) => store.settle(...args),
+      renew: (...args) => store.renew(...args),
       read: (...args) => store.read(...args),
     };
     const budget = held(gateOn(flaky));

@@ -1,5 +1,6 @@
 import { FakeClock } from '../../common/fake-clock';
 import type { IdempotencyClaim, IdempotencyStore, StoredOutcome } from './idempotency.store';
+import { describeIdempotencyStoreRenew } from './idempotency-store-renew.contract';
 
 /** Builds the store under test on the given clock, holding at most `maxEntries` keys. */
 export type MakeIdempotencyStore = (
@@ -443,5 +444,7 @@ export function describeIdempotencyStore(
         }
       });
     });
+
+    describeIdempotencyStoreRenew({ store: () => store(), clock: () => clock });
   });
 }

@@ -3,7 +3,7 @@ import { FakeClock, settle } from '../../common/fake-clock';
 import { deferred, track } from '../../../test/support/deferred';
 import type { ToolArguments } from '../tool';
 import { IdempotencyService, type IdempotencyDecision, type IdempotencyLead } from './idempotency.service';
-import type { StoredOutcome } from './idempotency.store';
+import type { IdempotencyStore, StoredOutcome } from './idempotency.store';
 import { MemoryIdempotencyStore } from './memory-idempotency.store';
 
 const RETENTION_MS = 60_000;
@@ -28,9 +28,25 @@ const REFUSAL: StoredOutcome = {
 function setup(maxEntries = 100) {
   const clock = new FakeClock();
   const store = new MemoryIdempotencyStore(clock, maxEntries);
-  const replica = () =>
-    new IdempotencyService(store, { tools: {}, idempotency: { retentionMs: RETENTION_MS, maxEntries } }, clock);
-  return { clock, store, service: replica(), replica };
+  const options = { tools: {}, idempotency: { retentionMs: RETENTION_MS, maxEntries } };
+  const replica = () => new IdempotencyService(store, options, clock);
+  /**
+   * A replica whose renewals do not reach the store while `link.up` is false (a partition, or a
+   * process that died: nothing renews its claims), so its leases lapse as a dead replica's do.
+   */
+  const link = { up: false };
+  const unrenewing = () =>
+    new IdempotencyService(
+      {
+        claim: (...args) => store.claim(...args),
+        complete: (...args) => store.complete(...args),
+        release: (...args) => store.release(...args),
+        renew: (...args) => (link.up ? store.renew(...args) : Promise.reject(new Error('unreachable'))),
+      },
+      options,
+      clock,
+    );
+  return { clock, store, service: replica(), replica, unrenewing, link };
 }
 
 function begin(service: IdempotencyService, args: ToolArguments = ARGS, abort = new LazyAbortController()) {
@@ -193,9 +209,10 @@ describe('IdempotencyService', () => {
     });
 
     it('joins the call that took over an expired claim, even after the call it took over finishes', async () => {
-      const { clock, service } = setup();
+      const { clock, unrenewing } = setup();
+      const service = unrenewing();
       const stale = asLead(await begin(service));
-      clock.advance(LEASE_MS);
+      await clock.advanceAsync(LEASE_MS);
       const current = asLead(await begin(service));
       // The first call comes back late: its claim was lost, and it must not unhook the current one.
       await stale.finish(FAILURE, true);
@@ -221,11 +238,12 @@ describe('IdempotencyService', () => {
       const waiting = track(begin(second, SAME_ARGS));
       await settle();
       expect(waiting.state).toBe('pending');
-      expect(clock.pendingTimers).toBe(1);
+      // The poll, and the leader's next renewal.
+      expect(clock.pendingTimers).toBe(2);
 
       await clock.advanceAsync(2 * POLL_MS + 50);
       expect(waiting.state).toBe('pending');
-      expect(clock.pendingTimers).toBe(1);
+      expect(clock.pendingTimers).toBe(2);
 
       await lead.finish(SUCCESS, true);
       await clock.advanceAsync(POLL_MS / 2 - 1);
@@ -271,14 +289,16 @@ describe('IdempotencyService', () => {
 
       expect(waiting.state).toBe('fulfilled');
       expect(waiting.value?.kind).toBe('lead');
-      expect(clock.pendingTimers).toBe(0);
+      // No poll: only the new leader's renewal.
+      expect(clock.pendingTimers).toBe(1);
       await asLead(waiting.value!).finish(SUCCESS, true);
+      expect(clock.pendingTimers).toBe(0);
       await expect(begin(first)).resolves.toStrictEqual({ kind: 'replay', outcome: SUCCESS });
     });
 
     it('takes over at the first poll after the lease of the other replica has passed, and ignores its late outcome', async () => {
-      const { clock, replica } = setup();
-      const dead = replica();
+      const { clock, replica, unrenewing } = setup();
+      const dead = unrenewing();
       const survivor = replica();
       const lost = asLead(await begin(dead));
       const waiting = track(begin(survivor));
@@ -315,7 +335,8 @@ describe('IdempotencyService', () => {
 
       expect(waiting.state).toBe('rejected');
       expect(waiting.reason).toBe(reason);
-      expect(clock.pendingTimers).toBe(0);
+      // Only the leader's renewal.
+      expect(clock.pendingTimers).toBe(1);
 
       // The leader is untouched by the waiter's abort.
       await lead.finish(SUCCESS, true);
@@ -332,6 +353,41 @@ describe('IdempotencyService', () => {
       abort.abort(reason);
 
       await expect(begin(second, ARGS, abort)).rejects.toBe(reason);
+      // Only the leader's renewal.
+      expect(clock.pendingTimers).toBe(1);
+    });
+
+    it('keeps the claim while its leader renews it: another replica waits past the first lease, then replays', async () => {
+      const { clock, replica } = setup();
+      const first = replica();
+      const second = replica();
+      const lead = asLead(await begin(first));
+      await clock.advanceAsync(LEASE_MS - POLL_MS);
+
+      await expect(lead.renew(LEASE_MS)).resolves.toBe(true);
+      const waiting = track(begin(second));
+      await clock.advanceAsync(3 * POLL_MS);
+      expect(waiting.state).toBe('pending');
+
+      await lead.finish(SUCCESS, true);
+      await clock.advanceAsync(POLL_MS);
+      expect(waiting.value).toStrictEqual({ kind: 'replay', outcome: SUCCESS });
+    });
+
+    it("renews a leader's claim for as long as its call runs: another replica still waits three leases later", async () => {
+      const { clock, replica } = setup();
+      const first = replica();
+      const second = replica();
+      const lead = asLead(await begin(first));
+      const waiting = track(begin(second));
+
+      await clock.advanceAsync(3 * LEASE_MS);
+      expect(waiting.state).toBe('pending');
+
+      await lead.finish(SUCCESS, true);
+      expect(clock.pendingTimers).toBe(1); // the poll: the finished leader renews nothing more
+      await clock.advanceAsync(POLL_MS);
+      expect(waiting.value).toStrictEqual({ kind: 'replay', outcome: SUCCESS });
       expect(clock.pendingTimers).toBe(0);
     });
 
@@ -342,6 +398,56 @@ describe('IdempotencyService', () => {
       asLead(await begin(first));
 
       await expect(begin(second, OTHER_ARGS)).rejects.toMatchObject({ kind: 'idempotency_conflict', status: 422 });
+    });
+  });
+
+  describe("the leader's renew", () => {
+    it('answers false once the call finished', async () => {
+      const { service } = setup();
+      const lead = asLead(await begin(service));
+      await lead.finish(SUCCESS, true);
+
+      await expect(lead.renew(LEASE_MS)).resolves.toBe(false);
+      await expect(begin(service)).resolves.toStrictEqual({ kind: 'replay', outcome: SUCCESS });
+    });
+
+    it('answers false once another call took the claim over after its lease, leaving that one be', async () => {
+      const { clock, replica, unrenewing, link } = setup();
+      const dead = asLead(await begin(unrenewing()));
+      await clock.advanceAsync(LEASE_MS);
+      const survivor = asLead(await begin(replica()));
+
+      link.up = true;
+      await expect(dead.renew(LEASE_MS)).resolves.toBe(false);
+      await expect(survivor.renew(LEASE_MS)).resolves.toBe(true);
+    });
+
+    it('rejects unavailable, not false, when the store fails', async () => {
+      const clock = new FakeClock();
+      const memory = new MemoryIdempotencyStore(clock, 100);
+      const cause = new Error('connection lost');
+      const store: IdempotencyStore = {
+        claim: (...args) => memory.claim(...args),
+        complete: (...args) => memory.complete(...args),
+        release: (...args) => memory.release(...args),
+        renew: () => Promise.reject(cause),
+      };
+      const service = new IdempotencyService(
+        store,
+        { tools: {}, idempotency: { retentionMs: RETENTION_MS, maxEntries: 100 } },
+        clock,
+      );
+      const lead = asLead(await begin(service));
+
+      await expect(lead.renew(LEASE_MS)).rejects.toMatchObject({ kind: 'unavailable', cause });
+      await expect(lead.renew(LEASE_MS)).rejects.toBeInstanceOf(ResilienceError);
+    });
+
+    it('rejects with the RangeError itself for an impossible lease: a bug, not the store down', async () => {
+      const { service } = setup();
+      const lead = asLead(await begin(service));
+
+      await expect(lead.renew(0)).rejects.toBeInstanceOf(RangeError);
     });
   });
 });

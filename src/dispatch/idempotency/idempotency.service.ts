@@ -1,5 +1,13 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
-import { CLOCK, type Clock, deferred, type LazyAbortController, ResilienceError, sleep } from '../../common';
+import {
+  CLOCK,
+  type Clock,
+  deferred,
+  type LazyAbortController,
+  LeaseKeeper,
+  ResilienceError,
+  sleep,
+} from '../../common';
 import { DISPATCH_MODULE_OPTIONS, type DispatchModuleOptions } from '../dispatch.module-definition';
 import type { ToolArguments } from '../tool';
 import { argumentsFingerprint } from './fingerprint';
@@ -26,6 +34,14 @@ export interface IdempotencyLead {
    * the call started (a call refused before it ran stores nothing; a retry may run it).
    */
   finish(outcome: StoredOutcome, started: boolean): Promise<void>;
+  /**
+   * Keeps the claim for `leaseMs` more from now (never less than it held already), for a call
+   * that outlives its lease (a stream). False once the claim is lost (finished, or lapsed and
+   * perhaps taken over): another call may run the key. Rejects `unavailable` when the store
+   * fails, so a caller tells a lost claim from a store down; a RangeError for an impossible
+   * lease is passed on as it is.
+   */
+  renew(leaseMs: number): Promise<boolean>;
 }
 
 /**
@@ -47,7 +63,9 @@ export class IdempotencyService {
 
   /**
    * Decides for a call with the scoped `key`. `leaseMs` bounds how long its claim holds if
-   * this process dies with it; `abort` ends a wait for another replica's call.
+   * this process dies with it (`leaseLifetimeMs`); while this process runs the call, a lead's
+   * claim is renewed for as long again every third of it until `finish`, so a call that outlives
+   * its lease (a stream) is never run a second time. `abort` ends a wait for another replica's call.
    */
   async begin(
     key: string,
@@ -66,7 +84,7 @@ export class IdempotencyService {
       }
       switch (claim.status) {
         case 'claimed':
-          return this.lead(key, claim.token);
+          return this.lead(key, claim.token, leaseMs);
         case 'completed':
           return { kind: 'replay', outcome: claim.outcome };
         case 'conflict':
@@ -81,13 +99,14 @@ export class IdempotencyService {
     }
   }
 
-  private lead(key: string, token: string): IdempotencyLead {
+  private lead(key: string, token: string, leaseMs: number): IdempotencyLead {
     const shared = deferred<StoredOutcome>();
     this.running.set(key, shared.promise);
     const retentionMs = this.options.idempotency?.retentionMs ?? DEFAULT_RETENTION_MS;
-    return {
+    const lead: IdempotencyLead = {
       kind: 'lead',
       finish: async (outcome, started) => {
+        keeper.stop();
         try {
           if (started) await this.store.complete(key, token, outcome, retentionMs);
           else await this.store.release(key, token);
@@ -99,6 +118,26 @@ export class IdempotencyService {
           shared.resolve(outcome);
         }
       },
+      renew: async (leaseMs) => {
+        try {
+          return await this.store.renew(key, token, leaseMs);
+        } catch (error) {
+          if (error instanceof RangeError) throw error;
+          throw new ResilienceError('unavailable', 'the idempotency store is unavailable', { cause: error });
+        }
+      },
     };
+    const keeper = new LeaseKeeper(
+      this.clock,
+      leaseMs,
+      (ttlMs) => lead.renew(ttlMs),
+      (loss) =>
+        // The key and its tool stay out of the log (the key is the caller's); what happens next does not.
+        this.logger.warn(
+          `the idempotency claim of a call in flight was ${loss === 'gone' ? 'lost' : 'not renewed (store unreachable)'}: ` +
+            'a repeat of its key may run it again',
+        ),
+    );
+    return lead;
   }
 }

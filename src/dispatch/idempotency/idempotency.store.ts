@@ -17,7 +17,7 @@ export type IdempotencyClaim =
   | { status: 'conflict' };
 
 /**
- * Idempotency records, each a whole decision (claim, complete, release) so that a Redis
+ * Idempotency records, each a whole decision (claim, complete, release, renew) so that a Redis
  * store answers each with one script. Keys arrive already scoped by tenant and tool.
  */
 export interface IdempotencyStore {
@@ -30,7 +30,24 @@ export interface IdempotencyStore {
   complete(key: string, token: string, outcome: StoredOutcome, retentionMs: number): Promise<void>;
   /** Forgets the claim of a call that never started: nothing is stored. */
   release(key: string, token: string): Promise<void>;
+  /**
+   * Keeps the in-flight claim of `token` for `leaseMs` more from now (never less than it held
+   * already). False when the claim is no longer this token's in flight: completed, released,
+   * lapsed (even if nobody took it over yet) or taken over.
+   * Rejects with a RangeError unless `leaseMs` is a finite number above 0.
+   */
+  renew(key: string, token: string, leaseMs: number): Promise<boolean>;
 }
 
 /** Injection token of the {@link IdempotencyStore}. */
 export const IdempotencyStore = Symbol('IdempotencyStore');
+
+/**
+ * Checks a lease asked of {@link IdempotencyStore.renew}.
+ * @throws RangeError unless `leaseMs` is a finite number of milliseconds above 0.
+ */
+export function assertLeaseMs(leaseMs: number): void {
+  if (typeof leaseMs !== 'number' || !Number.isFinite(leaseMs) || leaseMs <= 0) {
+    throw new RangeError(`leaseMs must be a finite number of milliseconds above 0, got ${String(leaseMs)}`);
+  }
+}

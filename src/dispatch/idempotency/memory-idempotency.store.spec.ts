@@ -103,6 +103,20 @@ describe('MemoryIdempotencyStore', () => {
     },
   );
 
+  it('holds no key for a renew that answers false', async () => {
+    const clock = new FakeClock();
+    const store = new MemoryIdempotencyStore(clock, 10);
+    await complete(store, 'done');
+    const claim = await store.claim('lapsed', 'fp', LEASE_MS);
+    if (claim.status !== 'claimed') throw new Error('expected a claim');
+    clock.advance(LEASE_MS);
+
+    await expect(store.renew('never-claimed', 'token', LEASE_MS)).resolves.toBe(false);
+    await expect(store.renew('lapsed', claim.token, LEASE_MS)).resolves.toBe(false);
+
+    expect(store.size).toBe(2);
+  });
+
   it('accepts a maxEntries of 1 and keeps the latest completed key', async () => {
     const store = new MemoryIdempotencyStore(new FakeClock(), 1);
     await complete(store, 'first');

@@ -1,5 +1,5 @@
 import type { Clock } from '../../common';
-import type { IdempotencyClaim, IdempotencyStore, StoredOutcome } from './idempotency.store';
+import { assertLeaseMs, type IdempotencyClaim, type IdempotencyStore, type StoredOutcome } from './idempotency.store';
 
 interface InFlight {
   fingerprint: string;
@@ -67,6 +67,17 @@ export class MemoryIdempotencyStore implements IdempotencyStore {
   release(key: string, token: string): Promise<void> {
     if (this.inFlight.get(key)?.token === token) this.inFlight.delete(key);
     return Promise.resolve();
+  }
+
+  // async: a lease the check refuses rejects, as the interface says, rather than throwing.
+  async renew(key: string, token: string, leaseMs: number): Promise<boolean> {
+    assertLeaseMs(leaseMs);
+    const now = this.clock.now();
+    const running = this.inFlight.get(key);
+    // A lapsed lease is lost even before another claim takes it over: that one may be on its way.
+    if (running?.token !== token || running.leaseUntil <= now) return false;
+    running.leaseUntil = Math.max(running.leaseUntil, now + leaseMs);
+    return true;
   }
 
   /** Keys held now: in flight and finished. */

@@ -79,6 +79,46 @@ describeRedis('RedisIdempotencyStore', () => {
       await expect(run.redis.hget(keys.key('key-a', 'idem'), 'outcome')).resolves.toBeNull();
     });
 
+    it('sets a TTL of the renewed lease plus the margin on a renew, and keeps the lease in the record', async () => {
+      const claim = await store.claim('key-a', FP, LEASE_MS);
+      if (claim.status !== 'claimed') throw new Error('expected a claim');
+      clock.advance(1_000);
+
+      await expect(store.renew('key-a', claim.token, 60_000)).resolves.toBe(true);
+
+      const record = keys.key('key-a', 'idem');
+      const ttl = await run.redis.pttl(record);
+      expect(ttl).toBeGreaterThan(60_000);
+      expect(ttl).toBeLessThanOrEqual(60_000 + REDIS_IDEMPOTENCY_TTL_MARGIN_MS);
+      await expect(run.redis.hget(record, 'leaseUntil')).resolves.toBe(String(clock.wallNow() + 60_000));
+    });
+
+    it('keeps the TTL covering the lease when a renew asks for less than is left', async () => {
+      const claim = await store.claim('key-a', FP, 60_000);
+      if (claim.status !== 'claimed') throw new Error('expected a claim');
+
+      await expect(store.renew('key-a', claim.token, 1_000)).resolves.toBe(true);
+
+      expect(await run.redis.pttl(keys.key('key-a', 'idem'))).toBeGreaterThan(60_000);
+    });
+
+    it('writes nothing for a renew of a key never claimed, released or completed', async () => {
+      const released = await store.claim('released', FP, LEASE_MS);
+      const completed = await store.claim('completed', FP, LEASE_MS);
+      if (released.status !== 'claimed' || completed.status !== 'claimed') throw new Error('expected claims');
+      await store.release('released', released.token);
+      await store.complete('completed', completed.token, OUTCOME, RETENTION_MS);
+
+      await expect(store.renew('never', 'token', 60 * RETENTION_MS)).resolves.toBe(false);
+      await expect(store.renew('released', released.token, 60 * RETENTION_MS)).resolves.toBe(false);
+      await expect(store.renew('completed', completed.token, 60 * RETENTION_MS)).resolves.toBe(false);
+
+      await expect(run.redis.exists(keys.key('never', 'idem'), keys.key('released', 'idem'))).resolves.toBe(0);
+      expect(await run.redis.pttl(keys.key('completed', 'idem'))).toBeLessThanOrEqual(
+        RETENTION_MS + REDIS_IDEMPOTENCY_TTL_MARGIN_MS,
+      );
+    });
+
     it('deletes the key on release', async () => {
       const claim = await store.claim('key-a', FP, LEASE_MS);
       if (claim.status !== 'claimed') throw new Error('expected a claim');
@@ -153,6 +193,21 @@ describeRedis('RedisIdempotencyStore', () => {
       await one.complete('key-a', first.token, { ok: false, kind: 'timeout', message: 'late', attempts: 1 }, 1_000);
 
       await expect(one.claim('key-a', FP, LEASE_MS)).resolves.toEqual({ status: 'in_flight' });
+    });
+
+    it('keeps a claim renewed on one replica from being taken over on the other', async () => {
+      const [one, other, clock] = await replicas();
+      const claim = await one.claim('key-a', FP, LEASE_MS);
+      if (claim.status !== 'claimed') throw new Error('expected a claim');
+      clock.advance(LEASE_MS - 1);
+
+      await expect(one.renew('key-a', claim.token, LEASE_MS)).resolves.toBe(true);
+      clock.advance(LEASE_MS - 1);
+
+      await expect(other.claim('key-a', FP, LEASE_MS)).resolves.toEqual({ status: 'in_flight' });
+      clock.advance(1);
+      await expect(other.claim('key-a', FP, LEASE_MS)).resolves.toMatchObject({ status: 'claimed' });
+      await expect(one.renew('key-a', claim.token, LEASE_MS)).resolves.toBe(false);
     });
 
     it('gives exactly one of 20 concurrent claims over two replicas the key', async () => {

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type Redis from 'ioredis';
 import { luaNow, type RedisKeys, type RedisTime } from '../../store/redis-keys';
 import { RedisScript } from '../../store/redis-script';
-import type { IdempotencyClaim, IdempotencyStore, StoredOutcome } from './idempotency.store';
+import { assertLeaseMs, type IdempotencyClaim, type IdempotencyStore, type StoredOutcome } from './idempotency.store';
 
 /**
  * How long a record outlives its lease or its retention in Redis, in milliseconds. The scripts
@@ -41,6 +41,19 @@ redis.call('HSET', KEYS[1], 'state', 'completed', 'outcome', ARGV[3], 'expiresAt
 redis.call('PEXPIRE', KEYS[1], math.max(1, math.ceil(retentionMs + tonumber(ARGV[5]))))
 return 1`;
 
+/**
+ * ARGV: now, token, leaseMs, margin. Answers 1 when the claim was the token's and live, now held
+ * until at least now + leaseMs (the record's TTL following), else 0, writing nothing.
+ */
+const RENEW = `${luaNow(1)}
+local record = redis.call('HMGET', KEYS[1], 'state', 'token', 'leaseUntil')
+local leaseUntil = tonumber(record[3]) or 0
+if record[1] ~= 'in_flight' or record[2] ~= ARGV[2] or leaseUntil <= now then return 0 end
+leaseUntil = math.max(leaseUntil, now + tonumber(ARGV[3]))
+redis.call('HSET', KEYS[1], 'leaseUntil', leaseUntil)
+redis.call('PEXPIRE', KEYS[1], math.max(1, math.ceil(leaseUntil - now + tonumber(ARGV[4]))))
+return 1`;
+
 /** ARGV: token. Answers 1 when it forgot the claim. */
 const RELEASE = `local record = redis.call('HMGET', KEYS[1], 'state', 'token')
 if record[1] ~= 'in_flight' or record[2] ~= ARGV[1] then return 0 end
@@ -63,6 +76,7 @@ export class RedisIdempotencyStore implements IdempotencyStore {
   private readonly claimScript: RedisScript;
   private readonly completeScript: RedisScript;
   private readonly releaseScript: RedisScript;
+  private readonly renewScript: RedisScript;
 
   constructor(
     redis: Redis,
@@ -72,6 +86,7 @@ export class RedisIdempotencyStore implements IdempotencyStore {
     this.claimScript = new RedisScript(redis, CLAIM);
     this.completeScript = new RedisScript(redis, COMPLETE);
     this.releaseScript = new RedisScript(redis, RELEASE);
+    this.renewScript = new RedisScript(redis, RENEW);
   }
 
   async claim(key: string, fingerprint: string, leaseMs: number): Promise<IdempotencyClaim> {
@@ -91,6 +106,15 @@ export class RedisIdempotencyStore implements IdempotencyStore {
 
   async release(key: string, token: string): Promise<void> {
     await this.releaseScript.run([this.recordKey(key)], [token]);
+  }
+
+  async renew(key: string, token: string, leaseMs: number): Promise<boolean> {
+    assertLeaseMs(leaseMs);
+    const renewed = await this.renewScript.run(
+      [this.recordKey(key)],
+      [this.time.arg(), token, leaseMs, REDIS_IDEMPOTENCY_TTL_MARGIN_MS],
+    );
+    return renewed === 1;
   }
 
   private recordKey(key: string): string {
