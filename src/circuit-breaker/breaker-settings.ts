@@ -33,3 +33,23 @@ export function breakerSettings(...overrides: Array<Partial<BreakerSettings> | u
   }
   return settings;
 }
+
+/**
+ * Throws a RangeError naming the breaker for settings it cannot run with; `buckets` is how many
+ * buckets its rolling window has (the window must be at least 1 ms a bucket).
+ */
+export function checkBreakerSettings(name: string, settings: BreakerSettings, buckets: number): void {
+  const { errorThresholdPercentage, volumeThreshold, resetTimeoutMs, rollingCountTimeoutMs } = settings;
+  if (!(errorThresholdPercentage >= 1 && errorThresholdPercentage <= 100)) {
+    throw new RangeError(`breaker '${name}': errorThresholdPercentage must be from 1 to 100`);
+  }
+  if (!(Number.isSafeInteger(volumeThreshold) && volumeThreshold >= 1)) {
+    throw new RangeError(`breaker '${name}': volumeThreshold must be an integer of at least 1`);
+  }
+  if (!(resetTimeoutMs > 0 && Number.isFinite(resetTimeoutMs))) {
+    throw new RangeError(`breaker '${name}': resetTimeoutMs must be a positive number`);
+  }
+  if (!(rollingCountTimeoutMs >= buckets && Number.isFinite(rollingCountTimeoutMs))) {
+    throw new RangeError(`breaker '${name}': rollingCountTimeoutMs must be at least ${buckets}`);
+  }
+}

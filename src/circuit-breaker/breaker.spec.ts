@@ -25,6 +25,7 @@ function breaker(overrides: Partial<BreakerSettings> = {}): Breaker {
 }
 
 const transient = () => new ResilienceError('transient', 'upstream answered 503');
+const stopped = () => new ResilienceError('stopped', 'the client went away');
 
 /** The names of the opossum circuit's open, halfOpen and close events, as they come. */
 function eventsOf(circuit: OpossumCircuit): string[] {
@@ -215,6 +216,102 @@ describe('Breaker', () => {
     });
   });
 
+  describe('a stopped attempt: neither a success nor a failure', () => {
+    /** A breaker half open, its window as it opened. */
+    async function halfOpened(tenant?: string): Promise<Breaker> {
+      const target = await opened();
+      advanceClocks(clock, SETTINGS.resetTimeoutMs);
+      expect(target.state).toBe('half_open');
+      if (tenant !== undefined) expect(target.refusal(tenant)).toBeUndefined();
+      return target;
+    }
+
+    it.each([
+      ['an anonymous probe', undefined],
+      ['a tenant’s probe', 'alpha'],
+    ])(
+      'stays half open when %s is stopped, counts nothing, and lets the next call through as the probe',
+      async (_who, tenant) => {
+        const target = await halfOpened(tenant);
+        const before = target.snapshot();
+        const transitions = jest.fn();
+        target.onStateChange(transitions);
+        const events = eventsOf(target.circuit);
+        const gone = deferred<string>();
+        const probe = target.fire(() => gone.promise, tenant).catch((error: unknown) => error);
+        expect(target.refusal()).toMatchObject({ kind: 'circuit_open', retryAfterMs: 1_000 });
+
+        const error = stopped();
+        gone.reject(error);
+        await expect(probe).resolves.toBe(error);
+
+        expect(target.snapshot()).toEqual(before);
+        expect(target.state).toBe('half_open');
+        expect(events).toEqual([]);
+        expect(transitions).not.toHaveBeenCalled();
+        // The probe slot is free again: one call goes through, and only one.
+        const next = deferred<string>();
+        const nextAction = jest.fn(() => next.promise);
+        const nextProbe = target.fire(nextAction, tenant);
+        expect(nextAction).toHaveBeenCalledTimes(1);
+        expect((await refusalOf(target)).retryAfterMs).toBe(1_000);
+        next.resolve('ok');
+        await expect(nextProbe).resolves.toBe('ok');
+        expect(target.snapshot()).toEqual({ state: 'closed', failures: 0, successes: 0, tenantsOpen: [] });
+      },
+    );
+
+    it.each([
+      ['anonymous', undefined],
+      ['of a tenant', 'alpha'],
+    ])('opens again when the probe after a stopped one (%s) fails', async (_who, tenant) => {
+      const target = await halfOpened(tenant);
+      await target.fire(() => Promise.reject(stopped()), tenant).catch(() => undefined);
+
+      await target.fire(() => Promise.reject(transient()), tenant).catch(() => undefined);
+
+      expect(target.state).toBe('open');
+      expect((await refusalOf(target)).retryAfterMs).toBe(SETTINGS.resetTimeoutMs);
+    });
+
+    it('frees the probe slot only for the probe: an older attempt stopped while the probe is out changes nothing', async () => {
+      const target = breaker();
+      const older = deferred<string>();
+      const olderCall = target.fire(() => older.promise).catch((error: unknown) => error);
+      await failTimes(target, SETTINGS.volumeThreshold);
+      advanceClocks(clock, SETTINGS.resetTimeoutMs);
+      const answer = deferred<string>();
+      const probe = target.fire(() => answer.promise);
+
+      older.reject(stopped());
+      await olderCall;
+
+      expect(target.state).toBe('half_open');
+      expect((await refusalOf(target)).retryAfterMs).toBe(1_000);
+      answer.resolve('ok');
+      await probe;
+      expect(target.state).toBe('closed');
+    });
+
+    it('adds nothing to a closed circuit’s window: stopped attempts never make up volumeThreshold', async () => {
+      const target = breaker({ volumeThreshold: 4 });
+      await failTimes(target, 3);
+      await failTimes(target, 10, stopped);
+      expect(target.snapshot()).toEqual({ state: 'closed', failures: 3, successes: 0, tenantsOpen: [] });
+
+      // Four failures of four attempts that ended: it opens, undiluted by the ten that were stopped.
+      await fail(target);
+      expect(target.state).toBe('open');
+    });
+
+    it('adds nothing to the window for a tenant’s stopped attempts either', async () => {
+      const target = breaker({ volumeThreshold: 4 });
+      for (let i = 0; i < 10; i++) await target.fire(() => Promise.reject(stopped()), 'alpha').catch(() => undefined);
+
+      expect(target.snapshot()).toEqual({ state: 'closed', failures: 0, successes: 0, tenantsOpen: [] });
+    });
+  });
+
   describe('what counts against it', () => {
     it.each<ErrorKind>(['transient', 'timeout'])('opens on %s failures', async (kind) => {
       const target = breaker({ volumeThreshold: 4 });
@@ -226,7 +323,6 @@ describe('Breaker', () => {
       ['a 4xx answer (schema)', 'schema'],
       ['an unknown tool (not_found)', 'not_found'],
       ['a bad request (invalid_request)', 'invalid_request'],
-      ['a caller that left (stopped)', 'stopped'],
       ['a refused destination (egress_denied)', 'egress_denied'],
       ['a rate limit (rate_limited)', 'rate_limited'],
       ['a full queue (queue_full)', 'queue_full'],
@@ -237,6 +333,15 @@ describe('Breaker', () => {
         await expect(fail(target, error)).resolves.toBe(error);
       }
       expect(target.snapshot()).toEqual({ state: 'closed', failures: 0, successes: 25, tenantsOpen: [] });
+    });
+
+    it('never opens on callers that left (stopped), however many, and counts them nowhere', async () => {
+      const target = breaker({ volumeThreshold: 4 });
+      for (let i = 0; i < 25; i++) {
+        const error = stopped();
+        await expect(fail(target, error)).resolves.toBe(error);
+      }
+      expect(target.snapshot()).toEqual({ state: 'closed', failures: 0, successes: 0, tenantsOpen: [] });
     });
 
     it('opens on a route’s HttpException 503 and never on its 400', async () => {
@@ -686,22 +791,6 @@ describe('Breaker with tenants', () => {
     target.close();
 
     expect(target.refusal('alpha')).toBeUndefined();
-  });
-
-  it('counts a tenant’s calls that do not count against the breaker as its successes', async () => {
-    const target = breaker();
-    await succeedAs(target, 'bravo');
-    // Alpha's 4xx answers are its successes as far as the breaker knows.
-    for (let i = 0; i < 4; i++) {
-      await target
-        .fire(() => Promise.reject(new ResilienceError('schema', 'bad arguments')), 'alpha')
-        .catch(() => undefined);
-    }
-    for (let i = 0; i < 3; i++) await failAs(target, 'alpha');
-
-    // 3 failures of 8 alpha attempts: alpha alone would not open it, so nobody is blamed.
-    expect(target.refusal('alpha')).toBeUndefined();
-    expect(target.state).toBe('closed');
   });
 });
 

@@ -1,8 +1,20 @@
 import CircuitBreaker from 'opossum';
-import { type Clock, isResilienceError, ResilienceError } from '../common';
-import type { BreakerSettings } from './breaker-settings';
+import { type Clock, ResilienceError } from '../common';
+import { countsAgainstBreaker, isStopped } from './attempt-outcome';
+import { type BreakerSettings, checkBreakerSettings } from './breaker-settings';
+import {
+  type Attempt,
+  errorFilter,
+  freeProbeSlot,
+  onCountedFailure,
+  type OpossumCircuit,
+  takeOver,
+} from './opossum-internals';
 import { RollingWindow } from './rolling-window';
 import { TenantBlame } from './tenant-blame';
+
+export { countsAgainstBreaker } from './attempt-outcome';
+export type { Attempt, OpossumCircuit } from './opossum-internals';
 
 /** The tenant of each attempt fired with one, for opossum's failure event (which hands back the attempt). */
 const tenantOf = new WeakMap<Attempt, string>();
@@ -26,67 +38,35 @@ const SNAPSHOT_TENANTS = 50;
 
 export type CircuitStateListener = (to: CircuitState, from: CircuitState) => void;
 
-/** One attempt as the breaker fires it: opossum's action gets it as its only argument. */
-export type Attempt = () => Promise<unknown>;
-
-/** The opossum circuit inside a {@link Breaker}. */
-export type OpossumCircuit = CircuitBreaker<[Attempt], unknown>;
-
 const BUCKETS = 10;
 /** Retry-After while the one half-open probe is out: it settles within its attempt timeout. */
 const PROBE_RETRY_AFTER_MS = 1_000;
 
-/** What a company route throws when its dependency failed: Nest's HttpException 502, 503, 504. */
-const DEPENDENCY_STATUSES = new Set([502, 503, 504]);
-
-/**
- * Only a dependency's own failures count against it: a ResilienceError `transient` or
- * `timeout`, or (from a company's route) an HttpException 502, 503 or 504.
- */
-export function countsAgainstBreaker(error: unknown): boolean {
-  if (isResilienceError(error)) return error.kind === 'transient' || error.kind === 'timeout';
-  const getStatus = (error as { getStatus?: unknown } | null)?.getStatus;
-  return typeof getStatus === 'function' && DEPENDENCY_STATUSES.has(getStatus.call(error) as number);
-}
-
-// opossum's action and error filter, one of each for every breaker: an attempt comes in as the
-// action's argument, so firing it makes no closure.
+// opossum's action, one for every breaker: an attempt comes in as its argument, so firing it
+// makes no closure.
 function runAttempt(attempt: Attempt): Promise<unknown> {
   return attempt();
 }
 
-/** opossum counts an error its filter lets through as a success. */
-function doesNotCount(error: unknown): boolean {
-  return !countsAgainstBreaker(error);
-}
-
-/** The part of opossum's semaphore its circuit uses. */
-interface OpossumSemaphore {
-  test(): boolean;
-  release(): void;
-}
-
-/**
- * Admits every call and makes nothing. opossum's own semaphore, with no capacity, admits every
- * call too, but takes each slot through `Promise.resolve()`: one promise per call, about a
- * tenth of what a call through opossum allocates and of its time (bench/breaker.ts).
- */
-const UNBOUNDED: OpossumSemaphore = Object.freeze({ test: () => true, release: () => undefined });
-
 /**
  * A circuit breaker with opossum as its engine. It counts failures of kind `transient` and
- * `timeout` only; any other outcome (a 4xx, a caller that left, a refused destination) is a
- * success as far as it knows, as resilience4j treats exceptions it does not record. Once its
- * rolling window (10 buckets of `rollingCountTimeoutMs / 10`) holds `volumeThreshold` attempts
- * that ended and more than `errorThresholdPercentage` of them failed, it opens: it refuses with
- * `circuit_open` and a Retry-After of the time until it half-opens, `resetTimeoutMs` after it
- * opened. Half open, it lets exactly one probe through: a counted failure opens it again, any
- * other outcome closes it with an empty window.
+ * `timeout` only. An attempt `stopped` (its caller left, a hedge answered first, shutdown) is
+ * neither a success nor a failure: it is not counted, opens and closes nothing, and when it was
+ * the half-open probe the next call probes instead. Any other outcome (a 4xx, a refused
+ * destination) shows the dependency answered: a success as far as it knows, as resilience4j
+ * treats exceptions it does not record. Once its rolling window (10 buckets of
+ * `rollingCountTimeoutMs / 10`) holds `volumeThreshold` attempts that ended and more than
+ * `errorThresholdPercentage` of them failed, it opens: it refuses with `circuit_open` and a
+ * Retry-After of the time until it half-opens, `resetTimeoutMs` after it opened. Half open, it
+ * lets exactly one probe through: a counted failure opens it again, a success or a 4xx closes
+ * it with an empty window, a `stopped` one leaves it half open with the probe slot free.
  *
  * opossum decides: it counts (through {@link RollingWindow}, its `status`), opens, half-opens
- * and closes, and lets the one probe through; this class refuses before opossum would (so a
- * refusal is a `circuit_open` ResilienceError with its Retry-After, and costs opossum nothing),
- * holds it open for operators, and reports its changes of state. opossum gets no `capacity`
+ * and lets the one probe through. This class closes a half-open circuit itself (opossum would
+ * close on a `stopped` attempt too, which it sees as a success), gives a stopped probe's slot
+ * back (every reliance on opossum's private parts is in opossum-internals.ts), refuses before
+ * opossum would (so a refusal is a `circuit_open` ResilienceError with its Retry-After, and
+ * costs opossum nothing), holds it open for operators, and reports its changes of state. opossum gets no `capacity`
  * and `timeout: false`: lanes bound concurrency (opossum's semaphore lets a timed-out call go
  * on running beside the next one), and the attempt's own timeout aborts the work before it
  * reports failure, so opossum sets no timer per call. It gets no `abortController` either:
@@ -115,13 +95,17 @@ export class Breaker {
   private openedAt = 0;
   private listeners: CircuitStateListener[] = [];
   private readonly blame: TenantBlame;
+  /** The half-open probe out now, so that only its own `stopped` end gives its slot back. */
+  private probe: Attempt | undefined;
+  /** A `stopped` attempt the error filter just passed on, for the `success` opossum emits at once for it. */
+  private endingStopped: Attempt | undefined;
 
   constructor(
     readonly name: string,
     readonly settings: Readonly<BreakerSettings>,
     private readonly clock: Clock,
   ) {
-    checkSettings(name, settings);
+    checkBreakerSettings(name, settings, BUCKETS);
     this.window = new RollingWindow(clock, settings.rollingCountTimeoutMs, BUCKETS);
     this.blame = new TenantBlame(this.window, settings, clock);
     this.engine = new CircuitBreaker(runAttempt, {
@@ -135,31 +119,37 @@ export class Breaker {
       rollingCountBuckets: BUCKETS,
       rollingPercentilesEnabled: false,
       enableSnapshots: false,
-      errorFilter: doesNotCount,
+      errorFilter: errorFilter((error, attempt) => this.filtered(error, attempt)),
     });
-    // No capacity: lanes bound concurrency. `semaphore` is a plain property of opossum's circuit.
-    (this.engine as unknown as { semaphore: OpossumSemaphore }).semaphore = UNBOUNDED;
+    takeOver(this.engine);
+    this.engine.on('success', () => this.reportedSuccess());
     this.engine.on('open', () => {
+      this.probe = undefined;
       this.openedAt = this.clock.now();
       this.moveTo('open');
     });
     this.engine.on('halfOpen', () => {
+      this.probe = undefined;
       if (this.forcedOpen) this.engine.open();
       else this.moveTo('half_open');
     });
-    this.engine.on('close', () => this.moveTo('closed'));
+    this.engine.on('close', () => {
+      this.probe = undefined;
+      this.moveTo('closed');
+    });
     // After the window counted the failure and before opossum reads it to decide.
-    this.engine.on('failure', (_error: unknown, _latency: unknown, args: unknown[]) => {
-      const tenant = tenantOf.get(args[0] as Attempt);
+    onCountedFailure(this.engine, (attempt) => {
+      const tenant = tenantOf.get(attempt);
       if (tenant !== undefined) this.blame.failed(tenant, this.engine.halfOpen);
     });
   }
 
   /**
    * The opossum circuit, for its events (`open`, `halfOpen`, `close`, `success`, `failure`...)
-   * and its `stats`. Fire calls through {@link fire}, and open or close through
-   * {@link forceOpen} and {@link close}: calls fired on the circuit itself are neither refused
-   * while an operator holds it open nor given a Retry-After.
+   * and its `stats` (a `stopped` attempt's end is a `success` event to opossum, as a 4xx is).
+   * Fire calls through {@link fire}, and open or close through {@link forceOpen} and
+   * {@link close}: calls fired on the circuit itself are neither refused while an operator holds
+   * it open nor given a Retry-After.
    */
   get circuit(): OpossumCircuit {
     return this.engine;
@@ -199,15 +189,18 @@ export class Breaker {
     if (this.stopped) return action();
     const refusal = this.refusal(tenant);
     if (refusal) return Promise.reject(refusal);
-    if (tenant === undefined) return this.engine.fire(action) as Promise<T>;
-    this.blame.takeProbe(tenant);
+    const engine = this.engine;
+    if (engine.pendingClose) this.probe = action;
+    if (tenant === undefined) return engine.fire(action) as Promise<T>;
+    this.blame.takeProbe(tenant, action);
     tenantOf.set(action, tenant);
-    const fired = this.engine.fire(action) as Promise<T>;
+    const fired = engine.fire(action) as Promise<T>;
     // Failures reach the blame through opossum's event, in time for its decision; the rest here.
     fired.then(
       () => this.blame.succeeded(tenant),
       (error: unknown) => {
-        if (!countsAgainstBreaker(error)) this.blame.succeeded(tenant);
+        if (isStopped(error)) this.blame.stopped(tenant, action);
+        else if (!countsAgainstBreaker(error)) this.blame.answered(tenant, action);
       },
     );
     return fired;
@@ -268,6 +261,34 @@ export class Breaker {
     this.listeners = [];
   }
 
+  /**
+   * opossum's error filter: true for an error that does not count, which opossum then reports
+   * as a success at once. A `stopped` one is marked, for {@link reportedSuccess} to undo that.
+   */
+  private filtered(error: unknown, attempt: Attempt): boolean {
+    if (countsAgainstBreaker(error)) return false;
+    if (isStopped(error)) {
+      this.endingStopped = attempt;
+      this.window.skipNextSuccess();
+    }
+    return true;
+  }
+
+  /** What opossum's own `success` listener did, except for a `stopped` attempt (see the class). */
+  private reportedSuccess(): void {
+    const stopped = this.endingStopped;
+    if (stopped === undefined) {
+      if (this.engine.halfOpen) this.engine.close();
+      return;
+    }
+    this.endingStopped = undefined;
+    // Only the probe's own end frees its slot: an older attempt's ends while the probe is out.
+    if (stopped === this.probe && this.engine.halfOpen && !this.engine.pendingClose) {
+      this.probe = undefined;
+      freeProbeSlot(this.engine);
+    }
+  }
+
   private openError(why: string, retryAfterMs: number): ResilienceError {
     return new ResilienceError('circuit_open', `circuit '${this.name}' is open: ${why}`, { retryAfterMs });
   }
@@ -277,21 +298,5 @@ export class Breaker {
     if (to === from) return;
     this.current = to;
     for (const listener of this.listeners) listener(to, from);
-  }
-}
-
-function checkSettings(name: string, settings: BreakerSettings): void {
-  const { errorThresholdPercentage, volumeThreshold, resetTimeoutMs, rollingCountTimeoutMs } = settings;
-  if (!(errorThresholdPercentage >= 1 && errorThresholdPercentage <= 100)) {
-    throw new RangeError(`breaker '${name}': errorThresholdPercentage must be from 1 to 100`);
-  }
-  if (!(Number.isSafeInteger(volumeThreshold) && volumeThreshold >= 1)) {
-    throw new RangeError(`breaker '${name}': volumeThreshold must be an integer of at least 1`);
-  }
-  if (!(resetTimeoutMs > 0 && Number.isFinite(resetTimeoutMs))) {
-    throw new RangeError(`breaker '${name}': resetTimeoutMs must be a positive number`);
-  }
-  if (!(rollingCountTimeoutMs >= BUCKETS && Number.isFinite(rollingCountTimeoutMs))) {
-    throw new RangeError(`breaker '${name}': rollingCountTimeoutMs must be at least ${BUCKETS}`);
   }
 }

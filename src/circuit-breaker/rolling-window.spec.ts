@@ -47,6 +47,15 @@ describe('RollingWindow', () => {
     expect(window.stats).toMatchObject({ failures: 0, successes: 0, fires: 0, rejects: 0, timeouts: 0 });
   });
 
+  it('leaves out the one success reported after skipNextSuccess (a stopped attempt’s), and counts the next', () => {
+    const window = rollingWindow();
+    window.skipNextSuccess();
+    window.increment('successes', 3);
+    window.increment('successes', 3);
+
+    expect(counts(window)).toEqual([0, 1]);
+  });
+
   it('gives opossum as fires the attempts that ended, and keeps no latency', () => {
     const window = rollingWindow();
     window.increment('fires');

@@ -43,7 +43,7 @@ const OpossumStatusClass = Object.getPrototypeOf(CircuitBreaker.newStatus(timerl
  *   totals are kept as it goes, so `stats` costs the same whatever the buckets hold.
  * - `fires` is the attempts that ended (failures + successes), not those started: opossum
  *   compares the failures with it, and attempts still in flight have no outcome to dilute the
- *   share with, nor to count.
+ *   share with, nor to count; nor have attempts that were stopped ({@link skipNextSuccess}).
  *
  * opossum empties it when the circuit closes (`close()`): a circuit that closed starts
  * counting afresh.
@@ -63,6 +63,8 @@ export class RollingWindow extends OpossumStatusClass {
    * every bucket counted before is out of the window.
    */
   private bucketSerial = 0;
+  /** The next success opossum reports is not one: see {@link skipNextSuccess}. */
+  private skipSuccess = false;
 
   constructor(
     private readonly clock: Clock,
@@ -132,10 +134,22 @@ export class RollingWindow extends OpossumStatusClass {
       this.failuresIn[this.current]++;
       this.failureTotal++;
     } else if (property === 'successes') {
+      if (this.skipSuccess) {
+        this.skipSuccess = false;
+        return;
+      }
       this.moveOn();
       this.successesIn[this.current]++;
       this.successTotal++;
     }
+  }
+
+  /**
+   * Leaves out the success opossum reports next: the end of a `stopped` attempt, which opossum
+   * reports as a success (its error filter let it through) right after the filter said so.
+   */
+  skipNextSuccess(): void {
+    this.skipSuccess = true;
   }
 
   /** opossum calls this when the circuit closes. */

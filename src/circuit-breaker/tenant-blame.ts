@@ -1,6 +1,7 @@
 import type { Clock } from '../common';
 import type { BreakerSettings } from './breaker-settings';
 import type { RollingWindow } from './rolling-window';
+import { TenantOutcomes, type TenantTotals } from './tenant-outcomes';
 
 /** Tenants whose outcomes one breaker tracks at most; beyond, new tenants count as shared only. */
 const MAX_TRACKED_TENANTS = 1_000;
@@ -13,68 +14,32 @@ export interface TenantCircuit {
   openedAt: number;
   /** Until when it refuses; then one probe goes through. */
   until: number;
-  /** Its one probe is out. */
-  probing: boolean;
-}
-
-/** One tenant's outcomes in a breaker's window, bucket by bucket, on the window's serials. */
-class TenantOutcomes {
-  private readonly serials: number[];
-  private readonly failuresIn: number[];
-  private readonly successesIn: number[];
-
-  constructor(private readonly buckets: number) {
-    this.serials = new Array<number>(buckets).fill(-buckets);
-    this.failuresIn = new Array<number>(buckets).fill(0);
-    this.successesIn = new Array<number>(buckets).fill(0);
-  }
-
-  record(serial: number, failed: boolean): void {
-    const slot = serial % this.buckets;
-    if (this.serials[slot] !== serial) {
-      this.serials[slot] = serial;
-      this.failuresIn[slot] = 0;
-      this.successesIn[slot] = 0;
-    }
-    if (failed) this.failuresIn[slot]++;
-    else this.successesIn[slot]++;
-  }
-
-  /** Calls `each` with every bucket still in the window: its age (0: now) and its counts. */
-  forEach(serial: number, each: (age: number, failures: number, successes: number) => void): void {
-    for (let slot = 0; slot < this.buckets; slot++) {
-      const age = serial - this.serials[slot];
-      if (age >= 0 && age < this.buckets) each(age, this.failuresIn[slot], this.successesIn[slot]);
-    }
-  }
-
-  totals(serial: number): { failures: number; successes: number } {
-    let failures = 0;
-    let successes = 0;
-    this.forEach(serial, (_age, failed, succeeded) => {
-      failures += failed;
-      successes += succeeded;
-    });
-    return { failures, successes };
-  }
+  /** Its one probe (the attempt), while it is out. */
+  probe: object | undefined;
 }
 
 /**
  * Tells one tenant's failures from the dependency's, for one breaker shared by every tenant.
  *
- * The rule: when a counted failure would open the breaker, take the tenant with the most
- * failures in the window. If its own calls fail past the error threshold, and the others' calls
- * in the window (everything but that tenant's) succeed (at least one did, and at most half the
- * error threshold of them failed), the failures are that tenant's own: it alone is refused (`circuit_open` for it,
- * for `resetTimeoutMs`, then one probe of its own), its outcomes are taken out of the shared
- * window, and the breaker stays closed for everyone else. Otherwise the dependency is failing
- * (the failures are spread over tenants, or nobody else succeeded) and the breaker opens for
- * all, as it would without tenants. A second failing tenant is found the same way at a later
- * trip, once the first is out of the window.
+ * The rule: when a counted failure would open the breaker (or would without the failing
+ * tenant's own 4xx answers, which pad nobody's failures), take the tenant with the most
+ * failures in the window. If its own calls fail past the error threshold (counting its real
+ * successes only: neither its 4xx answers nor its stopped calls dilute its share), and the
+ * others' calls in the window (everything but that tenant's) succeed (at least one did, and at
+ * most half the error threshold of them failed), the failures are that tenant's own: it alone
+ * is refused (`circuit_open` for it, for `resetTimeoutMs`, then one probe of its own), its
+ * outcomes are taken out of the shared window, and the breaker stays closed for everyone else.
+ * Otherwise the dependency is failing (the failures are spread over tenants, or nobody else
+ * succeeded) and the breaker opens for all, as it would without tenants. A second failing
+ * tenant is found the same way at a later trip, once the first is out of the window.
+ *
+ * A refused tenant is served again only after a real success of its own: a probe that fails is
+ * refused again for `resetTimeoutMs`; one stopped, or answered with an error that does not count
+ * (a 4xx), leaves it refused with its probe slot free, so its next call probes.
  *
  * A tenant alone on a dependency is never blamed: with no one else's success there is nothing
- * to tell it from the dependency by. While the shared breaker is half open its probe decides,
- * whoever sent it.
+ * to tell it from the dependency by (its 4xx answers, successes in the shared window, are its
+ * own, not the others'). While the shared breaker is half open its probe decides, whoever sent it.
  */
 export class TenantBlame {
   private readonly outcomes = new Map<string, TenantOutcomes>();
@@ -104,21 +69,35 @@ export class TenantBlame {
     if (!circuit) return undefined;
     const leftMs = circuit.until - this.clock.now();
     if (leftMs > 0) return Math.ceil(leftMs);
-    return circuit.probing ? PROBE_RETRY_AFTER_MS : undefined;
+    return circuit.probe !== undefined ? PROBE_RETRY_AFTER_MS : undefined;
   }
 
-  /** A call of `tenant` goes through: if its own circuit's time is up, this call is its probe. */
-  takeProbe(tenant: string): void {
+  /** `attempt` of `tenant` goes through: if its own circuit's time is up, it is its probe. */
+  takeProbe(tenant: string, attempt: object): void {
     const circuit = this.circuits.size === 0 ? undefined : this.circuits.get(tenant);
-    if (circuit && circuit.until <= this.clock.now()) circuit.probing = true;
+    if (circuit && circuit.until <= this.clock.now()) circuit.probe = attempt;
   }
 
-  /** An outcome of `tenant` that does not count against the breaker (or a success). */
+  /** A real success of `tenant` (the action resolved). */
   succeeded(tenant: string): void {
     const circuit = this.circuits.size === 0 ? undefined : this.circuits.get(tenant);
     // Its probe came back well: it is served like everyone again.
-    if (circuit?.probing) this.circuits.delete(tenant);
-    this.track(tenant)?.record(this.window.serial, false);
+    if (circuit?.probe !== undefined) this.circuits.delete(tenant);
+    this.track(tenant)?.record(this.window.serial, 'succeeded');
+  }
+
+  /**
+   * `attempt` of `tenant` ended with an error that does not count (a 4xx): a success in the
+   * shared window, since the dependency answered, but not one of the tenant's own.
+   */
+  answered(tenant: string, attempt: object): void {
+    this.endProbe(tenant, attempt);
+    this.track(tenant)?.record(this.window.serial, 'answered');
+  }
+
+  /** `attempt` of `tenant` was stopped: it counts nowhere. */
+  stopped(tenant: string, attempt: object): void {
+    this.endProbe(tenant, attempt);
   }
 
   /**
@@ -127,20 +106,27 @@ export class TenantBlame {
    */
   failed(tenant: string, halfOpen: boolean): void {
     const circuit = this.circuits.size === 0 ? undefined : this.circuits.get(tenant);
-    if (circuit?.probing) {
+    if (circuit?.probe !== undefined) {
       // Its own probe failed: refused again, and the failure was never the dependency's.
       this.window.forget(0, 1, 0);
       this.refuse(tenant);
       return;
     }
     const serial = this.window.serial;
-    this.track(tenant)?.record(serial, true);
+    const own = this.track(tenant);
+    own?.record(serial, 'failed');
     if (halfOpen) return;
     const { failures, successes } = this.window.stats;
-    if (!this.wouldOpen(failures, successes)) return;
+    if (!this.wouldOpen(failures, successes)) {
+      // It might open but for this tenant's 4xx answers.
+      const answered = own ? own.totals(serial).answered : 0;
+      if (answered === 0 || !this.wouldOpen(failures, successes - answered)) return;
+    }
     const blamed = this.blame(serial, failures, successes);
     if (blamed === undefined) return;
-    this.outcomes.get(blamed)?.forEach(serial, (age, failed, succeeded) => this.window.forget(age, failed, succeeded));
+    this.outcomes
+      .get(blamed)
+      ?.forEach(serial, (age, failed, succeeded, answered) => this.window.forget(age, failed, succeeded + answered));
     this.outcomes.delete(blamed);
     this.refuse(blamed);
   }
@@ -162,19 +148,24 @@ export class TenantBlame {
 
   /**
    * The tenant to blame for the window's failures: the one with the most, if its own calls fail
-   * past the threshold and, without them, the window has a success and would not open. None when
-   * the failures are spread over several tenants: that is the dependency failing.
+   * past the threshold (its real successes only diluting them) and, without them, the window has
+   * a success and would not open. None when the failures are spread over several tenants: that
+   * is the dependency failing.
    */
   private blame(serial: number, failures: number, successes: number): string | undefined {
-    let worst: { tenant: string; failures: number; successes: number } | undefined;
+    let worst: ({ tenant: string } & TenantTotals) | undefined;
     for (const [tenant, outcomes] of this.outcomes) {
       const totals = outcomes.totals(serial);
-      if (totals.failures + totals.successes === 0) this.outcomes.delete(tenant);
+      if (totals.failures + totals.successes + totals.answered === 0) this.outcomes.delete(tenant);
       else if (totals.failures > (worst?.failures ?? 0)) worst = { tenant, ...totals };
     }
     if (!worst || !this.failsPastThreshold(worst.failures, worst.successes)) return undefined;
+    // Only its 4xx answers (successes in the shared window, not its own) may keep it from opening.
+    const withoutItsAnswers = successes - worst.answered;
+    if (!this.wouldOpen(failures, successes) && !this.wouldOpen(failures, withoutItsAnswers)) return undefined;
     const othersFailed = failures - worst.failures;
-    const othersSucceeded = successes - worst.successes;
+    // Everything it added to the shared window is its own, its 4xx answers counted there included.
+    const othersSucceeded = successes - worst.successes - worst.answered;
     // The others' calls succeed: at most half the error threshold of them failed.
     const othersFailedPercent = (othersFailed / (othersFailed + othersSucceeded)) * 100;
     if (othersSucceeded < 1 || othersFailedPercent > this.settings.errorThresholdPercentage / 2) return undefined;
@@ -195,15 +186,21 @@ export class TenantBlame {
     if (this.circuits.size >= MAX_TRACKED_TENANTS) {
       // Tenants that never came back for their probe.
       for (const [name, circuit] of this.circuits)
-        if (!circuit.probing && circuit.until <= now) this.circuits.delete(name);
+        if (circuit.probe === undefined && circuit.until <= now) this.circuits.delete(name);
     }
     const known = this.circuits.get(tenant);
     this.circuits.set(tenant, {
       openedAt: known?.openedAt ?? now,
       until: now + this.settings.resetTimeoutMs,
-      probing: false,
+      probe: undefined,
     });
     if (!known) for (const listener of this.opened) listener(tenant);
+  }
+
+  /** Frees `tenant`'s probe slot if `attempt` was its probe: it stays refused, and its next call probes. */
+  private endProbe(tenant: string, attempt: object): void {
+    const circuit = this.circuits.size === 0 ? undefined : this.circuits.get(tenant);
+    if (circuit?.probe === attempt) circuit.probe = undefined;
   }
 
   /** The tenant's outcomes, made on first use while fewer than the bound are tracked. */
@@ -229,8 +226,8 @@ export class TenantBlame {
   private dropIdle(): void {
     const serial = this.window.serial;
     for (const [tenant, outcomes] of this.outcomes) {
-      const { failures, successes } = outcomes.totals(serial);
-      if (failures + successes === 0) this.outcomes.delete(tenant);
+      const { failures, successes, answered } = outcomes.totals(serial);
+      if (failures + successes + answered === 0) this.outcomes.delete(tenant);
     }
   }
 }

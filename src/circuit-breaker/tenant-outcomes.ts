@@ -1,0 +1,62 @@
+/** How one attempt of a tenant ended, as far as its own share goes. */
+export type TenantOutcome = 'failed' | 'succeeded' | 'answered';
+
+/** What one tenant's attempts in a breaker's window came to. */
+export interface TenantTotals {
+  /** Counted failures. */
+  failures: number;
+  /** Real successes: the action resolved. */
+  successes: number;
+  /**
+   * Errors that do not count (a 4xx...): in the shared window as successes, since the dependency
+   * answered, but not successes of the tenant's.
+   */
+  answered: number;
+}
+
+/** One tenant's outcomes in a breaker's window, bucket by bucket, on the window's serials. */
+export class TenantOutcomes {
+  private readonly serials: number[];
+  private readonly failuresIn: number[];
+  private readonly successesIn: number[];
+  private readonly answeredIn: number[];
+
+  constructor(private readonly buckets: number) {
+    this.serials = new Array<number>(buckets).fill(-buckets);
+    this.failuresIn = new Array<number>(buckets).fill(0);
+    this.successesIn = new Array<number>(buckets).fill(0);
+    this.answeredIn = new Array<number>(buckets).fill(0);
+  }
+
+  record(serial: number, outcome: TenantOutcome): void {
+    const slot = serial % this.buckets;
+    if (this.serials[slot] !== serial) {
+      this.serials[slot] = serial;
+      this.failuresIn[slot] = 0;
+      this.successesIn[slot] = 0;
+      this.answeredIn[slot] = 0;
+    }
+    if (outcome === 'failed') this.failuresIn[slot]++;
+    else if (outcome === 'succeeded') this.successesIn[slot]++;
+    else this.answeredIn[slot]++;
+  }
+
+  /** Calls `each` with every bucket still in the window: its age (0: now) and its counts. */
+  forEach(serial: number, each: (age: number, failures: number, successes: number, answered: number) => void): void {
+    for (let slot = 0; slot < this.buckets; slot++) {
+      const age = serial - this.serials[slot];
+      if (age >= 0 && age < this.buckets)
+        each(age, this.failuresIn[slot], this.successesIn[slot], this.answeredIn[slot]);
+    }
+  }
+
+  totals(serial: number): TenantTotals {
+    const totals = { failures: 0, successes: 0, answered: 0 };
+    this.forEach(serial, (_age, failed, succeeded, answered) => {
+      totals.failures += failed;
+      totals.successes += succeeded;
+      totals.answered += answered;
+    });
+    return totals;
+  }
+}
