@@ -32,7 +32,23 @@ describe('config: tools of kind mcp', () => {
       idempotent: false,
       containment: 'allow',
       maxResponseBytes: 1024 * 1024,
+      isError: 'failure',
+      retryIsError: false,
+      session: 'per-tenant',
     });
+  });
+
+  it.each([
+    ['an isError result as bad input, in one session per pool', { isError: 'bad_input', session: 'per-pool' }],
+    ['isError results retried', { isError: 'failure', retryIsError: true }],
+    ['retryIsError from ${ENV}', { retryIsError: 'true' }, { retryIsError: true }],
+  ])('takes %s', (_label, entry, parsed: Record<string, unknown> = entry) => {
+    const tool = toolOf(
+      parseConfig(document({ x: { kind: 'mcp', lane: 'io', url: URL, tool: 'a', ...entry } }), {}),
+      'x',
+    );
+
+    expect(tool).toMatchObject(parsed);
   });
 
   it.each([
@@ -100,6 +116,22 @@ describe('config: tools of kind mcp', () => {
       ['tools.x.url: must be an absolute http:// or https:// URL'],
     ],
     ['an unknown key', { tool: 'a', command: 'npx server' }, ['tools.x.command: unknown key']],
+    [
+      'an unknown isError meaning',
+      { tool: 'a', isError: 'ignore' },
+      ['tools.x.isError: must be one of failure, bad_input'],
+    ],
+    [
+      'retryIsError that is not a boolean',
+      { tool: 'a', retryIsError: 'often' },
+      ['tools.x.retryIsError: must be true or false'],
+    ],
+    [
+      'retryIsError for results that mean bad input',
+      { tool: 'a', isError: 'bad_input', retryIsError: true },
+      ['tools.x.retryIsError: is only for isError: failure (a bad_input result is never retried)'],
+    ],
+    ['an unknown session', { tool: 'a', session: 'shared' }, ['tools.x.session: must be one of per-tenant, per-pool']],
   ])('refuses %s', (_label, entry, problems) => {
     const result = parseConfig(document({ x: { kind: 'mcp', lane: 'io', url: URL, ...entry } }), {});
 

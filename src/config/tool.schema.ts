@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { toolChaosSchema } from './chaos.schema';
+import { checkMcpUpstreamKeys, mcpUpstreamKeys } from './mcp.schema';
 import { bool, httpUrl, intIn, name, numberIn, oneOf } from './schema-helpers';
 
 const MiB = 1024 * 1024;
@@ -143,8 +144,10 @@ const mcpTool = z
     maxResponseBytes: intIn(1, 64 * MiB).default(MiB),
     /** Replaces the upstream's own input schema (only with `tool`): what is listed and checked. */
     inputSchema: inputSchema.optional(),
+    ...mcpUpstreamKeys,
   })
   .superRefine((value, context) => {
+    checkMcpUpstreamKeys(value, context);
     if ((value.tool === undefined) === (value.tools === undefined)) {
       context.addIssue({
         code: 'custom',

@@ -157,7 +157,7 @@ export class CallExecutor {
   ): number | ResilienceError | undefined {
     const { retry } = tool;
     if (attempts === 0 || attempts >= retry.maxAttempts || call.abort.aborted) return undefined;
-    if (!retry.retries(failure.kind, tool.idempotent)) return undefined;
+    if (!retry.retries(failure.kind, tool.idempotent, failure.retryable)) return undefined;
     const waitMs = retry.backoffMs(attempts, this.random, failure.retryAfterMs);
     if (this.clock.now() + waitMs + timeoutMs > deadlineAt) return undefined;
     const refusal = tool.breaker.refusal(call.tenant);

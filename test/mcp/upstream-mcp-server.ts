@@ -33,12 +33,23 @@ export const ADD_SCHEMA = {
   required: ['a', 'b'],
 };
 
+/** What a started server serves besides its usual tools. */
+export interface UpstreamMcpServerOptions {
+  /**
+   * Also `remember` ({text}: kept in the MCP session it arrives in) and `recall` (what this
+   * session was told, as structuredContent `{ remembered: [...] }`): the state of one session, as
+   * a browser or memory server keeps it.
+   */
+  memory?: boolean;
+}
+
 /**
  * A real MCP server on loopback (the official SDK's McpServer on its Streamable HTTP transport,
  * one per session) for a `kind: mcp` tool to call. Tools: `add` ({a, b} → structuredContent
  * `{sum}`), `echo` ({text} → the text as content), `fail` (throws: an `isError` result),
  * `slow` (held until the test releases its gate; records whether its request was cancelled).
  * It records every request, the sessions it opened, and answers through `intercept` when told.
+ * With `memory`, also `remember` and `recall` (see {@link UpstreamMcpServerOptions}).
  */
 export class UpstreamMcpServer {
   readonly seen: McpRequestSeen[] = [];
@@ -56,12 +67,15 @@ export class UpstreamMcpServer {
   private readonly extraTools: string[] = [];
   private echoChanged = false;
 
-  private constructor(private readonly server: Server) {}
+  private constructor(
+    private readonly server: Server,
+    private readonly options: UpstreamMcpServerOptions = {},
+  ) {}
 
   /** Listens on 127.0.0.1 (`port`, or one the system picks). */
-  static async start(port = 0): Promise<UpstreamMcpServer> {
+  static async start(port = 0, options: UpstreamMcpServerOptions = {}): Promise<UpstreamMcpServer> {
     const server = createServer();
-    const upstream = new UpstreamMcpServer(server);
+    const upstream = new UpstreamMcpServer(server, options);
     server.on('connection', (socket) => {
       upstream.sockets.add(socket);
       socket.on('close', () => upstream.sockets.delete(socket));
@@ -82,6 +96,11 @@ export class UpstreamMcpServer {
   /** The `tools/call` requests received, in order. */
   get calls(): McpRequestSeen[] {
     return this.seen.filter((request) => request.rpc === 'tools/call');
+  }
+
+  /** The session ids a client ended with its DELETE, in order. */
+  get sessionsEnded(): Array<string | undefined> {
+    return this.seen.filter((request) => request.method === 'DELETE').map((request) => request.sessionId);
   }
 
   /** Forgets every session, as a restarted server does: their ids answer 404 from now on. */
@@ -179,6 +198,7 @@ export class UpstreamMcpServer {
       await gate.promise;
       return { content: [{ type: 'text' as const, text: 'slow done' }] };
     });
+    if (this.options.memory) registerMemory(server);
     for (const name of this.extraTools) registerExtra(server, name);
     return opened;
   }
@@ -197,5 +217,22 @@ function changeEcho(echo: RegisteredTool): void {
 function registerExtra(server: McpServer, name: string): void {
   server.registerTool(name, { description: `added later: ${name}`, inputSchema: { n: z.number().int() } }, () => ({
     content: [{ type: 'text', text: name }],
+  }));
+}
+
+/** `remember` and `recall`: what this session was told, and nothing of any other session's. */
+function registerMemory(server: McpServer): void {
+  const remembered: string[] = [];
+  server.registerTool(
+    'remember',
+    { description: 'keeps a text in this session', inputSchema: { text: z.string() } },
+    ({ text }) => {
+      remembered.push(text);
+      return { content: [{ type: 'text', text: `remembered ${remembered.length}` }] };
+    },
+  );
+  server.registerTool('recall', { description: 'what this session was told' }, () => ({
+    content: [{ type: 'text', text: remembered.join(',') }],
+    structuredContent: { remembered: [...remembered] },
   }));
 }

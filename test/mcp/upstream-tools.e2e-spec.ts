@@ -93,23 +93,23 @@ describe('kind: mcp tools: an upstream MCP server behind Bulkhead', () => {
       expect(upstream.calls).toHaveLength(0);
     });
 
-    it('answers an isError result as a schema failure with the upstream’s text, neither retried nor counted', async () => {
+    it('answers an isError result as the upstream’s failure with its text: not retried, counted by the breaker', async () => {
       await start();
 
       const answers = [];
-      for (let i = 0; i < 3; i++) answers.push(await invoke(app!.url, 'fail', {}, ACME.headers));
+      for (let i = 0; i < 2; i++) answers.push(await invoke(app!.url, 'fail', {}, ACME.headers));
 
       for (const answer of answers) {
-        expect(answer.status).toBe(400);
+        expect(answer.status).toBe(502);
         expect(answer.body.error).toMatchObject({
-          kind: 'schema',
+          kind: 'transient',
           message: "the upstream tool of 'fail' answered an error: the upstream tool broke: disk full",
           attempts: 1,
         });
       }
-      expect(upstream.calls).toHaveLength(3);
+      expect(upstream.calls).toHaveLength(2);
       const circuits = await send('GET', `${app!.url}/v1/circuits`, { headers: ACME.headers });
-      expect(circuits.body.circuits.fail).toMatchObject({ state: 'closed', failures: 0 });
+      expect(circuits.body.circuits.fail).toMatchObject({ state: 'open', failures: 2 });
     });
 
     it('sends the config’s headers on every request, the call id on the call and the scoped idempotency key in _meta', async () => {
@@ -212,7 +212,7 @@ describe('kind: mcp tools: an upstream MCP server behind Bulkhead', () => {
 
       expect(failed).toMatchObject({
         isError: true,
-        structuredContent: { error: { kind: 'schema', message: expect.stringContaining('disk full') } },
+        structuredContent: { error: { kind: 'transient', message: expect.stringContaining('disk full') } },
       });
       expect(refused).toMatchObject({
         isError: true,
@@ -248,7 +248,7 @@ describe('kind: mcp tools: an upstream MCP server behind Bulkhead', () => {
 
   describe('tenants', () => {
     it('holds one upstream session per pool: a contained tenant’s calls never ride a normal tenant’s', async () => {
-      await start();
+      await start({ session: 'per-pool' });
       await send('PUT', `${app!.url}/v1/admin/containment/evil`, {
         json: { state: 'active', reason: 'test' },
         headers: AS_ADMIN,
@@ -281,7 +281,7 @@ describe('kind: mcp tools: an upstream MCP server behind Bulkhead', () => {
     });
 
     it('keeps the listening stream on the normal pool’s session only', async () => {
-      await start();
+      await start({ session: 'per-pool' });
       await invoke(app!.url, 'add', { a: 1, b: 2 }, ACME.headers);
       await invoke(app!.url, 'add', { a: 1, b: 2 });
 
@@ -291,6 +291,20 @@ describe('kind: mcp tools: an upstream MCP server behind Bulkhead', () => {
       expect(sessionsCalled.size).toBe(2);
       expect(new Set(listening).size).toBe(1);
       expect(listening[0]).toBe(upstream.calls[0].sessionId);
+    });
+
+    it('keeps the listening stream on the session that lists, never on a tenant’s own', async () => {
+      await start();
+      await invoke(app!.url, 'add', { a: 1, b: 2 }, ACME.headers);
+      await invoke(app!.url, 'add', { a: 1, b: 2 });
+
+      const sessionsCalled = new Set(upstream.calls.map((call) => call.sessionId));
+      const listing = upstream.seen.find((request) => request.rpc === 'tools/list')?.sessionId;
+      const listening = upstream.seen.filter((request) => request.method === 'GET').map((request) => request.sessionId);
+
+      expect(sessionsCalled.size).toBe(2);
+      expect(sessionsCalled.has(listing)).toBe(false);
+      expect(new Set(listening)).toEqual(new Set([listing]));
     });
   });
 

@@ -9,6 +9,12 @@ export interface ResilienceErrorOptions {
   status?: number;
   /** The underlying error, kept for logs on our side; never sent to clients. */
   cause?: unknown;
+  /**
+   * `false`: never retried, whatever its kind's retry rule (a failure the dependency would only
+   * answer the same way again, such as an upstream MCP tool's error result); still counted as its
+   * kind is by the breaker. Not sent to clients. @default true: the kind's rule decides
+   */
+  retryable?: boolean;
 }
 
 /**
@@ -23,6 +29,8 @@ export class ResilienceError extends Error {
   readonly attempts: number;
   readonly retryAfterMs: number | undefined;
   readonly status: number;
+  /** False when this failure is never retried, whatever its kind; see {@link ResilienceErrorOptions.retryable}. */
+  readonly retryable: boolean;
 
   constructor(kind: ErrorKind, message: string, options: ResilienceErrorOptions = {}) {
     const stackTraceLimit = Error.stackTraceLimit;
@@ -33,6 +41,7 @@ export class ResilienceError extends Error {
     this.attempts = options.attempts ?? 0;
     this.retryAfterMs = options.retryAfterMs;
     this.status = options.status ?? ERROR_KINDS[kind].status;
+    this.retryable = options.retryable ?? true;
   }
 
   get jsonrpcCode(): number {
@@ -47,6 +56,7 @@ export class ResilienceError extends Error {
       retryAfterMs: this.retryAfterMs,
       status: this.status,
       cause: this.cause,
+      retryable: this.retryable,
     });
   }
 }

@@ -1,4 +1,4 @@
-import { ERROR_KINDS, type ErrorKind, seededRandom } from '../../common';
+import { ERROR_KINDS, type ErrorKind, ResilienceError, seededRandom } from '../../common';
 import { RetryPolicy, type RetrySettings } from './retry-policy';
 
 function policy(overrides: Partial<RetrySettings> = {}): RetryPolicy {
@@ -123,6 +123,26 @@ describe('RetryPolicy', () => {
 
       expect(retries.retries(kind, true)).toBe(rule !== 'never');
       expect(retries.retries(kind, false)).toBe(rule === 'always');
+    });
+
+    it.each<ErrorKind>(['transient', 'timeout'])(
+      'never retries a %s failure that says it is not retryable, idempotent or not',
+      (kind) => {
+        const retries = policy();
+        const failure = new ResilienceError(kind, 'the upstream tool said no', { retryable: false });
+
+        expect(retries.retries(failure.kind, true, failure.retryable)).toBe(false);
+        expect(retries.retries(failure.kind, false, failure.retryable)).toBe(false);
+      },
+    );
+
+    it('keeps a failure not retryable when it is given its attempts', () => {
+      const counted = new ResilienceError('transient', 'the upstream tool said no', { retryable: false }).withAttempts(
+        2,
+      );
+
+      expect(counted).toMatchObject({ attempts: 2, retryable: false });
+      expect(policy().retries(counted.kind, true, counted.retryable)).toBe(false);
     });
   });
 

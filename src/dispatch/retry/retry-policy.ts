@@ -49,8 +49,12 @@ export class RetryPolicy implements RetrySettings {
     this.deadlineMs = deadlineMs;
   }
 
-  /** Whether a failure of this kind may be retried: `transient` always, `timeout` only if idempotent. */
-  retries(kind: ErrorKind, idempotent: boolean): boolean {
+  /**
+   * Whether a failure of this kind may be retried: `transient` always, `timeout` only if
+   * idempotent; never one that says it is not `retryable` (a ResilienceError's own flag).
+   */
+  retries(kind: ErrorKind, idempotent: boolean, retryable = true): boolean {
+    if (!retryable) return false;
     const rule = ERROR_KINDS[kind].retry;
     return rule === 'always' || (rule === 'idempotent_only' && idempotent);
   }

@@ -71,24 +71,50 @@ describe('mcpCallError', () => {
 });
 
 describe('mcpToolError', () => {
-  it('is a schema error carrying the text blocks of the upstream’s error result', () => {
-    const error = mcpToolError('t', {
-      isError: true,
-      content: [
-        { type: 'text', text: 'city not found' },
-        { type: 'image', data: 'AAAA', mimeType: 'image/png' },
-        { type: 'text', text: 'try a postcode' },
-      ],
-    });
+  const FAILURE = { isError: 'failure', retryIsError: false } as const;
+  const RETRIED = { isError: 'failure', retryIsError: true } as const;
+  const BAD_INPUT = { isError: 'bad_input', retryIsError: false } as const;
+  const result = {
+    isError: true,
+    content: [
+      { type: 'text' as const, text: 'backend unreachable' },
+      { type: 'image' as const, data: 'AAAA', mimeType: 'image/png' },
+      { type: 'text' as const, text: 'try again later' },
+    ],
+  };
+
+  it('is by default the upstream’s failure: transient (502, counted by the breaker), not retried, with its text', () => {
+    const error = mcpToolError('t', result, FAILURE);
 
     expect(error).toMatchObject({
+      kind: 'transient',
+      status: 502,
+      retryable: false,
+      message: "the upstream tool of 't' answered an error: backend unreachable\ntry again later",
+    });
+    expect(error.withAttempts(1).retryable).toBe(false);
+  });
+
+  it('is retried as any transient failure when the tool’s config says so', () => {
+    expect(mcpToolError('t', result, RETRIED)).toMatchObject({ kind: 'transient', status: 502, retryable: true });
+  });
+
+  it('is the caller’s bad input when the tool’s config says its server means that: schema, with its text', () => {
+    expect(mcpToolError('t', result, BAD_INPUT)).toMatchObject({
       kind: 'schema',
-      message: "the upstream tool of 't' answered an error: city not found\ntry a postcode",
+      status: 400,
+      message: "the upstream tool of 't' answered an error: backend unreachable\ntry again later",
     });
   });
 
+  it.each([FAILURE, BAD_INPUT])('clips the upstream’s text (%p)', (rule) => {
+    const error = mcpToolError('t', { isError: true, content: [{ type: 'text', text: 'x'.repeat(5_000) }] }, rule);
+
+    expect(error.message).toBe(`the upstream tool of 't' answered an error: ${'x'.repeat(1_000)}…`);
+  });
+
   it('says so without a colon when the result has no text', () => {
-    expect(mcpToolError('t', { isError: true, content: [] }).message).toBe(
+    expect(mcpToolError('t', { isError: true, content: [] }, FAILURE).message).toBe(
       "the upstream tool of 't' answered an error",
     );
   });

@@ -59,18 +59,28 @@ function jsonRpcError(toolId: string, error: McpError): ResilienceError {
   }
 }
 
+/** What an entry says its upstream's `isError` results mean (`tools.<id>.isError`, `retryIsError`). */
+export interface IsErrorRule {
+  readonly isError: 'failure' | 'bad_input';
+  readonly retryIsError: boolean;
+}
+
 /**
- * An upstream tool's error result (`isError: true`): the tool ran and said no (arguments it
- * refused, a failure of its own). It is the tool's answer, not a dependency failing: `schema`,
- * never retried, not counted by the breaker, with the upstream's text so the agent can act on it.
+ * An upstream tool's error result (`isError: true`), with the upstream's text (clipped) so the
+ * agent can act on it. MCP uses it for execution failures of every cause, so by default it is
+ * the upstream's failure: `transient`, counted by the breaker, retried only with `retryIsError`
+ * (the tool ran: the same arguments would most likely fail the same way). With `bad_input`, for
+ * a server whose error results only mean the arguments were wrong: `schema`, neither retried
+ * nor counted.
  */
-export function mcpToolError(toolId: string, result: CallToolResult): ResilienceError {
+export function mcpToolError(toolId: string, result: CallToolResult, rule: IsErrorRule): ResilienceError {
   const text = result.content
     .filter((block): block is { type: 'text'; text: string } => block.type === 'text')
     .map((block) => block.text)
     .join('\n');
-  const said = text ? `: ${clip(text)}` : '';
-  return new ResilienceError('schema', `the upstream tool of '${toolId}' answered an error${said}`);
+  const message = `the upstream tool of '${toolId}' answered an error${text ? `: ${clip(text)}` : ''}`;
+  if (rule.isError === 'bad_input') return new ResilienceError('schema', message);
+  return new ResilienceError('transient', message, { retryable: rule.retryIsError });
 }
 
 function clip(text: string): string {

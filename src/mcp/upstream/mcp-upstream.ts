@@ -1,6 +1,8 @@
-import type { Tool } from '@modelcontextprotocol/sdk/types.js';
+import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js';
 import { type Clock, ResilienceError, type TimerHandle } from '../../common';
 import type { HttpPool, PoolName } from '../../containment';
+import { TENANT_SESSION_LIMITS, type TenantSessionLimits, TenantSessions } from './tenant-sessions';
+import type { UpstreamCall } from './upstream-call';
 import { type UpstreamEndpoint, UpstreamSession } from './upstream-session';
 
 /** A tool as the upstream server lists it: name, description, input JSON Schema. */
@@ -11,19 +13,31 @@ export interface PoolSource {
   get(name: PoolName): HttpPool;
 }
 
+/** Which session a call travels in. */
+export interface SessionKey {
+  /** The call's pool: a session is never shared between pools. */
+  readonly pool: PoolName;
+  /** The tenant whose own session it is; none for the pool's own session, shared by every tenant. */
+  readonly tenant?: string;
+}
+
 /** The first wait before listing again a server that could not be listed; doubled up to the last. */
 const FIRST_RELIST_MS = 1_000;
 const LAST_RELIST_MS = 60_000;
 
 /**
- * One upstream MCP server (a URL and its headers): its sessions, one per pool, and the tools it
- * listed last. Listing goes through the normal pool's session, which also listens for
+ * One upstream MCP server (a URL and its headers): its sessions and the tools it listed last.
+ * Each pool has a session of its own, shared by every tenant (`session: per-pool` calls); each
+ * tenant has its own per pool too ({@link TenantSessions}, bounded and ended when idle). Listing
+ * goes through the normal pool's own session, the only one that listens for
  * `notifications/tools/list_changed` and lists again when told. A server that could not be
  * listed is listed again in the background, on the clock, until it answers, and at once after
- * a call through it succeeds.
+ * a call through it succeeds. Once closed, nothing opens a session again: calls and listings
+ * are refused `stopped`.
  */
 export class McpUpstream {
   private readonly sessions = new Map<PoolName, UpstreamSession>();
+  private readonly tenantSessions: TenantSessions<UpstreamSession>;
   private readonly settings: { -readonly [K in keyof UpstreamEndpoint]: UpstreamEndpoint[K] };
   private listed: ReadonlyMap<string, UpstreamTool> | undefined;
   private listedShape = '';
@@ -38,8 +52,14 @@ export class McpUpstream {
     endpoint: UpstreamEndpoint,
     private readonly pools: PoolSource,
     private readonly clock: Clock,
+    limits: TenantSessionLimits = TENANT_SESSION_LIMITS,
   ) {
     this.settings = { ...endpoint };
+    this.tenantSessions = new TenantSessions(
+      limits,
+      clock,
+      (pool) => new UpstreamSession(this.settings, this.pools.get(pool), this.clock),
+    );
   }
 
   get url(): string {
@@ -51,8 +71,24 @@ export class McpUpstream {
     this.settings.timeoutMs = Math.max(this.settings.timeoutMs, timeoutMs);
   }
 
-  /** The session through `pool`, made on first use; only the normal pool's listens for notifications. */
-  session(pool: PoolName): UpstreamSession {
+  /**
+   * One `tools/call` in the session `key` names (see {@link UpstreamSession.callTool}), opened
+   * first if need be; `stopped` once the server is closed, with nothing opened.
+   */
+  async callTool(
+    name: string,
+    args: Record<string, unknown>,
+    call: UpstreamCall,
+    key: SessionKey,
+  ): Promise<CallToolResult> {
+    if (key.tenant === undefined) return this.poolSession(key.pool).callTool(name, args, call);
+    if (this.closed) throw stopped();
+    return this.tenantSessions.use(key.pool, key.tenant, (session) => session.callTool(name, args, call));
+  }
+
+  /** The pool's own session, made on first use; only the normal pool's listens for notifications. */
+  private poolSession(pool: PoolName): UpstreamSession {
+    if (this.closed) throw stopped();
     let session = this.sessions.get(pool);
     if (!session) {
       const onToolsChanged = pool === 'normal' ? () => this.toolsChanged() : undefined;
@@ -109,20 +145,21 @@ export class McpUpstream {
     this.relist().catch(() => this.listUntilAnswered());
   }
 
-  /** Ends every session and stops listing. */
+  /** Ends every session (their DELETEs) and stops listing; nothing opens one again. */
   async close(): Promise<void> {
     this.closed = true;
     if (this.relistTimer !== undefined) this.clock.clearTimer(this.relistTimer);
     this.relistTimer = undefined;
     const sessions = [...this.sessions.values()];
     this.sessions.clear();
-    await Promise.all(sessions.map((session) => session.close()));
+    await Promise.all([...sessions.map((session) => session.close()), this.tenantSessions.close()]);
   }
 
   /** One listing at a time; a change announced while one runs lists again after it. */
   private relist(): Promise<ReadonlyMap<string, UpstreamTool>> {
     if (this.listing) return this.listing;
-    const listing = this.session('normal')
+    if (this.closed) return Promise.reject(stopped());
+    const listing = this.poolSession('normal')
       .listTools()
       .then((tools) => this.update(tools));
     this.listing = listing;
@@ -159,6 +196,10 @@ export class McpUpstream {
     if (changed || first) for (const listener of this.listeners) listener();
     return listed;
   }
+}
+
+function stopped(): ResilienceError {
+  return new ResilienceError('stopped', 'the upstream MCP server’s sessions are closed');
 }
 
 function noop(): void {}
