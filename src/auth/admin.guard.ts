@@ -9,7 +9,8 @@ export const ADMIN_TOKEN = Symbol('ADMIN_TOKEN');
 /**
  * Admits a request to an admin route only with `Authorization: Bearer <auth.adminToken>`,
  * compared in constant time. With no admin token configured the admin routes do not exist:
- * they answer 404 exactly like an unknown route.
+ * they answer 404 exactly like an unknown route. `x-api-key` is not read here: it carries an
+ * API key (a tenant's), and the admin token is no API key; an operator's tool sends a bearer.
  */
 @Injectable()
 export class AdminGuard implements CanActivate {

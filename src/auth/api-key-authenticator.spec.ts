@@ -20,10 +20,14 @@ function authenticator(settings: Partial<ApiKeySettings> = {}): ApiKeyAuthentica
 }
 
 /** The error `authenticate` throws; fails the test if it returns. */
-function refusal(subject: ApiKeyAuthenticator, authorization: string | string[] | undefined): ResilienceError {
+function refusal(
+  subject: ApiKeyAuthenticator,
+  authorization: string | string[] | undefined,
+  apiKey?: string | string[],
+): ResilienceError {
   let caller: unknown;
   try {
-    caller = subject.authenticate(authorization);
+    caller = subject.authenticate(authorization, apiKey);
   } catch (error) {
     if (!isResilienceError(error)) throw error;
     return error;
@@ -190,5 +194,84 @@ describe('ApiKeyAuthenticator', () => {
 
     expect(subject.authenticate('Bearer acme-key-1')).toEqual({ tenant: 'acme', known: true });
     expect(subject.authenticate('Bearer acme-key-2')).toEqual({ tenant: 'acme', known: true });
+  });
+
+  describe("x-api-key (what Anthropic's SDK sends)", () => {
+    it('maps a configured key in x-api-key alone to its tenant', () => {
+      expect(authenticator().authenticate(undefined, ACME_KEY)).toEqual({ tenant: 'acme', known: true });
+      expect(authenticator().authenticate(undefined, GLOBEX_KEY)).toEqual({ tenant: 'globex', known: true });
+    });
+
+    it('accepts the same key in Authorization and x-api-key', () => {
+      expect(authenticator().authenticate(`Bearer ${ACME_KEY}`, ACME_KEY)).toEqual({ tenant: 'acme', known: true });
+    });
+
+    it.each<[string, string, string]>([
+      ['two configured keys of different tenants', `Bearer ${ACME_KEY}`, GLOBEX_KEY],
+      ['a configured key and an unknown one', `Bearer ${ACME_KEY}`, UNKNOWN_KEY],
+      ['an unknown key and a configured one', `Bearer ${UNKNOWN_KEY}`, ACME_KEY],
+      ['keys that differ only in case', `Bearer ${ACME_KEY}`, ACME_KEY.toUpperCase()],
+    ])('refuses %s in the two headers with 401 unauthorized, even with allowAnonymous', (_case, bearer, apiKey) => {
+      for (const allowAnonymous of [false, true]) {
+        const error = refusal(authenticator({ allowAnonymous }), bearer, apiKey);
+        expect(error.kind).toBe('unauthorized');
+        expect(error.message).toBe('Authorization and x-api-key carry different API keys: send one');
+      }
+    });
+
+    it.each([true, false])('refuses an unknown key in x-api-key when allowAnonymous is %p', (allowAnonymous) => {
+      expect(refusal(authenticator({ allowAnonymous }), undefined, UNKNOWN_KEY).kind).toBe('unauthorized');
+    });
+
+    it.each<[string, string | string[]]>([
+      ['an empty value', ''],
+      ['the Bearer scheme in it', `Bearer ${ACME_KEY}`],
+      ['a leading space', ` ${ACME_KEY}`],
+      ['a key with a space inside', `${ACME_KEY} extra`],
+      ['a key with a control character', `${ACME_KEY}\u0007`],
+      ['a key with a non-ASCII character', `${ACME_KEY}é`],
+      ['a key of 513 characters', 'k'.repeat(513)],
+      ['two headers as an array', [ACME_KEY, ACME_KEY]],
+      ['a one-element array', [ACME_KEY]],
+    ])('refuses x-api-key with %s with 401 unauthorized, even with allowAnonymous', (_case, apiKey) => {
+      for (const allowAnonymous of [false, true]) {
+        expect(refusal(authenticator({ allowAnonymous }), undefined, apiKey).kind).toBe('unauthorized');
+      }
+    });
+
+    it('refuses a configured key in x-api-key beside a malformed Authorization', () => {
+      expect(refusal(authenticator(), `Basic ${ACME_KEY}`, ACME_KEY).kind).toBe('unauthorized');
+      expect(refusal(authenticator(), 'Bearer', ACME_KEY).kind).toBe('unauthorized');
+    });
+
+    it('refuses a configured Bearer key beside a malformed x-api-key', () => {
+      expect(refusal(authenticator(), `Bearer ${ACME_KEY}`, '').kind).toBe('unauthorized');
+    });
+
+    it('names both headers when no key is sent and one is required', () => {
+      expect(refusal(authenticator({ allowAnonymous: false }), undefined, undefined).message).toBe(
+        'an API key is required: Authorization: Bearer <key>, or x-api-key: <key>',
+      );
+    });
+
+    it('never puts a presented key or its hash in an error', () => {
+      const subject = authenticator({ allowAnonymous: false });
+      const presented: Array<[string | undefined, string | string[]]> = [
+        [undefined, UNKNOWN_KEY],
+        [`Bearer ${ACME_KEY}`, UNKNOWN_KEY],
+        [`Bearer ${UNKNOWN_KEY}`, ACME_KEY],
+        [undefined, [UNKNOWN_KEY, ACME_KEY]],
+        [undefined, `${UNKNOWN_KEY} ${ACME_KEY}`],
+      ];
+
+      for (const [authorization, apiKey] of presented) {
+        const error = refusal(subject, authorization, apiKey);
+        const shown = `${error.message} ${String(error)} ${JSON.stringify(error)} ${String(error.cause)}`;
+        for (const key of [UNKNOWN_KEY, ACME_KEY]) {
+          expect(shown).not.toContain(key);
+          expect(shown).not.toContain(sha256(key));
+        }
+      }
+    });
   });
 });

@@ -18,11 +18,15 @@ export interface ApiKeySettings {
 const ANONYMOUS: Caller = Object.freeze({ tenant: ANONYMOUS_TENANT, known: false });
 const BEARER = /^Bearer [\x21-\x7e]{1,512}$/i;
 const BEARER_PREFIX_LENGTH = 'Bearer '.length;
+/** `x-api-key: <key>`: the key alone, with the same characters and length as a bearer key. */
+const BARE_KEY = /^[\x21-\x7e]{1,512}$/;
 
 /**
- * Identity (docs/http-contract.md section 1): `Authorization: Bearer <key>`, the key's SHA-256 looked up in
- * the config. A presented key that is unknown is always 401, even where anonymous callers are
- * allowed: a typo must not quietly become `anonymous`. Nothing but the key can name a tenant.
+ * Identity (docs/http-contract.md section 1): the API key, from `Authorization: Bearer <key>` or
+ * `x-api-key: <key>` (what Anthropic's SDK sends), its SHA-256 looked up in the config. A
+ * presented key that is unknown or malformed is always 401, even where anonymous callers are
+ * allowed: a typo must not quietly become `anonymous`; so are two headers with different keys
+ * (which one names the caller?). Nothing but the key can name a tenant.
  */
 export class ApiKeyAuthenticator {
   private readonly callers = new Map<string, Caller>();
@@ -34,18 +38,27 @@ export class ApiKeyAuthenticator {
     }
   }
 
-  /** The caller of a request with this `Authorization` header value. */
-  authenticate(authorization: string | string[] | undefined): Caller {
-    if (authorization === undefined) {
+  /**
+   * The caller of a request with these header values: `Authorization` and `x-api-key`. Either
+   * may carry the key, or both the same key.
+   */
+  authenticate(authorization: string | string[] | undefined, apiKey?: string | string[]): Caller {
+    if (authorization === undefined && apiKey === undefined) {
       if (this.settings.allowAnonymous) return ANONYMOUS;
-      throw new ResilienceError('unauthorized', 'an API key is required: Authorization: Bearer <key>');
+      throw new ResilienceError(
+        'unauthorized',
+        'an API key is required: Authorization: Bearer <key>, or x-api-key: <key>',
+      );
     }
-    const key =
-      typeof authorization === 'string' && BEARER.test(authorization)
-        ? authorization.slice(BEARER_PREFIX_LENGTH)
-        : undefined;
-    const caller = key === undefined ? undefined : this.callers.get(sha256Hex(key));
-    if (!caller) throw new ResilienceError('unauthorized', 'the API key is not valid');
+    const bearer = authorization === undefined ? null : bearerKey(authorization);
+    const bare = apiKey === undefined ? null : bareKey(apiKey);
+    if (bearer === undefined || bare === undefined) throw invalidKey();
+    if (bearer !== null && bare !== null && bearer !== bare) {
+      throw new ResilienceError('unauthorized', 'Authorization and x-api-key carry different API keys: send one');
+    }
+    const key = bearer ?? bare;
+    const caller = key === null ? undefined : this.callers.get(sha256Hex(key));
+    if (!caller) throw invalidKey();
     return caller;
   }
 
@@ -53,6 +66,22 @@ export class ApiKeyAuthenticator {
   tenants(): string[] {
     return [...new Set([...this.callers.values()].map((caller) => caller.tenant))];
   }
+}
+
+/** The key of an `Authorization` value, or undefined when it is not `Bearer <key>`. */
+function bearerKey(authorization: string | string[]): string | undefined {
+  return typeof authorization === 'string' && BEARER.test(authorization)
+    ? authorization.slice(BEARER_PREFIX_LENGTH)
+    : undefined;
+}
+
+/** The key of an `x-api-key` value, or undefined when it is not one key (several headers are not). */
+function bareKey(apiKey: string | string[]): string | undefined {
+  return typeof apiKey === 'string' && BARE_KEY.test(apiKey) ? apiKey : undefined;
+}
+
+function invalidKey(): ResilienceError {
+  return new ResilienceError('unauthorized', 'the API key is not valid');
 }
 
 /** One-shot `crypto.hash`: a third of the cost of a Hash object for a key this short. */

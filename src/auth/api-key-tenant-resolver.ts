@@ -3,7 +3,10 @@ import type { FastifyRequest } from 'fastify';
 import { ApiKeyAuthenticator, type Caller } from './api-key-authenticator';
 import { TenantResolver } from './tenant-resolver';
 
-/** The default {@link TenantResolver}: `Authorization: Bearer <key>` against `auth.apiKeys`. */
+/**
+ * The default {@link TenantResolver}: the key of `Authorization: Bearer <key>` or `x-api-key: <key>`
+ * against `auth.apiKeys`.
+ */
 @Injectable()
 export class ApiKeyTenantResolver extends TenantResolver {
   constructor(@Inject(ApiKeyAuthenticator) private readonly authenticator: ApiKeyAuthenticator) {
@@ -11,6 +14,6 @@ export class ApiKeyTenantResolver extends TenantResolver {
   }
 
   resolve(request: FastifyRequest): Caller {
-    return this.authenticator.authenticate(request.headers.authorization);
+    return this.authenticator.authenticate(request.headers.authorization, request.headers['x-api-key']);
   }
 }

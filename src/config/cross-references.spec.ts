@@ -1,4 +1,5 @@
-import { type ConfigResult, parseConfig, validateConfig } from './config.loader';
+import { resolve } from 'node:path';
+import { type ConfigResult, loadConfigFile, parseConfig, validateConfig } from './config.loader';
 import { crossReferenceProblems } from './cross-references';
 
 const PROBLEM = 'llm.routes.chat.semanticCache: needs llm.cache.semantic.enabled: true (the semantic cache is off)';
@@ -131,5 +132,96 @@ describe('crossReferenceProblems: chaos needs the environment’s consent', () =
     expect(problemsOf(parseConfig(withChaos({ enabled: 'yes' }), {}))).toEqual([
       'chaos.enabled: must be true or false',
     ]);
+  });
+});
+
+describe('llm.routes.<name>.tenants: only configured tenants', () => {
+  const KEY = (digit: string) => digit.repeat(64);
+
+  /** A valid document with API keys for `keyTenants` and one LLM route allowed to `tenants`. */
+  function withTenants(tenants: unknown, keyTenants: string[] = ['acme', 'beta']) {
+    return {
+      auth: { apiKeys: keyTenants.map((tenant, index) => ({ sha256: KEY(String(index)), tenant })) },
+      lanes: { llm: { concurrency: 1, queueCapacity: 1 } },
+      llm: { routes: { chat: { lane: 'llm', targets: [{ provider: 'fake', model: 'f' }], tenants } } },
+    };
+  }
+
+  it('accepts a list of tenants the API keys name, and keeps it', () => {
+    const result = parseConfig(withTenants(['beta', 'acme']), {});
+
+    if (!result.ok) throw new Error(result.problems.join('\n'));
+    expect(result.config.llm.routes.chat.tenants).toEqual(['beta', 'acme']);
+  });
+
+  it('leaves the list out when the route has none: every tenant may use it', () => {
+    const document = withTenants(undefined);
+    delete (document.llm.routes.chat as Record<string, unknown>).tenants;
+    const result = parseConfig(document, {});
+
+    if (!result.ok) throw new Error(result.problems.join('\n'));
+    expect(result.config.llm.routes.chat.tenants).toBeUndefined();
+  });
+
+  it('reports each tenant no API key names, with the tenants that are configured', () => {
+    expect(crossReferenceProblems(withTenants(['acme', 'globex', 'initech']))).toEqual([
+      "llm.routes.chat.tenants[1]: unknown tenant 'globex' (the tenants of auth.apiKeys: acme, beta)",
+      "llm.routes.chat.tenants[2]: unknown tenant 'initech' (the tenants of auth.apiKeys: acme, beta)",
+    ]);
+  });
+
+  it('says so when no API key is configured at all', () => {
+    expect(crossReferenceProblems(withTenants(['acme'], []))).toEqual([
+      "llm.routes.chat.tenants[0]: unknown tenant 'acme' (auth.apiKeys names no tenant)",
+    ]);
+  });
+
+  it('reports anonymous, which is no configured tenant: callers without a key use only routes without a list', () => {
+    expect(crossReferenceProblems(withTenants(['acme', 'anonymous']))).toEqual([
+      "llm.routes.chat.tenants[1]: 'anonymous' cannot be listed: callers without a key may use only a route without tenants",
+    ]);
+  });
+
+  it('leaves names that are not valid names, and lists that are not lists, to the schema', () => {
+    expect(crossReferenceProblems(withTenants(['acme', 'not a name']))).toEqual([]);
+    expect(crossReferenceProblems(withTenants('acme'))).toEqual([]);
+    expect(problemsOf(parseConfig(withTenants(['acme', 'not a name']), {}))).toEqual([
+      'llm.routes.chat.tenants.1: must be 1-64 letters, digits, "_", "-" or ".", starting with a letter or digit',
+    ]);
+    expect(problemsOf(parseConfig(withTenants('acme'), {}))).toEqual(['llm.routes.chat.tenants: must be a list']);
+  });
+
+  it('refuses an empty list: a route nobody may use is a mistake', () => {
+    expect(problemsOf(parseConfig(withTenants([]), {}))).toEqual([
+      'llm.routes.chat.tenants: must list at least one tenant (leave it out to let every tenant in)',
+    ]);
+  });
+
+  it('is reported by the loader, together with the other problems, after ${ENV} substitution', () => {
+    const document = withTenants(['${ROUTE_TENANT}']);
+    (document.llm.routes.chat as Record<string, unknown>).timeoutMs = 0;
+
+    expect(problemsOf(parseConfig(document, { ROUTE_TENANT: 'globex' }))).toEqual([
+      'llm.routes.chat.timeoutMs: must be an integer from 1 to 600000',
+      "llm.routes.chat.tenants[0]: unknown tenant 'globex' (the tenants of auth.apiKeys: acme, beta)",
+    ]);
+    expect(parseConfig(withTenants(['${ROUTE_TENANT}']), { ROUTE_TENANT: 'beta' }).ok).toBe(true);
+  });
+
+  it('refuses options given in code the same way', () => {
+    expect(problemsOf(validateConfig(withTenants(['globex']), {}))).toEqual([
+      "llm.routes.chat.tenants[0]: unknown tenant 'globex' (the tenants of auth.apiKeys: acme, beta)",
+    ]);
+  });
+});
+
+describe('config/full.example.yaml', () => {
+  it('shows a route’s tenants, naming a tenant of its API keys', () => {
+    const path = resolve(__dirname, '../../config/full.example.yaml');
+    const result = loadConfigFile(path, { BULKHEAD_ADMIN_TOKEN: 'an-admin-token-of-32-characters!' });
+
+    if (!result.ok) throw new Error(result.problems.join('\n'));
+    expect(result.config.llm.routes.chat.tenants).toEqual(['acme']);
+    expect(result.config.auth.apiKeys.map((key) => key.tenant)).toContain('acme');
   });
 });

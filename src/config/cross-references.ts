@@ -1,3 +1,4 @@
+import { ANONYMOUS_TENANT } from '../common';
 import type { Environment } from './env-substitution';
 import { NAME_PATTERN } from './schema-helpers';
 import { UPSTREAM_TOOL_NAME } from './tool.schema';
@@ -30,6 +31,7 @@ export function crossReferenceProblems(document: unknown, env: Environment = {})
     }
   }
   problems.push(...semanticCacheProblems(document));
+  problems.push(...routeTenantProblems(document));
   problems.push(...chaosProblems(document, env));
   // With no lanes at all, that is the problem to report, not every tool's lane.
   if (lanes.length === 0) return problems;
@@ -94,6 +96,39 @@ function semanticCacheProblems(document: Record<string, unknown>): string[] {
         `llm.routes.${route}.semanticCache: needs llm.cache.semantic.enabled: true (the semantic cache is off)`,
       );
     }
+  }
+  return problems;
+}
+
+/**
+ * A route's `tenants` may name only tenants of `auth.apiKeys`: a name no key has is a typo, or a
+ * tenant whose key was removed, and the route would quietly refuse it. `anonymous` is no
+ * configured tenant: callers without a key may use only a route without a list.
+ */
+function routeTenantProblems(document: Record<string, unknown>): string[] {
+  const llm = isMapping(document.llm) ? document.llm : {};
+  const routes = isMapping(llm.routes) ? llm.routes : {};
+  const auth = isMapping(document.auth) ? document.auth : {};
+  const keys = Array.isArray(auth.apiKeys) ? auth.apiKeys : [];
+  const configured = new Set<string>();
+  for (const key of keys) if (isMapping(key) && typeof key.tenant === 'string') configured.add(key.tenant);
+  const known =
+    configured.size === 0
+      ? 'auth.apiKeys names no tenant'
+      : `the tenants of auth.apiKeys: ${[...configured].join(', ')}`;
+  const problems: string[] = [];
+  for (const [route, definition] of Object.entries(routes)) {
+    const tenants = isMapping(definition) ? definition.tenants : undefined;
+    if (!Array.isArray(tenants)) continue;
+    tenants.forEach((tenant: unknown, index) => {
+      if (typeof tenant !== 'string' || !NAME_PATTERN.test(tenant) || configured.has(tenant)) return;
+      const where = `llm.routes.${route}.tenants[${index}]`;
+      problems.push(
+        tenant === ANONYMOUS_TENANT
+          ? `${where}: '${ANONYMOUS_TENANT}' cannot be listed: callers without a key may use only a route without tenants`
+          : `${where}: unknown tenant '${tenant}' (${known})`,
+      );
+    });
   }
   return problems;
 }

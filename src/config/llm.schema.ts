@@ -107,6 +107,15 @@ export const llmRoute = z.strictObject({
    * (llm.cache.semantic, which must be enabled).
    */
   semanticCache: bool().default(false),
+  /**
+   * The tenants (of `auth.apiKeys`) that may use the route; left out, every caller may, anonymous
+   * included. To any other caller the route does not exist (`404 not_found`, and the error names
+   * only the routes it may use).
+   */
+  tenants: z
+    .array(name(), { error: 'must be a list' })
+    .min(1, { error: 'must list at least one tenant (leave it out to let every tenant in)' })
+    .optional(),
 });
 
 /** USD per million tokens of one `provider/model`. */

@@ -75,6 +75,13 @@ export const RETRY_AFTER_HEADER: HeaderDoc = {
   schema: z.string().regex(/^\d+$/),
 };
 
+export const RETRY_AFTER_MS_HEADER: HeaderDoc = {
+  description:
+    "The same wait in whole milliseconds, rounded up; beside every `Retry-After`. OpenAI's and Vercel's SDKs " +
+    'read it first (they ignore a `Retry-After` of 60 s or more).',
+  schema: z.string().regex(/^\d+$/),
+};
+
 /** The headers of the LLM route's answers. */
 export const LLM_ANSWER_HEADERS: Record<string, HeaderDoc> = {
   'x-call-id': CALL_ID_HEADER,

@@ -92,8 +92,42 @@ describe('buildOpenApiDocument', () => {
       '`queue_full`, `queue_expired`, `circuit_open`, `stopped`, `unavailable`',
     );
     expect(responses.Error413.description).toBe('`invalid_request`');
-    expect(Object.keys(responses.Error429.headers ?? {})).toEqual(['Retry-After', 'RateLimit-Policy', 'RateLimit']);
+    expect(Object.keys(responses.Error429.headers ?? {})).toEqual([
+      'Retry-After',
+      'retry-after-ms',
+      'RateLimit-Policy',
+      'RateLimit',
+    ]);
     expect(responses.Error404.headers).toBeUndefined();
+  });
+
+  it('gives retry-after-ms beside every Retry-After, in whole milliseconds', () => {
+    const responses = build().components.responses as Record<string, { headers?: Record<string, any> }>;
+
+    for (const status of [402, 429, 503]) {
+      expect(Object.keys(responses[`Error${status}`].headers ?? {})).toEqual(
+        expect.arrayContaining(['Retry-After', 'retry-after-ms']),
+      );
+      expect(responses[`Error${status}`].headers?.['retry-after-ms'].schema).toEqual({
+        type: 'string',
+        pattern: '^\\d+$',
+      });
+    }
+  });
+
+  it('says the API key may come as Authorization: Bearer or as x-api-key, and the admin token only as a bearer', () => {
+    const schemes = build().components.securitySchemes as Record<string, { description: string }>;
+
+    expect(schemes.apiKey.description).toContain('`x-api-key: <key>`');
+    expect(schemes.adminToken.description).not.toContain('x-api-key');
+  });
+
+  it('says the error envelope carries OpenAI’s fields on every path under /v1/', () => {
+    const detail = (build().components.schemas as Record<string, any>).NotFoundError;
+
+    expect(detail.properties.type.description).toContain('/v1/');
+    expect(detail.properties.code.description).toContain('/v1/');
+    expect(detail.properties.param.description).toContain('/v1/');
   });
 
   describe('the request bodies it shows judge bodies as the routes do', () => {

@@ -1,7 +1,13 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ERROR_SCHEMAS, errorStatusName, REQUEST_SCHEMAS, RESPONSE_SCHEMAS } from './components';
-import { RETRY_AFTER_HEADER, RATE_LIMIT_HEADERS, type HeaderDoc, type ParameterDoc } from './headers';
+import {
+  RETRY_AFTER_HEADER,
+  RETRY_AFTER_MS_HEADER,
+  RATE_LIMIT_HEADERS,
+  type HeaderDoc,
+  type ParameterDoc,
+} from './headers';
 import { componentSchemas, inlineSchema, type JsonSchema } from './json-schema';
 import type { BodySchema, RouteAuth, RouteDoc, RouteGroup } from './route-doc';
 import { ADMIN_ROUTES } from './routes/admin.routes';
@@ -38,7 +44,7 @@ export interface OpenApiDocumentOptions {
   allowAnonymous: boolean;
 }
 
-/** Statuses whose answer has `Retry-After` where waiting helps. */
+/** Statuses whose answer has `Retry-After` and `retry-after-ms` where waiting helps. */
 const RETRY_AFTER_STATUSES = new Set([402, 429, 503]);
 
 /**
@@ -79,9 +85,16 @@ export function buildOpenApiDocument(options: OpenApiDocumentOptions): OpenApiDo
         apiKey: {
           type: 'http',
           scheme: 'bearer',
-          description: 'An API key of `auth.apiKeys`; it names the tenant the call runs for.',
+          description:
+            'An API key of `auth.apiKeys`; it names the tenant the call runs for. Sent as `Authorization: Bearer ' +
+            "<key>`, or as `x-api-key: <key>` (what Anthropic's SDK sends); both headers with different keys are " +
+            '`401 unauthorized`.',
         },
-        adminToken: { type: 'http', scheme: 'bearer', description: '`auth.adminToken`, for `/v1/admin/...`.' },
+        adminToken: {
+          type: 'http',
+          scheme: 'bearer',
+          description: '`auth.adminToken`, for `/v1/admin/...`: as `Authorization: Bearer <token>` only.',
+        },
       },
     },
   };
@@ -158,7 +171,10 @@ function errorResponses(): Record<string, unknown> {
   };
   for (const [status, kinds] of KINDS_BY_STATUS) {
     const extra: Record<string, HeaderDoc> = {};
-    if (RETRY_AFTER_STATUSES.has(status)) extra['Retry-After'] = RETRY_AFTER_HEADER;
+    if (RETRY_AFTER_STATUSES.has(status)) {
+      extra['Retry-After'] = RETRY_AFTER_HEADER;
+      extra['retry-after-ms'] = RETRY_AFTER_MS_HEADER;
+    }
     if (status === 429) Object.assign(extra, RATE_LIMIT_HEADERS);
     responses[errorStatusName(status)] = {
       description: kinds.map((kind) => `\`${kind}\``).join(', '),

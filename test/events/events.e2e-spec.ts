@@ -113,6 +113,9 @@ describe('GET /v1/events', () => {
           message: 'limit must be an integer from 1 to 1000',
           attempts: 0,
           jsonrpcCode: -32600,
+          type: 'invalid_request',
+          code: 'invalid_request',
+          param: null,
         },
       });
     },

@@ -28,21 +28,27 @@ const ERROR_KEYS = ['attempts', 'jsonrpcCode', 'kind', 'message', 'retryAfterMs'
 
 /**
  * Asserts that a response is the error envelope of docs/http-contract.md section 6 with this status and kind,
- * and nothing else: no extra fields beside `error`, `callId` and `toolId`. Returns `body.error`.
+ * and nothing else: no extra fields beside `error`, `callId` and `toolId`, and OpenAI's `type`, `code`
+ * and `param` either all as the contract gives them or none. Returns `body.error` without those three.
  */
 export function expectEnvelope(response: Response, status: number, kind: ContractKind) {
   expect({ status: response.status, kind: response.body?.error?.kind }).toEqual({ status, kind });
   expect(String(response.headers['content-type'])).toMatch(/^application\/json/);
   const { body } = response;
   expect(ENVELOPE_KEYS).toEqual(expect.arrayContaining(Object.keys(body)));
-  expect(ERROR_KEYS).toEqual(expect.arrayContaining(Object.keys(body.error)));
-  expect(body.error).toMatchObject({
+  // OpenAI's fields (every path under /v1/): all three as the contract gives them, or none.
+  const { type, code, param, ...own } = body.error;
+  if (type !== undefined || code !== undefined || param !== undefined) {
+    expect({ type, code, param }).toEqual({ type: kind, code: kind, param: null });
+  }
+  expect(ERROR_KEYS).toEqual(expect.arrayContaining(Object.keys(own)));
+  expect(own).toMatchObject({
     kind,
     message: expect.any(String),
     attempts: expect.any(Number),
     jsonrpcCode: JSONRPC_CODE[kind],
   });
-  return body.error as { kind: string; message: string; attempts: number; jsonrpcCode: number; retryAfterMs?: number };
+  return own as { kind: string; message: string; attempts: number; jsonrpcCode: number; retryAfterMs?: number };
 }
 
 /** Everything a client can read from a response: status, headers and body, as one string. */

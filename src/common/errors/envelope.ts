@@ -9,7 +9,7 @@ export interface ErrorEnvelope {
     attempts: number;
     jsonrpcCode: number;
     retryAfterMs?: number;
-    /** OpenAI's error fields, on the OpenAI-compatible route: both the kind, and `param` null. */
+    /** OpenAI's error fields, on every path under `/v1/`: both the kind, and `param` null. */
     type?: ErrorKind;
     code?: ErrorKind;
     param?: null;
@@ -22,7 +22,10 @@ export interface ErrorEnvelope {
 export interface CallLabels {
   callId?: string;
   toolId?: string;
-  /** Adds OpenAI's `type`, `code` and `param`, so OpenAI's SDKs read the error as their own. */
+  /**
+   * Adds OpenAI's `type`, `code` and `param`, so OpenAI's SDKs read the error as their own: on
+   * every path under `/v1/` ({@link isOpenAiPath}), and on an error event of a chat stream.
+   */
   openai?: boolean;
 }
 
@@ -49,4 +52,28 @@ export function toEnvelope(error: ResilienceError, labels: CallLabels = {}): Err
 /** `Retry-After` is whole seconds; round up so a client never comes back too early. */
 export function retryAfterSeconds(retryAfterMs: number): string {
   return String(Math.max(1, Math.ceil(retryAfterMs / 1000)));
+}
+
+/**
+ * The headers of a failure that says when to try again: `Retry-After` (whole seconds, at least
+ * 1) and `retry-after-ms` (whole milliseconds, rounded up), the one OpenAI's and Vercel's SDKs
+ * read first: they honour `Retry-After` only below 60 s, and retry sooner on their own above it.
+ */
+export function retryAfterHeaders(retryAfterMs: number): { 'retry-after': string; 'retry-after-ms': string } {
+  return {
+    'retry-after': retryAfterSeconds(retryAfterMs),
+    'retry-after-ms': String(Math.max(0, Math.ceil(retryAfterMs))),
+  };
+}
+
+/** Where OpenAI's SDKs call: their `baseURL` is the service + `/v1`. */
+const OPENAI_PREFIX = '/v1/';
+
+/**
+ * Whether a request's URL (path and query, as its request line has it) is under `/v1/`, where
+ * an OpenAI SDK pointed at the service sends everything it asks (`/v1/models` as much as
+ * `/v1/chat/completions`): its failures carry OpenAI's error fields, or the SDKs show raw JSON.
+ */
+export function isOpenAiPath(url: string | undefined): boolean {
+  return url !== undefined && url.startsWith(OPENAI_PREFIX);
 }

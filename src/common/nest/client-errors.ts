@@ -2,7 +2,7 @@ import { type IncomingMessage, type ServerResponse, STATUS_CODES } from 'node:ht
 import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import type { FastifyInstance, FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify';
-import { toEnvelope } from '../errors/envelope';
+import { isOpenAiPath, toEnvelope } from '../errors/envelope';
 import { ResilienceError } from '../errors/resilience-error';
 
 const MALFORMED = 'the request is malformed';
@@ -77,9 +77,9 @@ export function answerClientError(error: { code?: string }, socket: Socket): voi
 }
 
 /** An `Expect` other than 100-continue (Node answers 417 with an empty body). */
-function answerExpectation(_request: IncomingMessage, response: ServerResponse): void {
+function answerExpectation(request: IncomingMessage, response: ServerResponse): void {
   const error = new ResilienceError('invalid_request', 'only Expect: 100-continue is supported', { status: 417 });
-  writeEnvelope(response, error);
+  writeEnvelope(response, error, isOpenAiPath(request.url));
 }
 
 /** CONNECT, which Node would drop without a word: no route serves it. */
@@ -111,12 +111,12 @@ function rejectHostless(request: FastifyRequest, reply: FastifyReply, done: Hook
     .status(error.status)
     .header('connection', 'close')
     .type('application/json; charset=utf-8')
-    .send(toEnvelope(error));
+    .send(toEnvelope(error, { openai: isOpenAiPath(raw.url) }));
 }
 
-function writeEnvelope(response: ServerResponse, error: ResilienceError): void {
+function writeEnvelope(response: ServerResponse, error: ResilienceError, openai: boolean): void {
   if (response.headersSent) return;
-  const body = JSON.stringify(toEnvelope(error));
+  const body = JSON.stringify(toEnvelope(error, { openai }));
   // Closing: the client may already be sending a body no route will read.
   response.writeHead(error.status, {
     'content-type': 'application/json; charset=utf-8',

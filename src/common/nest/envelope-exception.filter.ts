@@ -1,7 +1,7 @@
 import { type ArgumentsHost, Catch, type ExceptionFilter, HttpException, Logger } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { CLIENT_CLOSED, type CallState, existingCallState } from './call-state';
-import { retryAfterSeconds, toEnvelope } from '../errors/envelope';
+import { isOpenAiPath, retryAfterHeaders, toEnvelope } from '../errors/envelope';
 import { fromHttpException } from './http-exception-mapping';
 import { wasReported } from '../errors/reported-failures';
 import { asResilienceError, type ResilienceError } from '../errors/resilience-error';
@@ -12,6 +12,8 @@ import { logIfUnexpected } from './unexpected-errors';
  * Turns every failure of every HTTP route into the error envelope: our ResilienceErrors,
  * Nest's and Fastify's own HttpExceptions (unknown route, malformed JSON, wrong content type,
  * body over the limit), a company's own HttpExceptions, and anything unexpected as `internal`.
+ * A wait goes out as `Retry-After` and `retry-after-ms`; a path under `/v1/` gets OpenAI's
+ * error fields too (docs/http-contract.md section 6).
  */
 @Catch()
 export class EnvelopeExceptionFilter implements ExceptionFilter {
@@ -25,11 +27,13 @@ export class EnvelopeExceptionFilter implements ExceptionFilter {
     const error = this.toResilienceError(exception);
     if (reply.sent || reply.raw.headersSent) return;
     const state = existingCallState(request);
-    if (error.retryAfterMs !== undefined) reply.header('retry-after', retryAfterSeconds(error.retryAfterMs));
+    if (error.retryAfterMs !== undefined) reply.headers(retryAfterHeaders(error.retryAfterMs));
+    // Every path under /v1/ is where an OpenAI SDK pointed at the service calls, known route or not.
+    const openai = state?.openaiErrors === true || isOpenAiPath(request.url);
     void reply
       .status(error.status)
       .type('application/json; charset=utf-8')
-      .send(toEnvelope(error, { callId: state?.callId, toolId: state?.toolId, openai: state?.openaiErrors }));
+      .send(toEnvelope(error, { callId: state?.callId, toolId: state?.toolId, openai }));
     // A call's own failure has its line already; a request refused before its call began gets one here.
     if (!wasReported(error)) this.logRefusal(request, reply, state, error);
   }

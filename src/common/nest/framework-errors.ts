@@ -1,5 +1,5 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { toEnvelope } from '../errors/envelope';
+import { isOpenAiPath, toEnvelope } from '../errors/envelope';
 import { ResilienceError } from '../errors/resilience-error';
 
 /**
@@ -7,10 +7,13 @@ import { ResilienceError } from '../errors/resilience-error';
  * segment over its length limit) and to a route constraint that failed. These never reach
  * Nest, and Fastify's own body quotes the path; they get the envelope like every other failure.
  */
-export function answerFrameworkError(error: { code?: string }, _request: FastifyRequest, reply: FastifyReply): void {
+export function answerFrameworkError(error: { code?: string }, request: FastifyRequest, reply: FastifyReply): void {
   const failure = frameworkFailure(error.code);
   if (reply.sent || reply.raw.headersSent) return;
-  void reply.status(failure.status).type('application/json; charset=utf-8').send(toEnvelope(failure));
+  void reply
+    .status(failure.status)
+    .type('application/json; charset=utf-8')
+    .send(toEnvelope(failure, { openai: isOpenAiPath(request.url) }));
 }
 
 function frameworkFailure(code: string | undefined): ResilienceError {

@@ -2,7 +2,7 @@ import { Inject, Injectable, Optional } from '@nestjs/common';
 import { LaneRegistry } from '../../bulkhead';
 import { ChaosRegistry } from '../../chaos';
 import { BreakerRegistry } from '../../circuit-breaker';
-import { CLOCK, type Clock } from '../../common';
+import { CLOCK, type Clock, ResilienceError } from '../../common';
 import type { LlmRouteConfig } from '../../config';
 import { RetryPolicy } from '../../dispatch';
 import { routeCacheScope } from '../cache';
@@ -17,10 +17,15 @@ import type { LlmRoute, LlmTarget } from './llm-route';
  * chaos when chaos is on and the target has some), breaker (`llm.<route>.<index>`) and price.
  * Start-up fails, naming the key, when a route's lane does not exist or a target has no price
  * while budgets are configured (its spend could not be held).
+ *
+ * A route with `tenants` exists only for those tenants: to any other caller it is a route that
+ * does not exist, and the error names only the routes that caller may use.
  */
 @Injectable()
 export class LlmRoutes {
   private readonly routes = new Map<string, LlmRoute>();
+  /** The tenants of each route that has a list; a route without one is every caller's. */
+  private readonly allowed = new Map<string, ReadonlySet<string>>();
 
   constructor(
     @Inject(LLM_MODULE_OPTIONS) options: LlmModuleOptions,
@@ -64,15 +69,38 @@ export class LlmRoutes {
         };
       });
       this.routes.set(name, route(name, config, targets));
+      if (config.tenants) this.allowed.set(name, new Set(config.tenants));
     }
   }
 
+  /** The route `name`, whoever asks. */
   get(name: string): LlmRoute | undefined {
     return this.routes.get(name);
   }
 
+  /** Every route's name, whoever may use it: not for a caller's eyes ({@link unknownRouteError}). */
   names(): string[] {
     return [...this.routes.keys()];
+  }
+
+  /**
+   * The route `name` if `tenant` may use it; undefined alike for a route that does not exist and
+   * for one the tenant may not use, so that a caller cannot tell them apart.
+   */
+  forTenant(name: string, tenant: string): LlmRoute | undefined {
+    const route = this.routes.get(name);
+    return route && this.mayUse(name, tenant) ? route : undefined;
+  }
+
+  /** The answer to a `model` that names no route `tenant` may use: it lists only those it may. */
+  unknownRouteError(tenant: string): ResilienceError {
+    const usable = this.names().filter((name) => this.mayUse(name, tenant));
+    const which = usable.length === 0 ? 'this tenant may use none' : `routes: ${usable.join(', ')}`;
+    return new ResilienceError('not_found', `no LLM route of that name (${which})`);
+  }
+
+  private mayUse(name: string, tenant: string): boolean {
+    return this.allowed.get(name)?.has(tenant) ?? true;
   }
 }
 

@@ -4,9 +4,12 @@ import { ERROR_KINDS, type ErrorKind } from '../../common';
 /** Every error kind of the contract, in the order of `ERROR_KINDS` (docs/http-contract.md section 6). */
 export const ALL_ERROR_KINDS = Object.keys(ERROR_KINDS) as ErrorKind[];
 
+/** OpenAI's error fields, so that its SDKs read the error as their own. */
+const OPENAI_FIELD = "OpenAI's, on every path under `/v1/` (and a chat stream's error event); absent elsewhere.";
+
 /**
- * The `error` object of one kind: its JSON-RPC code is fixed, and the OpenAI-compatible route
- * adds OpenAI's `type`, `code` (both the kind) and `param` (null).
+ * The `error` object of one kind: its JSON-RPC code is fixed, and every path under `/v1/` adds
+ * OpenAI's `type`, `code` (both the kind) and `param` (null).
  */
 function errorDetail(kind: ErrorKind) {
   const spec = ERROR_KINDS[kind];
@@ -18,14 +21,13 @@ function errorDetail(kind: ErrorKind) {
         .meta({ description: 'For people; never upstream bodies, stack traces, arguments or secrets.' }),
       attempts: z.int().min(0).meta({ description: 'Attempts that ran, retries included.' }),
       jsonrpcCode: z.literal(spec.jsonrpcCode),
-      retryAfterMs: z
-        .number()
-        .min(0)
-        .optional()
-        .meta({ description: 'Only where waiting helps; the response then has `Retry-After` (whole seconds).' }),
-      type: z.literal(kind).optional(),
-      code: z.literal(kind).optional(),
-      param: z.null().optional(),
+      retryAfterMs: z.number().min(0).optional().meta({
+        description:
+          'Only where waiting helps; the response then has `Retry-After` (whole seconds) and `retry-after-ms`.',
+      }),
+      type: z.literal(kind).optional().meta({ description: OPENAI_FIELD }),
+      code: z.literal(kind).optional().meta({ description: OPENAI_FIELD }),
+      param: z.null().optional().meta({ description: OPENAI_FIELD }),
     })
     .meta({
       description: `\`${kind}\`: HTTP ${spec.status}, JSON-RPC ${spec.jsonrpcCode}; retried by the dispatcher: ${spec.retry}.`,

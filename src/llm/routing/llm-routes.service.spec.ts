@@ -1,0 +1,115 @@
+import { LaneRegistry } from '../../bulkhead';
+import { BreakerRegistry } from '../../circuit-breaker';
+import { FakeClock } from '../../common/fake-clock';
+import { parseConfig } from '../../config';
+import { LlmRoutes } from './llm-routes.service';
+
+const KEY = (digit: string) => digit.repeat(64);
+const ROUTE = { lane: 'llm', targets: [{ provider: 'fake', model: 'f' }] };
+
+describe('LlmRoutes: which routes a tenant may use', () => {
+  let breakers: BreakerRegistry | undefined;
+
+  afterEach(() => breakers?.onApplicationShutdown());
+
+  /** The routes of an `llm.routes` section, validated as the config file would be; tenants acme, beta, gamma. */
+  function routesOf(routes: Record<string, Record<string, unknown>>): LlmRoutes {
+    const parsed = parseConfig(
+      {
+        auth: { apiKeys: ['acme', 'beta', 'gamma'].map((tenant, index) => ({ sha256: KEY(String(index)), tenant })) },
+        lanes: { llm: { concurrency: 1, queueCapacity: 1 } },
+        llm: { routes },
+      },
+      {},
+    );
+    if (!parsed.ok) throw new Error(parsed.problems.join('\n'));
+    const clock = new FakeClock();
+    breakers = new BreakerRegistry({}, clock);
+    return new LlmRoutes(
+      { llm: parsed.config.llm, budgeted: false },
+      new LaneRegistry({ lanes: parsed.config.lanes }, clock),
+      breakers,
+      clock,
+    );
+  }
+
+  /** `open` has no list; `team` is acme's and beta's; `solo` is acme's. */
+  const mixed = () =>
+    routesOf({
+      open: ROUTE,
+      team: { ...ROUTE, tenants: ['acme', 'beta'] },
+      solo: { ...ROUTE, tenants: ['acme'] },
+    });
+
+  it('gives a route without a list to every tenant, anonymous included', () => {
+    const routes = mixed();
+
+    for (const tenant of ['acme', 'beta', 'gamma', 'anonymous']) {
+      expect(routes.forTenant('open', tenant)?.name).toBe('open');
+    }
+  });
+
+  it('gives a route with a list only to the tenants it lists', () => {
+    const routes = mixed();
+
+    expect(routes.forTenant('team', 'acme')?.name).toBe('team');
+    expect(routes.forTenant('team', 'beta')?.name).toBe('team');
+    expect(routes.forTenant('solo', 'acme')?.name).toBe('solo');
+    expect(routes.forTenant('team', 'gamma')).toBeUndefined();
+    expect(routes.forTenant('solo', 'beta')).toBeUndefined();
+    expect(routes.forTenant('solo', 'anonymous')).toBeUndefined();
+  });
+
+  it('gives the same route object as get()', () => {
+    const routes = mixed();
+
+    expect(routes.forTenant('solo', 'acme')).toBe(routes.get('solo'));
+  });
+
+  it('answers a route that does not exist as it answers one the tenant may not use', () => {
+    const routes = mixed();
+
+    expect(routes.forTenant('nope', 'acme')).toBeUndefined();
+    expect(routes.forTenant('nope', 'gamma')).toBeUndefined();
+  });
+
+  it('never takes a name of Object.prototype for a route or a tenant', () => {
+    const routes = mixed();
+
+    expect(routes.forTenant('constructor', 'acme')).toBeUndefined();
+    expect(routes.forTenant('toString', 'acme')).toBeUndefined();
+    expect(routes.forTenant('solo', 'constructor')).toBeUndefined();
+  });
+
+  it('lists in the not_found error only the routes the tenant may use', () => {
+    const routes = mixed();
+    const messageFor = (tenant: string) => routes.unknownRouteError(tenant).message;
+
+    expect(messageFor('acme')).toBe('no LLM route of that name (routes: open, team, solo)');
+    expect(messageFor('beta')).toBe('no LLM route of that name (routes: open, team)');
+    expect(messageFor('gamma')).toBe('no LLM route of that name (routes: open)');
+    expect(messageFor('anonymous')).toBe('no LLM route of that name (routes: open)');
+  });
+
+  it('says the tenant may use no route, with no list, when it may use none', () => {
+    const routes = routesOf({ solo: { ...ROUTE, tenants: ['acme'] } });
+
+    expect(routes.unknownRouteError('beta').message).toBe('no LLM route of that name (this tenant may use none)');
+    expect(routes.unknownRouteError('anonymous').message).toBe('no LLM route of that name (this tenant may use none)');
+  });
+
+  it('makes the error a 404 not_found with no attempts and nothing to wait for', () => {
+    const error = mixed().unknownRouteError('gamma');
+
+    expect({ kind: error.kind, status: error.status, attempts: error.attempts, wait: error.retryAfterMs }).toEqual({
+      kind: 'not_found',
+      status: 404,
+      attempts: 0,
+      wait: undefined,
+    });
+  });
+
+  it('keeps names() as every route, for the service itself', () => {
+    expect(mixed().names()).toEqual(['open', 'team', 'solo']);
+  });
+});
