@@ -25,6 +25,11 @@ export interface HttpRequestOptions {
    * @default the pool's `timeoutMs`
    */
   timeoutMs?: number;
+  /**
+   * Told once, when the request holds one of the pool's permits and goes out: a request the
+   * attempt gave up on while it still waited for a permit never reached the upstream.
+   */
+  onSend?: () => void;
 }
 
 /** A request whose cancellation is given as an {@link Abortable} (an attempt's own) instead of a signal. */
@@ -190,6 +195,7 @@ export class HttpPool {
     options: AbortableRequestOptions,
     signal: AbortSignal | UndiciSignal,
   ): Promise<HttpResponse> {
+    options.onSend?.();
     // The dispatcher's own request: undici's top-level request() would parse the URL again.
     const response = await this.agents.get().request({
       origin: destination.origin,
@@ -214,6 +220,7 @@ export class HttpPool {
     answered: (response: HttpStreamResponse) => void,
     failed: (error: unknown) => void,
   ): Promise<void> {
+    options.onSend?.();
     let response;
     try {
       response = await this.agents.get().request({

@@ -7,11 +7,12 @@ import {
   type Clock,
   isPromiseLike,
   LazyAbortController,
+  leaseLifetimeMs,
   RANDOM,
   type Random,
   ResilienceError,
 } from '../common';
-import { HttpPools, type PoolName } from '../containment';
+import { HttpPools } from '../containment';
 import {
   fromStored,
   IdempotencyService,
@@ -21,7 +22,7 @@ import {
   untilAborted,
 } from '../dispatch';
 import { CallOutcomes } from '../events';
-import { type HeaderSink, RateLimiter } from '../rate-limit';
+import { RateLimiter } from '../rate-limit';
 import {
   cacheDirectives,
   type CacheableCompletion,
@@ -32,6 +33,7 @@ import {
   LlmCacheStore,
   SemanticCache,
 } from './cache';
+import type { ChatAnswer, ChatCall } from './chat-call';
 import type { ChatCompletion, ChatRequest } from './chat.types';
 import { LLM_MODULE_OPTIONS, type LlmModuleOptions } from './llm.module-definition';
 import { LlmOutcomes } from './llm-outcomes';
@@ -39,49 +41,36 @@ import { estimateInputTokens } from './pricing';
 import { type FailoverCall, type FailoverProgress, type Served, serveWithFailover } from './routing/failover';
 import type { LlmRoute } from './routing/llm-route';
 import { LlmRoutes } from './routing/llm-routes.service';
+import { cappedRequest } from './routing/capped-request';
 import { RequestAccount } from './routing/request-account';
 import type { ChatStreamSink } from './streaming/chat-stream-sink';
 import { StreamDelivery } from './streaming/stream-delivery';
 
-/** One validated chat request, with its caller, ready for the route. */
-export interface ChatCall {
+export type { ChatAnswer, ChatCall } from './chat-call';
+
+/** Tokens a client took at its admission, until a run takes them over. */
+interface TokenClaim {
+  tokens: number;
+}
+
+/** What one provider run of a request needs, worked out once for its client. */
+interface RunPlan {
+  call: ChatCall;
+  route: LlmRoute;
+  /** The client's request held to `outputCap`. */
   request: ChatRequest;
-  callId: string;
-  tenant: string;
-  /** The HTTP pool the containment snapshot gave this call. */
-  pool: PoolName;
-  abort: LazyAbortController;
-  /** The request's `Cache-Control`. */
-  cacheControl?: string;
-  /** Where the RateLimit headers go. */
-  headers?: HeaderSink;
-  /** The caller's `Idempotency-Key`, validated. */
-  idempotencyKey?: string;
-  /** A streamed request (`stream: true`): where its answer goes from the commit point on. */
-  sink?: ChatStreamSink;
+  outputCap: number;
+  inputTokens: number;
+  outputTokens: number;
+  /** The tokens its client took; the run that starts takes them over. */
+  claim: TokenClaim;
+  /** The client's view of the run: the run's own when the client starts it. */
+  progress: FailoverProgress;
+  startedAt: number;
 }
 
-/** What the client gets: the completion and who served it, how. */
-export interface ChatAnswer {
-  completion: ChatCompletion;
-  /** `provider/model`, or `cache`. */
-  servedBy: string;
-  attempts: number;
-  /** `hit`: the exact cache; `semantic`: the answer of a similar question. */
-  cache: 'hit' | 'semantic' | 'miss' | 'bypass';
-  /** A semantic hit: how similar its question was to this one (cosine, 0..1). */
-  similarity?: number;
-  costUsd: number;
-  /** The answer of an earlier request with the same `Idempotency-Key`. */
-  replayed: boolean;
-  /** The answer came from a hedge. */
-  hedged: boolean;
-  /** Streamed: it already went to the client through the sink, as the provider streamed it. */
-  streamed: boolean;
-}
-
-/** Extra time a reservation is held beyond the request's own worst case, for answering. */
-const HOLD_MARGIN_MS = 5_000;
+/** What a run served, and what it cost. */
+type RunResult = Served & { costMicros: number };
 
 /**
  * `POST /v1/chat/completions`: the steps of a tool call, for a model. After the tenant and its
@@ -93,7 +82,7 @@ const HOLD_MARGIN_MS = 5_000;
 @Injectable()
 export class ChatCompletions {
   private readonly logger = new Logger('Bulkhead');
-  private readonly inFlight = new Coalescer<Served & { progress: FailoverProgress }>();
+  private readonly inFlight = new Coalescer<RunResult>();
   private readonly delivery: StreamDelivery;
 
   constructor(
@@ -133,10 +122,8 @@ export class ChatCompletions {
   }
 
   async complete(call: ChatCall): Promise<ChatAnswer> {
-    const route = this.routes.get(call.request.model);
-    if (!route) {
-      throw new ResilienceError('not_found', `no LLM route of that name (routes: ${this.routes.names().join(', ')})`);
-    }
+    const route = this.routes.forTenant(call.request.model, call.tenant);
+    if (!route) throw this.routes.unknownRouteError(call.tenant);
     const startedAt = this.clock.now();
     const progress: FailoverProgress = { attempts: 0, failovers: 0, tried: [], hedges: [] };
     const directives =
@@ -192,11 +179,14 @@ export class ChatCompletions {
       call.headers?.header('x-bulkhead-cache', cache);
       throw failure;
     } finally {
-      this.record(call, route, startedAt, progress, cache, answer, failure);
+      this.record(call, route, startedAt, progress, cache, failure);
     }
   }
 
-  /** A miss: the rate limit, then one provider call for every identical request waiting now. */
+  /**
+   * A miss: the rate limit (one request, and the first attempt's worst-case tokens), then one
+   * provider run for every identical request waiting now, or once per `Idempotency-Key`.
+   */
   private async serve(
     call: ChatCall,
     route: LlmRoute,
@@ -205,60 +195,99 @@ export class ChatCompletions {
     store: boolean,
     startedAt: number,
   ): Promise<ChatAnswer> {
-    const outputCap = call.request.max_completion_tokens ?? call.request.max_tokens ?? route.maxOutputTokens;
-    // The provider is held to the cap the reservations assume.
-    const request: ChatRequest =
-      call.request.max_completion_tokens === undefined && call.request.max_tokens === undefined
-        ? { ...call.request, max_tokens: outputCap }
-        : call.request;
+    const { request, outputCap } = cappedRequest(call.request, route.maxOutputTokens);
     // Every choice is billed: n of them may each use the whole cap.
     const outputTokens = outputCap * (request.n ?? 1);
     const inputTokens = estimateInputTokens(request);
-    const limiting = this.limiter.admit(call.tenant, inputTokens + outputTokens, call.headers);
-    if (isPromiseLike(limiting)) await limiting;
-    const account = new RequestAccount(
-      outputCap,
-      call.tenant,
-      this.budget,
-      this.limiter,
-      inputTokens,
-      outputTokens,
-      route.deadlineMs + HOLD_MARGIN_MS,
-      this.limiter.limitsTokens(call.tenant) ? inputTokens + outputTokens : 0,
-    );
+    const worstCase = inputTokens + outputTokens;
+    const admitting = this.limiter.admit(call.tenant, worstCase, call.headers);
+    const took = isPromiseLike(admitting) ? await admitting : admitting;
+    // What this client took from the tokens-per-minute bucket: handed over to the run it starts,
+    // given back when it joins one (or is replayed), since it then uses nothing of its own.
+    const claim: TokenClaim = { tokens: took && this.limiter.limitsTokens(call.tenant) ? worstCase : 0 };
+    const run: RunPlan = { call, route, request, outputCap, inputTokens, outputTokens, claim, progress, startedAt };
     try {
-      const deliver = call.sink
-        ? this.delivery.for(call, route, account, progress, startedAt, key === undefined ? 'bypass' : 'miss')
-        : undefined;
-      // Only requests the cache may answer are joined: the same key is the same answer. A joined
-      // run stops only once every client waiting for it has left. A stream is its client's own.
-      const execute = async (abort: LazyAbortController): Promise<ChatAnswer> => {
-        const served =
-          key === undefined || !store || deliver
-            ? await this.admitAndServe(call, abort, route, request, account, progress, deliver)
-            : await this.inFlight.run(
-                key,
-                (signal) => this.admitAndServe(call, abortOn(signal), route, request, account, progress),
-                { signal: abort.signal },
-              );
-        const joined = served.progress !== progress;
-        if (!joined && key !== undefined && store && isCacheable(served.completion, request)) {
-          this.keep(key, served.completion);
-        }
-        return {
-          completion: served.completion,
-          servedBy: served.target.label,
-          attempts: progress.attempts,
-          cache: 'miss',
-          costUsd: joined ? 0 : microsToUsd(account.costMicros),
-          replayed: false,
-          hedged: served.hedged,
-          streamed: deliver !== undefined,
-        };
-      };
-      if (call.idempotencyKey === undefined) return await execute(call.abort);
-      return await this.once(call, route, call.idempotencyKey, request, progress, execute);
+      if (call.idempotencyKey === undefined) return await this.execute(run, key, store, call.abort);
+      return await this.once(run, call.idempotencyKey, (abort) => this.execute(run, key, store, abort));
     } finally {
+      if (claim.tokens > 0) {
+        const givingBack = this.limiter.settleTokens(call.tenant, claim.tokens, 0);
+        if (givingBack) await givingBack;
+      }
+    }
+  }
+
+  /**
+   * Runs the route for one client, or joins the run of an identical request in flight: only a
+   * request the cache may answer is joined (the same key is the same answer), on the same pool (a
+   * contained tenant's request never rides a run on the normal pool), and never a stream (its
+   * client's own). A joined run stops only once every client waiting for it has left.
+   */
+  private async execute(
+    plan: RunPlan,
+    key: string | undefined,
+    store: boolean,
+    abort: LazyAbortController,
+  ): Promise<ChatAnswer> {
+    const { call, progress } = plan;
+    const cacheKey = key !== undefined && store ? key : undefined;
+    let led = false;
+    const start = (runAbort: LazyAbortController) => {
+      led = true;
+      return this.run(plan, runAbort, cacheKey, key === undefined ? 'bypass' : 'miss');
+    };
+    const served =
+      cacheKey === undefined || call.sink
+        ? await start(abort)
+        : await this.inFlight.run(`${call.pool}:${cacheKey}`, (signal) => start(abortOn(signal)), {
+            signal: abort.signal,
+          });
+    return {
+      completion: served.completion,
+      servedBy: served.target.label,
+      // A client that joined made no attempt and pays nothing: the run's first client did.
+      attempts: progress.attempts,
+      cache: 'miss',
+      costUsd: led ? microsToUsd(served.costMicros) : 0,
+      replayed: false,
+      hedged: served.hedged,
+      streamed: call.sink !== undefined,
+    };
+  }
+
+  /**
+   * One provider run: the route's lane, then its targets. The run owns its money, its tokens and
+   * its progress, and settles and reports them when it ends, whoever still waits for it: a
+   * joined run goes on after its first client left, and its usage, attempts and tokens count all
+   * the same. Its answer is cached when it may be.
+   */
+  private async run(
+    plan: RunPlan,
+    abort: LazyAbortController,
+    cacheKey: string | undefined,
+    cache: ChatAnswer['cache'],
+  ): Promise<RunResult> {
+    const { call, route, request, progress, claim } = plan;
+    const account = new RequestAccount({
+      tenant: call.tenant,
+      budget: this.budget,
+      limiter: this.limiter,
+      clock: this.clock,
+      outputCap: plan.outputCap,
+      inputTokens: plan.inputTokens,
+      outputTokens: plan.outputTokens,
+      holdMs: leaseLifetimeMs(0, route.deadlineMs),
+      tokensTakenAtAdmission: claim.tokens,
+    });
+    claim.tokens = 0;
+    const deliver = call.sink ? this.delivery.for(call, route, account, progress, plan.startedAt, cache) : undefined;
+    let served: Served | undefined;
+    try {
+      served = await this.admitAndServe(call, abort, route, request, account, progress, deliver);
+      if (cacheKey !== undefined && isCacheable(served.completion, request)) this.keep(cacheKey, served.completion);
+      return { ...served, costMicros: account.costMicros };
+    } finally {
+      this.reportRun(route, progress, served);
       const settling = account.settleTokens();
       if (settling) await settling;
     }
@@ -269,18 +298,17 @@ export class ChatCompletions {
    * (only shutdown stops it), so that the client's retry gets its answer instead of paying for
    * a second one; a request with the same key while it runs joins it, and one after it is
    * answered the same (`replayed`) for the retention window. The same key with another request
-   * is `idempotency_conflict`.
+   * is `idempotency_conflict`. The claim lasts the lane's queue wait and the route's deadline,
+   * and is renewed for as long as the run goes on (a stream outlives any deadline).
    */
   private async once(
-    call: ChatCall,
-    route: LlmRoute,
+    plan: RunPlan,
     idempotencyKey: string,
-    request: ChatRequest,
-    progress: FailoverProgress,
     execute: (abort: LazyAbortController) => Promise<ChatAnswer>,
   ): Promise<ChatAnswer> {
+    const { call, route, request, progress } = plan;
     const scoped = scopedIdempotencyKey(call.tenant, `llm.${route.name}`, idempotencyKey);
-    const leaseMs = route.deadlineMs + HOLD_MARGIN_MS;
+    const leaseMs = leaseLifetimeMs(this.lanes.get(route.lane)!.queueTtlMs, route.deadlineMs);
     const decision = await this.idempotency.begin(scoped, request, leaseMs, call.abort);
     if (decision.kind !== 'lead') {
       const outcome = decision.kind === 'join' ? await untilAborted(decision.outcome, call.abort) : decision.outcome;
@@ -309,7 +337,7 @@ export class ChatCompletions {
     account: RequestAccount,
     progress: FailoverProgress,
     deliver?: FailoverCall['deliver'],
-  ): Promise<Served & { progress: FailoverProgress }> {
+  ): Promise<Served> {
     const lane = this.lanes.get(route.lane)!;
     const run = lane.run(
       () =>
@@ -326,7 +354,7 @@ export class ChatCompletions {
       { tenant: call.tenant, abort },
     );
     if (typeof run === 'string') return Promise.reject(laneRejectionError(lane, run));
-    return run.then((served) => ({ ...served, progress }));
+    return run;
   }
 
   /** A cached answer, or null; a cache that fails is a miss, never a failed request. */
@@ -348,29 +376,32 @@ export class ChatCompletions {
     }
   }
 
+  /** What the providers were asked and answered in one run: once per run, when it ends. */
+  private reportRun(route: LlmRoute, progress: FailoverProgress, served: Served | undefined): void {
+    for (const { target, outcome } of progress.tried) {
+      this.llmOutcomes.attempt({ route: route.name, target: target.label, outcome });
+    }
+    const usage = served?.completion.usage;
+    this.llmOutcomes.run({
+      route: route.name,
+      target: served?.target.label ?? progress.tried.at(-1)?.target.label ?? '',
+      failovers: progress.failovers,
+      hedges: progress.hedges,
+      promptTokens: usage?.prompt_tokens ?? 0,
+      completionTokens: usage?.completion_tokens ?? 0,
+    });
+  }
+
+  /** How the request ended for its client: once per client, as it gets its answer or leaves. */
   private record(
     call: ChatCall,
     route: LlmRoute,
     startedAt: number,
     progress: FailoverProgress,
     cache: ChatAnswer['cache'],
-    answer: ChatAnswer | undefined,
     failure: ResilienceError | undefined,
   ): void {
-    for (const { target, outcome } of progress.tried) {
-      this.llmOutcomes.attempt({ route: route.name, target: target.label, outcome });
-    }
-    const usage = answer && answer.attempts > 0 && !answer.replayed ? answer.completion.usage : undefined;
-    this.llmOutcomes.request({
-      route: route.name,
-      target: answer ? (answer.attempts === 0 ? '' : answer.servedBy) : (progress.tried.at(-1)?.target.label ?? ''),
-      outcome: failure ? failure.kind : 'ok',
-      cache,
-      failovers: progress.failovers,
-      hedges: progress.hedges,
-      promptTokens: usage?.prompt_tokens ?? 0,
-      completionTokens: usage?.completion_tokens ?? 0,
-    });
+    this.llmOutcomes.request({ route: route.name, outcome: failure ? failure.kind : 'ok', cache });
     this.outcomes.finish({
       callId: call.callId,
       toolId: `llm.${route.name}`,

@@ -1,16 +1,26 @@
 import { Injectable } from '@nestjs/common';
 
-/** How one LLM request ended, for metrics. */
+/** How one LLM request ended for its client, for metrics. */
 export interface LlmRequestOutcome {
   route: string;
-  /** `provider/model` that served, or the last one tried; '' when none was (a cache hit, a refusal). */
-  target: string;
   /** `ok`, or the error kind the client got. */
   outcome: string;
   cache: 'hit' | 'semantic' | 'miss' | 'bypass';
+}
+
+/**
+ * How one run of a route's targets ended, for metrics: what the providers were asked and
+ * answered. One per run, however many clients waited for it (identical requests joined into
+ * one) and whether or not they were still there when it ended.
+ */
+export interface LlmRunOutcome {
+  route: string;
+  /** `provider/model` that served, or the last one tried; '' when none was. */
+  target: string;
   failovers: number;
-  /** Each hedge the request started, and how it ended. */
+  /** Each hedge the run started, and how it ended. */
   hedges: ReadonlyArray<'won' | 'lost'>;
+  /** The served answer's usage; 0 when none was served. */
   promptTokens: number;
   completionTokens: number;
 }
@@ -40,11 +50,16 @@ type Listener<T> = (outcome: T) => void;
 @Injectable()
 export class LlmOutcomes {
   private requestListeners: Array<Listener<LlmRequestOutcome>> = [];
+  private runListeners: Array<Listener<LlmRunOutcome>> = [];
   private attemptListeners: Array<Listener<LlmAttemptOutcome>> = [];
   private firstTokenListeners: Array<Listener<LlmFirstToken>> = [];
 
   request(outcome: LlmRequestOutcome): void {
     for (const listener of this.requestListeners) listener(outcome);
+  }
+
+  run(outcome: LlmRunOutcome): void {
+    for (const listener of this.runListeners) listener(outcome);
   }
 
   attempt(outcome: LlmAttemptOutcome): void {
@@ -66,6 +81,13 @@ export class LlmOutcomes {
     this.requestListeners.push(listener);
     return () => {
       this.requestListeners = this.requestListeners.filter((item) => item !== listener);
+    };
+  }
+
+  onRun(listener: Listener<LlmRunOutcome>): () => void {
+    this.runListeners.push(listener);
+    return () => {
+      this.runListeners = this.runListeners.filter((item) => item !== listener);
     };
   }
 

@@ -63,8 +63,8 @@ export class LlmMetricsCollector implements OnModuleInit, OnModuleDestroy {
     this.disposers = [
       outcomes.onFirstToken(({ route, target, seconds }) => firstToken.observe({ route, target }, seconds)),
       outcomes.onAttempt(({ route, target, outcome }) => requests.inc({ route, target, outcome })),
-      outcomes.onRequest((outcome) => {
-        cache.inc({ route: outcome.route, result: outcome.cache });
+      outcomes.onRequest((outcome) => cache.inc({ route: outcome.route, result: outcome.cache })),
+      outcomes.onRun((outcome) => {
         if (outcome.failovers > 0) failovers.inc({ route: outcome.route }, outcome.failovers);
         for (const result of outcome.hedges) hedges.inc({ route: outcome.route, result });
         if (outcome.promptTokens > 0 || outcome.completionTokens > 0) {

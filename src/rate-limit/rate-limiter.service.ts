@@ -107,26 +107,26 @@ export class RateLimiter {
   /**
    * Takes `tokens` more from the tenant's tokens-per-minute bucket for a call already admitted
    * (another attempt of an LLM request), or refuses it like {@link admit}, taking nothing.
-   * Undefined when decided at once, or when the tenant has no tokens-per-minute limit.
+   * Answers whether it took them, as {@link admit} does: false for a tenant without a
+   * tokens-per-minute limit, in shadow mode when the bucket would have refused, and when the
+   * store failed open; at once when decided at once.
    */
-  takeTokens(tenant: string, tokens: number): Promise<void> | undefined {
+  takeTokens(tenant: string, tokens: number): Awaitable<boolean> {
     const tpm = this.tpmOf(tenant);
-    if (!tpm || !(tokens > 0)) return undefined;
+    if (!tpm || !(tokens > 0)) return false;
     let decided: Awaitable<RateLimitDecision>;
     try {
       decided = this.store.take(tenant, tpm.rules, [tokens]);
     } catch (error) {
-      this.storeFailed(error);
-      return undefined;
+      return this.storeFailed(error);
     }
     if (isPromiseLike(decided)) {
       return Promise.resolve(decided).then(
-        (decision) => void this.apply(tenant, tpm, tokens, decision, undefined),
-        (error: unknown) => void this.storeFailed(error),
+        (decision) => this.apply(tenant, tpm, tokens, decision, undefined),
+        (error: unknown) => this.storeFailed(error),
       );
     }
-    this.apply(tenant, tpm, tokens, decided, undefined);
-    return undefined;
+    return this.apply(tenant, tpm, tokens, decided, undefined);
   }
 
   /**

@@ -89,16 +89,17 @@ function serve(subject: LlmRoute, options: { deliver?: FailoverCall['deliver']; 
   const abort = options.abort ?? new LazyAbortController();
   const progress: FailoverProgress = { attempts: 0, failovers: 0, tried: [], hedges: [] };
   expect(typeof limiter.admit('acme', WORST_TOKENS)).toBe('boolean'); // decided at once
-  const account = new RequestAccount(
-    OUTPUT_CAP,
-    'acme',
-    gate,
+  const account = new RequestAccount({
+    tenant: 'acme',
+    budget: gate,
     limiter,
-    INPUT_TOKENS,
-    OUTPUT_CAP,
-    120_000,
-    WORST_TOKENS,
-  );
+    clock,
+    outputCap: OUTPUT_CAP,
+    inputTokens: INPUT_TOKENS,
+    outputTokens: OUTPUT_CAP,
+    holdMs: 120_000,
+    tokensTakenAtAdmission: WORST_TOKENS,
+  });
   const promise = serveWithFailover(clock, seededRandom(SEED), {
     route: subject,
     request: REQUEST,
@@ -491,7 +492,8 @@ describe('serveWithFailover: streaming', () => {
 
     await clock.advanceAsync(1);
     expect(first.provider.calls[0].signal.reason).toMatchObject({ kind: 'timeout' });
-    expect(first.provider.calls[0].timeoutMs).toBe(1_000);
+    // Its requests are only told not to give up between chunks before the route's idle timeout (30 s).
+    expect(first.provider.calls[0].timeoutMs).toBe(30_000);
 
     await clock.advanceAsync(1_000);
     expect(first.provider.calls).toHaveLength(2);

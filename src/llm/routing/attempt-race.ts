@@ -60,8 +60,6 @@ export type RaceResult =
       ok: false;
       /** The first attempt's failure, which decides what the loop does next. */
       error: ResilienceError;
-      /** It failed after its commit point: the client has part of the answer, nothing may be tried again. */
-      committed: boolean;
     };
 
 /** The outcome `hedge_lost` attempts get: cancelled because another of the same request answered first. */
@@ -122,7 +120,7 @@ export class AttemptRace {
       if (ended.error === undefined) return { ok: true, served: await this.win(ended, running) };
       await this.failed(ended, ended.error);
       if (ended.hedgeIndex === undefined) first ??= ended.error;
-      if (running.length === 0) return { ok: false, error: first ?? ended.error, committed: false };
+      if (running.length === 0) return { ok: false, error: first ?? ended.error };
     }
     /* c8 ignore next */
     throw new ResilienceError('internal', 'no attempt ran');
@@ -144,6 +142,7 @@ export class AttemptRace {
         pool: call.pool,
         call: call.abort,
         timeoutMs,
+        idleTimeoutMs: call.deliver ? call.route.idleTimeoutMs : undefined,
       };
       started = call.deliver ? startStreamAttempt(clock, target, setup) : startProviderAttempt(clock, target, setup);
       this.pending.push(started.settled);
@@ -151,6 +150,9 @@ export class AttemptRace {
       return call.deliver ? started.outcome.then(() => watched.promise) : started.outcome;
     }, call.tenant);
     // opossum runs the action before `fire` returns: `started` is set by now, unless refused.
+    // A hold the budget store cannot keep stops the attempt: its spending is no longer covered.
+    const stoppable = started;
+    if (stoppable) hold.stopIfLost((reason) => stoppable.stop(reason));
     // Its `answer` is set below: it settles with the object itself.
     const running = {
       target,
@@ -223,11 +225,11 @@ export class AttemptRace {
         const { value, error } = await other.answer;
         // Each is charged what it cost: an answer that came as well, its usage; a stream cut at
         // its commit, what arrived; one cancelled before it answered, as a stopped attempt.
-        if (value === undefined) await account.failed(other.hold, error ?? lost);
+        if (value === undefined) await account.failed(other.hold, error ?? lost, other.started?.promptSent ?? false);
         else if (this.call.deliver) {
           const { assembly } = (value as CommittedStream).stream;
-          await account.succeeded(other.hold, assembly.usage(account.inputTokens));
-        } else await account.succeeded(other.hold, (value as ChatCompletion).usage);
+          await account.charge(other.hold, assembly.usage(account.inputTokens));
+        } else await account.charge(other.hold, (value as ChatCompletion).usage);
         progress.tried.push({ target: other.target, outcome: HEDGE_LOST });
         other.finish(lost);
       }),
@@ -244,7 +246,7 @@ export class AttemptRace {
     const { target, hold } = winner;
     if (!deliver) {
       const completion = winner.value as ChatCompletion;
-      await account.succeeded(hold, completion.usage);
+      await account.charge(hold, completion.usage);
       progress.tried.push({ target, outcome: 'ok' });
       return { completion, target, hedged: winner.hedgeIndex !== undefined };
     }
@@ -257,12 +259,12 @@ export class AttemptRace {
       // Nobody reads the rest: its request is cancelled now, so the stream settles and the slot frees.
       committed.stream.stop(failure);
       // What was streamed is charged: the usage if the provider said it, else what was counted.
-      await account.succeeded(hold, assembly.usage(account.inputTokens));
+      await account.charge(hold, assembly.usage(account.inputTokens));
       progress.tried.push({ target, outcome: failure.kind });
       winner.finish(failure);
       throw new CommittedFailure(failure);
     }
-    await account.succeeded(hold, assembly.usage(account.inputTokens));
+    await account.charge(hold, assembly.usage(account.inputTokens));
     progress.tried.push({ target, outcome: 'ok' });
     winner.finish();
     return { completion: assembly.completion(account.inputTokens), target, hedged: winner.hedgeIndex !== undefined };
@@ -271,7 +273,7 @@ export class AttemptRace {
   /** Settles a failed attempt: its hold charged as the failure says, a 429/529 noted against hedges. */
   private async failed(attempt: Running, failure: ResilienceError): Promise<void> {
     const { account, progress } = this.call;
-    await account.failed(attempt.hold, failure);
+    await account.failed(attempt.hold, failure, attempt.started?.promptSent ?? false);
     progress.tried.push({ target: attempt.target, outcome: failure.kind });
     if (isProviderFailure(failure) && (failure.code === 'rate_limited' || failure.code === 'overloaded')) {
       attempt.target.health.throttled(this.clock, failure.retryAfterMs);

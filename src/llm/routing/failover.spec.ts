@@ -94,7 +94,17 @@ function route(targets: TestTarget[], options: TestRouteOptions = {}): LlmRoute 
 function account(tenant: string): RequestAccount {
   expect(typeof limiter.admit(tenant, WORST_TOKENS)).toBe('boolean'); // decided at once
   const taken = limiter.limitsTokens(tenant) ? WORST_TOKENS : 0;
-  return new RequestAccount(OUTPUT_CAP, tenant, gate, limiter, INPUT_TOKENS, OUTPUT_CAP, 120_000, taken);
+  return new RequestAccount({
+    tenant,
+    budget: gate,
+    limiter,
+    clock,
+    outputCap: OUTPUT_CAP,
+    inputTokens: INPUT_TOKENS,
+    outputTokens: OUTPUT_CAP,
+    holdMs: 120_000,
+    tokensTakenAtAdmission: taken,
+  });
 }
 
 /** Starts one request through the route; its outcome is tracked, never left unhandled. */

@@ -1,6 +1,6 @@
 import { type Clock, isResilienceError, LazyAbortController, ResilienceError } from '../../common';
-import type { HttpPool } from '../../containment';
-import { AttemptHttp, stopReason } from '../../dispatch';
+import type { HttpPool, HttpResponse, HttpStreamResponse } from '../../containment';
+import { AttemptHttp, stopReason, type ToolHttp, type ToolHttpOptions } from '../../dispatch';
 import type { ChatChunk, ChatCompletion, ChatRequest } from '../chat.types';
 import type { ProviderAttempt } from '../providers/llm-provider';
 import { ProviderStream } from '../streaming/provider-stream';
@@ -24,6 +24,12 @@ export interface StartedProviderAttempt<T> {
   settled: Promise<void>;
   /** Cancels the provider's request now (a hedge that lost); `outcome`, if still pending, fails with `reason`. */
   stop(reason: ResilienceError): void;
+  /**
+   * Whether the prompt may have reached the provider: false only while the attempt's request
+   * still waits for a permit of the pool and none went out before (so an attempt stopped there
+   * cost nothing). A provider that sends nothing through the pool (the fake) counts as sent.
+   */
+  readonly promptSent: boolean;
 }
 
 /** What starting an attempt needs besides the target. */
@@ -35,6 +41,11 @@ export interface AttemptSetup {
   call: LazyAbortController;
   /** How long the answer may take: a completion whole, a stream up to its first content. */
   timeoutMs: number;
+  /**
+   * Streams: the longest wait between two chunks after the first content. The route's own idle
+   * timeout enforces it on the clock; the provider's requests are only told not to give up sooner.
+   */
+  idleTimeoutMs?: number;
 }
 
 /**
@@ -90,6 +101,9 @@ export function startStreamAttempt(
       started.stop(reason);
       stream?.stop(reason);
     },
+    get promptSent() {
+      return started.promptSent;
+    },
   };
 }
 
@@ -101,9 +115,15 @@ function start<T>(
 ): StartedProviderAttempt<T> {
   const { call, timeoutMs } = setup;
   if (call.aborted) {
-    return { outcome: Promise.reject(stopReason(call.reason)), settled: Promise.resolve(), stop: noop };
+    return {
+      outcome: Promise.reject(stopReason(call.reason)),
+      settled: Promise.resolve(),
+      stop: noop,
+      promptSent: false,
+    };
   }
   const abort = new LazyAbortController();
+  const http = new PromptHttp(new AttemptHttp(setup.pool, abort));
   let answered: Promise<T>;
   try {
     answered = answer(
@@ -111,12 +131,13 @@ function start<T>(
         target: target.target,
         request: setup.request,
         maxOutputTokens: setup.maxOutputTokens,
-        http: new AttemptHttp(setup.pool, abort),
+        http,
         // Made only if the provider asks: an AbortSignal costs more than the rest of the attempt's set-up.
         get signal() {
           return abort.signal;
         },
-        timeoutMs,
+        // A stream's requests must not give up between chunks sooner than the route's idle timeout.
+        timeoutMs: Math.max(timeoutMs, setup.idleTimeoutMs ?? 0),
       },
       abort,
     );
@@ -162,7 +183,42 @@ function start<T>(
       },
     );
   });
-  return { outcome, settled, stop: (reason) => stop(reason) };
+  return {
+    outcome,
+    settled,
+    stop: (reason) => stop(reason),
+    get promptSent() {
+      return http.promptSent;
+    },
+  };
+}
+
+/**
+ * An attempt's HTTP, noting whether a request went out: one that waits for a pool permit has
+ * sent nothing yet, and an attempt stopped there owes nothing for its prompt.
+ */
+class PromptHttp implements ToolHttp {
+  private waiting = false;
+  private sent = false;
+  private readonly markSent = () => {
+    this.sent = true;
+  };
+
+  constructor(private readonly http: ToolHttp) {}
+
+  get promptSent(): boolean {
+    return this.sent || !this.waiting;
+  }
+
+  request(url: string, options: ToolHttpOptions): Promise<HttpResponse> {
+    this.waiting = true;
+    return this.http.request(url, { ...options, onSend: this.markSent });
+  }
+
+  stream(url: string, options: Omit<ToolHttpOptions, 'signal' | 'maxResponseBytes'>): Promise<HttpStreamResponse> {
+    this.waiting = true;
+    return this.http.stream(url, { ...options, onSend: this.markSent });
+  }
 }
 
 function noop(): void {}

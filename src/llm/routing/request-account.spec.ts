@@ -54,7 +54,17 @@ function admitted(tenant = 'acme'): RequestAccount {
   const admitting = limiter.admit(tenant, WORST_TOKENS);
   expect(typeof admitting).toBe('boolean'); // decided at once
   const taken = limiter.limitsTokens(tenant) ? WORST_TOKENS : 0;
-  return new RequestAccount(OUTPUT_TOKENS, tenant, gate, limiter, INPUT_TOKENS, OUTPUT_TOKENS, 60_000, taken);
+  return new RequestAccount({
+    tenant,
+    budget: gate,
+    limiter,
+    clock,
+    outputCap: OUTPUT_TOKENS,
+    inputTokens: INPUT_TOKENS,
+    outputTokens: OUTPUT_TOKENS,
+    holdMs: 60_000,
+    tokensTakenAtAdmission: taken,
+  });
 }
 
 function usage(prompt: number, completion: number, cached = 0): ChatUsage {
@@ -95,7 +105,7 @@ describe('RequestAccount', () => {
     const account = admitted();
     const hold = await account.hold(target(SMALL));
 
-    await account.succeeded(hold, usage(800, 100));
+    await account.charge(hold, usage(800, 100));
 
     // 800 × $2 + 100 × $8 per million tokens.
     await expectBudget('acme', 2_400, 0);
@@ -107,7 +117,7 @@ describe('RequestAccount', () => {
     const account = admitted();
     const hold = await account.hold(target(SMALL));
 
-    await account.succeeded(hold, usage(800, 100, 600));
+    await account.charge(hold, usage(800, 100, 600));
 
     // 200 × $2 + 600 × $0.50 + 100 × $8 per million tokens.
     await expectBudget('acme', 1_500, 0);
@@ -123,7 +133,7 @@ describe('RequestAccount', () => {
     const account = admitted();
     const hold = await account.hold(target(SMALL));
 
-    await account.failed(hold, failure);
+    await account.failed(hold, failure, true);
 
     await expectBudget('acme', 0, 0);
     expect(account.costMicros).toBe(0);
@@ -137,7 +147,7 @@ describe('RequestAccount', () => {
       const account = admitted();
       const hold = await account.hold(target(SMALL));
 
-      await account.failed(hold, new ResilienceError(kind, 'no answer'));
+      await account.failed(hold, new ResilienceError(kind, 'no answer'), true);
 
       // 1 000 × $2 per million tokens.
       await expectBudget('acme', 2_000, 0);
@@ -149,7 +159,7 @@ describe('RequestAccount', () => {
 
   it('frees the hold of an attempt that was never made, charging nothing and giving its tokens back', async () => {
     const account = admitted();
-    await account.failed(await account.hold(target(SMALL)), new ResilienceError('transient', 'failed'));
+    await account.failed(await account.hold(target(SMALL)), new ResilienceError('transient', 'failed'), true);
     const hold = await account.hold(target(LARGE));
 
     await account.released(hold);
@@ -162,7 +172,7 @@ describe('RequestAccount', () => {
 
   it('holds a later attempt at its own target price', async () => {
     const account = admitted();
-    await account.failed(await account.hold(target(SMALL)), new ResilienceError('transient', 'failed'));
+    await account.failed(await account.hold(target(SMALL)), new ResilienceError('transient', 'failed'), true);
 
     const hold = await account.hold(target(LARGE));
 
@@ -173,12 +183,12 @@ describe('RequestAccount', () => {
   it('takes the worst-case tokens of every attempt after the first, and gives back exactly taken − used', async () => {
     const account = admitted();
     const settle = jest.spyOn(limiter, 'settleTokens');
-    await account.failed(await account.hold(target(SMALL)), new ResilienceError('timeout', 'no answer'));
-    await account.failed(await account.hold(target(SMALL)), new ResilienceError('transient', 'failed'));
+    await account.failed(await account.hold(target(SMALL)), new ResilienceError('timeout', 'no answer'), true);
+    await account.failed(await account.hold(target(SMALL)), new ResilienceError('transient', 'failed'), true);
     const hold = await account.hold(target(LARGE));
     expect(tokensLeft('acme')).toBe(TPM - 3 * WORST_TOKENS);
 
-    await account.succeeded(hold, usage(800, 100));
+    await account.charge(hold, usage(800, 100));
     account.settleTokens();
 
     // Used: the timed-out prompt (1 000) and the answer (900); taken: three worst cases.
@@ -188,7 +198,7 @@ describe('RequestAccount', () => {
 
   it('refuses an attempt over the budget with budget_exceeded, holding nothing', async () => {
     const account = admitted('thrifty');
-    await account.failed(await account.hold(target(SMALL)), new ResilienceError('transient', 'failed'));
+    await account.failed(await account.hold(target(SMALL)), new ResilienceError('transient', 'failed'), true);
 
     await expect(account.hold(target(LARGE))).rejects.toMatchObject({ kind: 'budget_exceeded' });
 
@@ -200,7 +210,7 @@ describe('RequestAccount', () => {
 
   it('refuses a later attempt with rate_limited when the bucket is short, taking and reserving nothing', async () => {
     const account = admitted('tight');
-    await account.failed(await account.hold(target(SMALL)), new ResilienceError('transient', 'failed'));
+    await account.failed(await account.hold(target(SMALL)), new ResilienceError('transient', 'failed'), true);
     const reserve = jest.spyOn(gate, 'reserveMicros');
 
     await expect(account.hold(target(SMALL))).rejects.toMatchObject({ kind: 'rate_limited' });
@@ -216,7 +226,7 @@ describe('RequestAccount', () => {
     const reserve = jest.spyOn(gate, 'reserveMicros');
 
     const hold = await account.hold(target(undefined));
-    await account.succeeded(hold, usage(800, 100));
+    await account.charge(hold, usage(800, 100));
 
     expect(hold.reservation).toBeUndefined();
     expect(reserve).not.toHaveBeenCalled();
@@ -231,7 +241,7 @@ describe('RequestAccount', () => {
     const account = admitted('tight');
 
     const hold = await account.hold(target(SMALL));
-    await account.succeeded(hold, usage(800, 100));
+    await account.charge(hold, usage(800, 100));
 
     expect(hold.reservation).toBeUndefined();
     expect(account.costMicros).toBe(2_400);
@@ -243,8 +253,8 @@ describe('RequestAccount', () => {
     const take = jest.spyOn(rateStore, 'take');
     const adjust = jest.spyOn(rateStore, 'adjust');
 
-    await account.failed(await account.hold(target(SMALL)), new ResilienceError('transient', 'failed'));
-    await account.succeeded(await account.hold(target(SMALL)), usage(800, 100));
+    await account.failed(await account.hold(target(SMALL)), new ResilienceError('transient', 'failed'), true);
+    await account.charge(await account.hold(target(SMALL)), usage(800, 100));
 
     expect(account.settleTokens()).toBeUndefined();
     expect(take).not.toHaveBeenCalled();

@@ -1,50 +1,113 @@
 import { type BudgetGate, type BudgetReservation } from '../../budget';
-import { isPromiseLike, type ResilienceError } from '../../common';
+import { type Clock, isPromiseLike, LeaseKeeper, type LeaseLoss, ResilienceError } from '../../common';
 import type { RateLimiter } from '../../rate-limit';
 import type { ChatUsage } from '../chat.types';
 import { costMicros, type TokenUsage, worstCaseMicros } from '../pricing';
 import type { LlmTarget } from './llm-route';
 
-/** What one attempt holds until it settles. */
-export interface AttemptHold {
-  readonly target: LlmTarget;
-  readonly reservation: BudgetReservation | undefined;
+/** What one request accounts against, and how much it may use per attempt. */
+export interface RequestAccountSettings {
+  tenant: string;
+  budget: BudgetGate;
+  limiter: RateLimiter;
+  clock: Clock;
+  /** The cap on each choice's output that every attempt sends. */
+  outputCap: number;
+  /** Upper bound of the prompt, in tokens. */
+  inputTokens: number;
+  /** Output tokens an attempt may be billed at most: the cap, times the choices asked for. */
+  outputTokens: number;
+  /**
+   * How long an attempt's hold lasts unrenewed (`leaseLifetimeMs`): what the reservation of a
+   * process that died outlives it by. While the process lives, the hold is renewed until the
+   * attempt settles, however long it runs.
+   */
+  holdMs: number;
+  /** Tokens the admission took already for the first attempt (0 when it took none). */
+  tokensTakenAtAdmission: number;
+}
+
+/**
+ * What one attempt holds until it settles: its worst case in the budget, kept (renewed) for as
+ * long as the attempt runs. Settled exactly once, by the account.
+ */
+export class AttemptHold {
+  private keeper: LeaseKeeper | undefined;
+  private lost: ResilienceError | undefined;
+  private stopAttempt: ((reason: ResilienceError) => void) | undefined;
+  /** Set once the account charged or released it. */
+  settled = false;
+
+  constructor(
+    readonly target: LlmTarget,
+    readonly reservation: BudgetReservation | undefined,
+  ) {}
+
+  /**
+   * Stops the attempt this hold pays for if the hold cannot be kept (the budget store lost it,
+   * or could not be reached for most of its lifetime): spending on money no longer held would
+   * let concurrent requests pass the cap. At once if it was lost already.
+   */
+  stopIfLost(stop: (reason: ResilienceError) => void): void {
+    if (this.lost) stop(this.lost);
+    else this.stopAttempt = stop;
+  }
+
+  /** Renews the reservation until {@link release} (called by the account as it settles). */
+  keep(clock: Clock, budget: BudgetGate, holdMs: number): void {
+    const reservation = this.reservation;
+    if (!reservation) return;
+    this.keeper = new LeaseKeeper(
+      clock,
+      holdMs,
+      (ttlMs) => budget.renew(reservation, ttlMs),
+      (loss) => this.lose(loss),
+    );
+  }
+
+  /** Ends the renewals: the hold is being settled. */
+  release(): void {
+    this.settled = true;
+    this.keeper?.stop();
+    this.stopAttempt = undefined;
+  }
+
+  private lose(loss: LeaseLoss): void {
+    const why = loss === 'gone' ? 'the budget store no longer holds it' : 'the budget store could not be reached';
+    this.lost = new ResilienceError('unavailable', `this request's budget hold could not be kept: ${why}`);
+    this.stopAttempt?.(this.lost);
+  }
 }
 
 /**
  * The money and tokens of one LLM request, attempt by attempt. Before an attempt its worst case
  * is held: the budget at that target's price (input estimate + output cap) and, from the second
  * attempt on, as many tokens again from the tokens-per-minute bucket (the first attempt's were
- * taken when the request was admitted). After it, the real usage is charged and the rest freed,
- * so no number of concurrent requests, retries or failovers can spend past a cap. An attempt
- * that cannot be held is not made.
+ * taken when the request was admitted). The hold is kept, renewed, for as long as the attempt
+ * runs (a stream flows past any deadline). After it, the real usage is charged and the rest
+ * freed, so no number of concurrent requests, retries or failovers can spend past a cap. An
+ * attempt that cannot be held is not made, and one whose hold is lost is stopped.
  *
- * What a failed attempt costs: one that timed out or was stopped had sent its prompt, which a
- * provider bills, so it is charged the input estimate; one the provider refused or failed
- * answers nothing billable and costs nothing.
+ * What a failed attempt costs: one that timed out or was stopped after its prompt went out had
+ * sent it, which a provider bills, so it is charged the input estimate; one the provider refused
+ * or failed, or that never left the pool's queue, answers nothing billable and costs nothing.
  */
 export class RequestAccount {
+  readonly outputCap: number;
+  readonly inputTokens: number;
+  readonly outputTokens: number;
+  private readonly settings: RequestAccountSettings;
   private tokensTaken: number;
   private tokensUsed = 0;
   private spentMicros = 0;
   private attempts = 0;
 
-  constructor(
-    /** The cap on each choice's output that every attempt sends. */
-    readonly outputCap: number,
-    private readonly tenant: string,
-    private readonly budget: BudgetGate,
-    private readonly limiter: RateLimiter,
-    /** Upper bound of the prompt, in tokens. */
-    readonly inputTokens: number,
-    /** Output tokens an attempt may be billed at most: the cap, times the choices asked for. */
-    readonly outputTokens: number,
-    /** How long a reservation may outlive its request if this process dies. */
-    private readonly holdMs: number,
-    /** Tokens the admission took already for the first attempt. */
-    tokensTakenAtAdmission: number,
-  ) {
-    this.tokensTaken = tokensTakenAtAdmission;
+  constructor(settings: RequestAccountSettings) {
+    this.settings = settings;
+    this.outputCap = settings.outputCap;
+    this.inputTokens = settings.inputTokens;
+    this.outputTokens = settings.outputTokens;
+    this.tokensTaken = settings.tokensTakenAtAdmission;
   }
 
   /** The tokens one attempt may use at most. */
@@ -59,28 +122,31 @@ export class RequestAccount {
 
   /** Holds an attempt's worst case, or refuses it (`budget_exceeded`, `rate_limited`). */
   async hold(target: LlmTarget): Promise<AttemptHold> {
+    const { tenant, limiter, budget, clock, holdMs } = this.settings;
     this.attempts++;
     if (this.attempts > 1) {
-      const taking = this.limiter.takeTokens(this.tenant, this.worstCaseTokens);
-      if (taking) await taking;
-      if (this.limiter.limitsTokens(this.tenant)) this.tokensTaken += this.worstCaseTokens;
+      const taking = limiter.takeTokens(tenant, this.worstCaseTokens);
+      // Only what was really taken is given back later: shadow mode and a store that failed open take nothing.
+      if (isPromiseLike(taking) ? await taking : taking) this.tokensTaken += this.worstCaseTokens;
     }
     let reservation: BudgetReservation | undefined;
     if (target.price) {
-      const reserving = this.budget.reserveMicros(
-        this.tenant,
+      const reserving = budget.reserveMicros(
+        tenant,
         worstCaseMicros(target.price, this.inputTokens, this.outputTokens),
-        this.holdMs,
+        holdMs,
       );
       if (reserving) reservation = isPromiseLike(reserving) ? await reserving : reserving;
     }
-    return { target, reservation };
+    const hold = new AttemptHold(target, reservation);
+    hold.keep(clock, budget, holdMs);
+    return hold;
   }
 
-  /** Charges an attempt that answered with `usage`. */
-  succeeded(hold: AttemptHold, usage: ChatUsage): Promise<void> | undefined {
+  /** Charges an attempt that answered with `usage` (a stream: what it streamed, cut or whole). */
+  charge(hold: AttemptHold, usage: ChatUsage): Promise<void> | undefined {
     this.tokensUsed += usage.prompt_tokens + usage.completion_tokens;
-    return this.charge(hold, tokenUsage(usage));
+    return this.settle(hold, tokenUsage(usage));
   }
 
   /** What `usage` costs at `target`'s price, in micro-dollars, without charging it. */
@@ -88,27 +154,32 @@ export class RequestAccount {
     return target.price ? costMicros(target.price, tokenUsage(usage)) : 0;
   }
 
-  /** Charges an attempt that failed: its prompt if it was sent and not refused, else nothing. */
-  failed(hold: AttemptHold, failure: ResilienceError): Promise<void> | undefined {
-    const promptSent = failure.kind === 'timeout' || failure.kind === 'stopped';
-    if (promptSent) this.tokensUsed += this.inputTokens;
-    return this.charge(hold, { inputTokens: promptSent ? this.inputTokens : 0, outputTokens: 0 });
+  /**
+   * Charges an attempt that failed: its prompt if it went out (`promptSent`: its request left
+   * the pool's queue) and the failure says the provider kept it (a timeout, a stop), else nothing.
+   */
+  failed(hold: AttemptHold, failure: ResilienceError, promptSent: boolean): Promise<void> | undefined {
+    const billed = promptSent && (failure.kind === 'timeout' || failure.kind === 'stopped');
+    if (billed) this.tokensUsed += this.inputTokens;
+    return this.settle(hold, { inputTokens: billed ? this.inputTokens : 0, outputTokens: 0 });
   }
 
   /** Frees the hold of an attempt that was never made: it cost nothing. */
   released(hold: AttemptHold): Promise<void> | undefined {
-    return this.charge(hold, { inputTokens: 0, outputTokens: 0 });
+    return this.settle(hold, { inputTokens: 0, outputTokens: 0 });
   }
 
   /** Gives back the tokens taken ahead and not used; call once, when the request is over. */
   settleTokens(): Promise<void> | undefined {
-    return this.limiter.settleTokens(this.tenant, this.tokensTaken, this.tokensUsed);
+    return this.settings.limiter.settleTokens(this.settings.tenant, this.tokensTaken, this.tokensUsed);
   }
 
-  private charge(hold: AttemptHold, usage: TokenUsage): Promise<void> | undefined {
+  private settle(hold: AttemptHold, usage: TokenUsage): Promise<void> | undefined {
+    if (hold.settled) throw new Error('an attempt hold was settled twice');
+    hold.release();
     const micros = hold.target.price ? costMicros(hold.target.price, usage) : 0;
     this.spentMicros += micros;
-    return hold.reservation ? this.budget.settleMicros(hold.reservation, micros) : undefined;
+    return hold.reservation ? this.settings.budget.settleMicros(hold.reservation, micros) : undefined;
   }
 }
 

@@ -1,5 +1,5 @@
 import { type Clock, ResilienceError } from '../../common';
-import type { ChatAnswer, ChatCall } from '../chat-completions.service';
+import type { ChatAnswer, ChatCall } from '../chat-call';
 import type { ChatChunk, ChatRequest } from '../chat.types';
 import type { LlmOutcomes } from '../llm-outcomes';
 import type { FailoverCall, FailoverProgress } from '../routing/failover';

@@ -1,0 +1,42 @@
+import type { LazyAbortController } from '../common';
+import type { PoolName } from '../containment';
+import type { HeaderSink } from '../rate-limit';
+import type { ChatCompletion, ChatRequest } from './chat.types';
+import type { ChatStreamSink } from './streaming/chat-stream-sink';
+
+/** One validated chat request, with its caller, ready for the route. */
+export interface ChatCall {
+  request: ChatRequest;
+  callId: string;
+  tenant: string;
+  /** The HTTP pool the containment snapshot gave this call. */
+  pool: PoolName;
+  abort: LazyAbortController;
+  /** The request's `Cache-Control`. */
+  cacheControl?: string;
+  /** Where the RateLimit headers go. */
+  headers?: HeaderSink;
+  /** The caller's `Idempotency-Key`, validated. */
+  idempotencyKey?: string;
+  /** A streamed request (`stream: true`): where its answer goes from the commit point on. */
+  sink?: ChatStreamSink;
+}
+
+/** What the client gets: the completion and who served it, how. */
+export interface ChatAnswer {
+  completion: ChatCompletion;
+  /** `provider/model`, or `cache`. */
+  servedBy: string;
+  attempts: number;
+  /** `hit`: the exact cache; `semantic`: the answer of a similar question. */
+  cache: 'hit' | 'semantic' | 'miss' | 'bypass';
+  /** A semantic hit: how similar its question was to this one (cosine, 0..1). */
+  similarity?: number;
+  costUsd: number;
+  /** The answer of an earlier request with the same `Idempotency-Key`. */
+  replayed: boolean;
+  /** The answer came from a hedge. */
+  hedged: boolean;
+  /** Streamed: it already went to the client through the sink, as the provider streamed it. */
+  streamed: boolean;
+}
