@@ -53,8 +53,14 @@ const planned: fc.Arbitrary<Planned> = fc.record({
   leave: fc.oneof({ weight: 3, arbitrary: fc.constant(null) }, { weight: 1, arbitrary: fc.nat({ max: STEPS - 1 }) }),
 });
 
+/** A run: its requests, and how many of the upstream's held answers go on at each step. */
+interface Scenario {
+  requests: Planned[];
+  releases: number[];
+}
+
 /** Each step: how many of the upstream's held answers go on (oldest first); mostly none, so streams run long. */
-const scenario = fc.record({
+const scenario: fc.Arbitrary<Scenario> = fc.record({
   requests: fc.array(planned, { minLength: 3, maxLength: 9 }),
   releases: fc.array(fc.constantFrom(0, 0, 0, 1, 2), { minLength: STEPS, maxLength: STEPS }),
 });
@@ -134,7 +140,7 @@ const stores = [
 // virtual time far past every deadline: the tenant never spends past its cap, nothing stays
 // held, and a key never makes two provider runs.
 describe.each(stores)('LLM money and keys over time, on $name', ({ redis, runs }) => {
-  async function run({ requests, releases }: fc.infer<typeof scenario>): Promise<void> {
+  async function run({ requests, releases }: Scenario): Promise<void> {
     const provider = new Provider();
     const upstream = await Upstream.start(provider.handler);
     const clock = new FakeClock();
