@@ -23,8 +23,8 @@
  * Then an upstream MCP server (the SDK's McpServer, bench/mcp/upstream-mcp.ts, a process of its
  * own) with one tool, `echo`, two ways: raw JSON-RPC `tools/call` to it directly (each caller a
  * session of its own), and the same call of `up.echo` on the SSE service's `/mcp`, a `kind: mcp`
- * tool of that server: Bulkhead's whole pipeline, then the upstream call through the normal
- * pool's session (one session carrying every caller's calls).
+ * tool of that server: Bulkhead's whole pipeline, then the upstream call through the tenant's
+ * session on the normal pool (every caller is the same tenant: one session carries its calls).
  *
  * Figures per side: calls/s, p50 and p99, and the service's CPU time per call (from /proc: the
  * steadiest figure, which does not depend on who was the bottleneck on two shared cores), and on
