@@ -119,7 +119,7 @@ export class TenantBlame {
     const { failures, successes } = this.window.stats;
     if (!this.wouldOpen(failures, successes)) {
       // It might open but for this tenant's 4xx answers.
-      const answered = own ? own.totals(serial).answered : 0;
+      const answered = own ? own.answered(serial) : 0;
       if (answered === 0 || !this.wouldOpen(failures, successes - answered)) return;
     }
     const blamed = this.blame(serial, failures, successes);

@@ -50,6 +50,16 @@ export class TenantOutcomes {
     }
   }
 
+  /** Its 4xx answers still in the window: on every counted failure, so no object and no closure. */
+  answered(serial: number): number {
+    let answered = 0;
+    for (let slot = 0; slot < this.buckets; slot++) {
+      const age = serial - this.serials[slot];
+      if (age >= 0 && age < this.buckets) answered += this.answeredIn[slot];
+    }
+    return answered;
+  }
+
   totals(serial: number): TenantTotals {
     const totals = { failures: 0, successes: 0, answered: 0 };
     this.forEach(serial, (_age, failed, succeeded, answered) => {
