@@ -1,7 +1,8 @@
 import { BudgetGate, type BudgetStore } from '../../src/budget';
 import type { Clock } from '../../src/common';
+import { RequestAccount } from '../../src/llm/routing/request-account';
 import { type Price, PriceTable, type UsdRates } from '../../src/llm/pricing';
-import type { MemoryRateLimitStore } from '../../src/rate-limit';
+import type { MemoryRateLimitStore, RateLimiter } from '../../src/rate-limit';
 
 // What the LLM routing specs account against: one request's tokens, two priced fake targets,
 // tenant budgets and tokens-per-minute buckets.
@@ -34,4 +35,29 @@ export function dailyBudgetGate(store: BudgetStore, clock: Clock): BudgetGate {
 /** Whole tokens left in the tenant's tokens-per-minute bucket. */
 export function tokensLeftIn(store: MemoryRateLimitStore, tenant: string, perMinute: number): number {
   return store.take(tenant, [{ name: 'tpm', perMinute }], [0]).buckets[0].remaining;
+}
+
+/**
+ * A request's account as the route opens one once its admission ran: the first attempt's worst
+ * case taken from the tenant's bucket (and handed to the account) when it has a tokens-per-minute
+ * limit, each attempt's money held for two minutes unrenewed.
+ */
+export function admittedAccount(
+  tenant: string,
+  budget: BudgetGate,
+  limiter: RateLimiter,
+  clock: Clock,
+): RequestAccount {
+  expect(typeof limiter.admit(tenant, WORST_TOKENS)).toBe('boolean'); // decided at once
+  return new RequestAccount({
+    tenant,
+    budget,
+    limiter,
+    clock,
+    outputCap: OUTPUT_TOKENS,
+    inputTokens: INPUT_TOKENS,
+    outputTokens: OUTPUT_TOKENS,
+    holdMs: 120_000,
+    tokensTakenAtAdmission: limiter.limitsTokens(tenant) ? WORST_TOKENS : 0,
+  });
 }

@@ -13,11 +13,10 @@ import { CALM, type TestRouteOptions, testRoute, type TestTarget, testTarget } f
 import {
   dailyBudgetGate,
   fakePrices,
-  INPUT_TOKENS,
   LARGE_WORST_MICROS,
   OUTPUT_TOKENS as OUTPUT_CAP,
   SMALL_WORST_MICROS,
-  WORST_TOKENS,
+  admittedAccount,
 } from '../../../test/support/llm-accounting';
 import type { ChatChunk, ChatRequest } from '../chat.types';
 import type { Price } from '../pricing';
@@ -25,7 +24,6 @@ import type { FailoverCall, FailoverProgress } from './attempt-race';
 import { serveWithFailover } from './failover';
 import type { LlmRoute, LlmTarget } from './llm-route';
 import type { CommittedStream } from './provider-attempt';
-import { RequestAccount } from './request-account';
 
 // Hedges and streams of serveWithFailover (AttemptRace), in virtual time as in failover.spec.ts:
 // the route, the fake providers, the budget and the rate limit run on one FakeClock; opossum's
@@ -88,18 +86,7 @@ function route(targets: TestTarget[], options: Omit<TestRouteOptions, 'idleTimeo
 function serve(subject: LlmRoute, options: { deliver?: FailoverCall['deliver']; abort?: LazyAbortController } = {}) {
   const abort = options.abort ?? new LazyAbortController();
   const progress: FailoverProgress = { attempts: 0, failovers: 0, tried: [], hedges: [] };
-  expect(typeof limiter.admit('acme', WORST_TOKENS)).toBe('boolean'); // decided at once
-  const account = new RequestAccount({
-    tenant: 'acme',
-    budget: gate,
-    limiter,
-    clock,
-    outputCap: OUTPUT_CAP,
-    inputTokens: INPUT_TOKENS,
-    outputTokens: OUTPUT_CAP,
-    holdMs: 120_000,
-    tokensTakenAtAdmission: WORST_TOKENS,
-  });
+  const account = admittedAccount('acme', gate, limiter, clock);
   const promise = serveWithFailover(clock, seededRandom(SEED), {
     route: subject,
     request: REQUEST,

@@ -13,12 +13,12 @@ import { type TestRouteOptions, testRoute, type TestTarget, testTarget } from '.
 import {
   dailyBudgetGate,
   fakePrices,
-  INPUT_TOKENS,
   LARGE_WORST_MICROS,
   OUTPUT_TOKENS as OUTPUT_CAP,
   SMALL_WORST_MICROS,
   tokensLeftIn,
   WORST_TOKENS,
+  admittedAccount,
 } from '../../../test/support/llm-accounting';
 import type { ChatCompletion, ChatRequest } from '../chat.types';
 import type { Price } from '../pricing';
@@ -92,19 +92,7 @@ function route(targets: TestTarget[], options: TestRouteOptions = {}): LlmRoute 
 
 /** A request as the route admits it: the first attempt's worst case already taken from the bucket. */
 function account(tenant: string): RequestAccount {
-  expect(typeof limiter.admit(tenant, WORST_TOKENS)).toBe('boolean'); // decided at once
-  const taken = limiter.limitsTokens(tenant) ? WORST_TOKENS : 0;
-  return new RequestAccount({
-    tenant,
-    budget: gate,
-    limiter,
-    clock,
-    outputCap: OUTPUT_CAP,
-    inputTokens: INPUT_TOKENS,
-    outputTokens: OUTPUT_CAP,
-    holdMs: 120_000,
-    tokensTakenAtAdmission: taken,
-  });
+  return admittedAccount(tenant, gate, limiter, clock);
 }
 
 /** Starts one request through the route; its outcome is tracked, never left unhandled. */

@@ -13,15 +13,13 @@ import { CALM, testRoute, testTarget } from '../../../test/support/llm-routes';
 import {
   dailyBudgetGate,
   fakePrices,
-  INPUT_TOKENS,
   OUTPUT_TOKENS as OUTPUT_CAP,
-  WORST_TOKENS,
+  admittedAccount,
 } from '../../../test/support/llm-accounting';
 import type { ChatRequest } from '../chat.types';
 import type { FailoverProgress } from './attempt-race';
 import { serveWithFailover } from './failover';
 import type { LlmRoute } from './llm-route';
-import { RequestAccount } from './request-account';
 
 // A hedge that wins against a half-open target's probe cancels the probe with `stopped`: that
 // is neither the target's success nor its failure, so its breaker stays half open. Virtual time
@@ -51,18 +49,7 @@ beforeEach(() => {
   });
   serveOne = (subject, tenant) => {
     const progress: FailoverProgress = { attempts: 0, failovers: 0, tried: [], hedges: [] };
-    expect(typeof limiter.admit('acme', WORST_TOKENS)).toBe('boolean'); // decided at once
-    const account = new RequestAccount({
-      tenant: 'acme',
-      budget: gate,
-      limiter,
-      clock,
-      outputCap: OUTPUT_CAP,
-      inputTokens: INPUT_TOKENS,
-      outputTokens: OUTPUT_CAP,
-      holdMs: 120_000,
-      tokensTakenAtAdmission: WORST_TOKENS,
-    });
+    const account = admittedAccount('acme', gate, limiter, clock);
     const call = {
       route: subject,
       request: REQUEST,
