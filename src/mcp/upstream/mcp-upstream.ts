@@ -82,7 +82,7 @@ export class McpUpstream {
     key: SessionKey,
   ): Promise<CallToolResult> {
     if (key.tenant === undefined) return this.poolSession(key.pool).callTool(name, args, call);
-    if (this.closed) throw stopped();
+    // Closed with this server: refuses `stopped` itself, opening nothing.
     return this.tenantSessions.use(key.pool, key.tenant, (session) => session.callTool(name, args, call));
   }
 
