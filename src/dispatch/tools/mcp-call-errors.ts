@@ -1,7 +1,7 @@
 import { StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { type CallToolResult, ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
 import { isResilienceError, ResilienceError } from '../../common';
-import { UpstreamAnswerEnded, UpstreamAnswerTooLarge } from '../../mcp/upstream';
+import { UpstreamAnswerEnded, UpstreamAnswerTooLarge } from '../../mcp-client';
 import { upstreamNetworkError, upstreamStatusError } from '../upstream-errors';
 
 /** The most of an upstream's own words an error message carries. */

@@ -1,4 +1,4 @@
-import type { McpUpstream, UpstreamTool } from '../../mcp/upstream';
+import type { McpUpstream, UpstreamTool } from '../../mcp-client';
 import type { ToolArguments, ToolInputSchema } from '../tool';
 import { compileInputCheck } from '../tool-input-check';
 

@@ -1,4 +1,4 @@
-import type { Clock } from '../../common';
+import type { Clock } from '../common';
 import { McpUpstream, type PoolSource } from './mcp-upstream';
 import type { UpstreamEndpoint } from './upstream-session';
 

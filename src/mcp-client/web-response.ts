@@ -1,5 +1,5 @@
 import type { Readable } from 'node:stream';
-import type { HttpStreamResponse } from '../../containment';
+import type { HttpStreamResponse } from '../containment';
 import { UpstreamAnswerTooLarge } from './upstream-call';
 
 /** Statuses whose `Response` may not have a body. */

@@ -1,5 +1,5 @@
 import { StringDecoder } from 'node:string_decoder';
-import type { HttpStreamResponse } from '../../containment';
+import type { HttpStreamResponse } from '../containment';
 import { UpstreamAnswerEnded, UpstreamAnswerTooLarge } from './upstream-call';
 
 /** The blank line that ends an event (the specification's three line ends). */

@@ -1,8 +1,8 @@
-import { LazyAbortController, SystemClock } from '../../common';
-import { type AbortableRequestOptions, HttpPool, type PoolName } from '../../containment';
-import { EgressPolicy } from '../../containment/egress';
-import { eventually } from '../../../test/support/eventually';
-import { hang, json, Upstream, type UpstreamHandler } from '../../../test/support/upstream';
+import { LazyAbortController, SystemClock } from '../common';
+import { type AbortableRequestOptions, HttpPool, type PoolName } from '../containment';
+import { EgressPolicy } from '../containment/egress';
+import { eventually } from '../../test/support/eventually';
+import { hang, json, Upstream, type UpstreamHandler } from '../../test/support/upstream';
 import type { RoutedCall } from './call-routing.transport';
 import { poolFetch } from './pool-fetch';
 import { UpstreamAnswerEnded, UpstreamAnswerTooLarge, type UpstreamCall } from './upstream-call';

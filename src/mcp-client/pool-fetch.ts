@@ -1,6 +1,6 @@
 import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
-import type { Abortable } from '../../bulkhead';
-import type { AbortableRequestOptions, HttpMethod, HttpPool } from '../../containment';
+import type { Abortable } from '../bulkhead';
+import type { AbortableRequestOptions, HttpMethod, HttpPool } from '../containment';
 import type { RoutedCall } from './call-routing.transport';
 import { eventStreamAnswer } from './event-stream-answer';
 import { toWebResponse } from './web-response';

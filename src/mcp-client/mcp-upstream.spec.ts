@@ -1,9 +1,9 @@
-import { LazyAbortController } from '../../common';
-import { FakeClock } from '../../common/fake-clock';
-import { HttpPool, type PoolName } from '../../containment';
-import { EgressPolicy } from '../../containment/egress';
-import { eventually } from '../../../test/support/eventually';
-import { UpstreamMcpServer } from '../../../test/mcp/upstream-mcp-server';
+import { LazyAbortController } from '../common';
+import { FakeClock } from '../common/fake-clock';
+import { HttpPool, type PoolName } from '../containment';
+import { EgressPolicy } from '../containment/egress';
+import { eventually } from '../../test/support/eventually';
+import { UpstreamMcpServer } from '../../test/mcp/upstream-mcp-server';
 import { McpUpstream, type SessionKey } from './mcp-upstream';
 import type { UpstreamCall } from './upstream-call';
 

@@ -1,4 +1,4 @@
-import type { AbortableRequestOptions, HttpStreamResponse } from '../../containment';
+import type { AbortableRequestOptions, HttpStreamResponse } from '../containment';
 
 /** What a `tools/call` needs of the attempt that makes it. */
 export interface UpstreamCall {

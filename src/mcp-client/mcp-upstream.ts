@@ -1,6 +1,6 @@
 import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js';
-import { type Clock, ResilienceError, type TimerHandle } from '../../common';
-import type { HttpPool, PoolName } from '../../containment';
+import { type Clock, ResilienceError, type TimerHandle } from '../common';
+import type { HttpPool, PoolName } from '../containment';
 import { TENANT_SESSION_LIMITS, type TenantSessionLimits, TenantSessions } from './tenant-sessions';
 import type { UpstreamCall } from './upstream-call';
 import { type UpstreamEndpoint, UpstreamSession } from './upstream-session';

@@ -1,7 +1,7 @@
-import { isResilienceError } from '../../common';
-import { FakeClock } from '../../common/fake-clock';
-import type { PoolName } from '../../containment';
-import { deferred } from '../../../test/support/deferred';
+import { isResilienceError } from '../common';
+import { FakeClock } from '../common/fake-clock';
+import type { PoolName } from '../containment';
+import { deferred } from '../../test/support/deferred';
 import { TENANT_SESSION_LIMITS, TenantSessions } from './tenant-sessions';
 
 /** A session as the table sees it: which pool it was opened for, and whether it was closed. */
