@@ -63,7 +63,7 @@ export { CLOCK, type Clock, SystemClock, RANDOM, type Random } from './common';
 export { FakeClock } from './common/fake-clock';
 
 // Store interfaces (each with its injection token of the same name) and their implementations.
-export { IdempotencyStore, MemoryIdempotencyStore, RedisIdempotencyStore } from './dispatch/idempotency';
+export { IdempotencyStore, MemoryIdempotencyStore, RedisIdempotencyStore } from './idempotency';
 export { ContainmentStore, MemoryContainmentStore, RedisContainmentStore } from './containment';
 export { RateLimitStore, MemoryRateLimitStore, RedisRateLimitStore } from './rate-limit';
 export { BudgetStore, MemoryBudgetStore, RedisBudgetStore } from './budget';

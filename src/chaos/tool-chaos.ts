@@ -1,7 +1,7 @@
 import { type Clock, type LazyAbortController, ResilienceError, sleep } from '../common';
 import type { ToolChaosConfig } from '../config';
 // Deep path: dispatch's index loads its Nest modules, whose attempt runner imports this module.
-import { upstreamStatusError } from '../dispatch/upstream-errors';
+import { upstreamStatusError } from '../common/errors/upstream-errors';
 import type { ChaosDecider } from './chaos-decider';
 import { type ChaosReport, LATENCY } from './chaos-injection';
 

@@ -7,8 +7,8 @@ import { FakeClock, settle } from '../common/fake-clock';
 import { parseConfig, type ToolChaosConfig } from '../config';
 import { HttpPools } from '../containment';
 import { type AttemptCall, AttemptRunner } from './attempt-runner';
-import { RetryBudget } from './retry/retry-budget';
-import { RetryPolicy } from './retry/retry-policy';
+import { RetryBudget } from '../retry/retry-budget';
+import { RetryPolicy } from '../retry/retry-policy';
 import type { ToolContext, ToolDefinition, ToolHandler } from './tool';
 
 const TIMEOUT_MS = 1_000;

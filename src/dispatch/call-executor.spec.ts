@@ -9,11 +9,11 @@ import { HttpPools } from '../containment';
 import { CallOutcomes, EventLedger } from '../events';
 import { type AttemptCall, AttemptRunner } from './attempt-runner';
 import { type AttemptBudget, CallExecutor, type ExecutionProgress } from './call-executor';
-import { RetryBudget, type RetryBudgetSettings } from './retry/retry-budget';
-import { RetryPolicy, type RetrySettings } from './retry/retry-policy';
+import { RetryBudget, type RetryBudgetSettings } from '../retry/retry-budget';
+import { RetryPolicy, type RetrySettings } from '../retry/retry-policy';
 import { ToolCallBudget } from './tool-call-budget';
 import type { ToolContext, ToolDefinition } from './tool';
-import { parseRetryAfter, upstreamStatusError } from './upstream-errors';
+import { parseRetryAfter, upstreamStatusError } from '../common/errors/upstream-errors';
 
 /** A breaker that will not open in these tests unless a test asks it to. */
 const QUIET_BREAKER: BreakerSettings = {

@@ -21,7 +21,7 @@ import {
   type StoredOutcome,
   toStored,
   untilAborted,
-} from './idempotency';
+} from '../idempotency';
 import type { ToolCallBudget, ToolCallBudgetTimes } from './tool-call-budget';
 import { ToolCallWork } from './tool-call-work';
 import type { ToolArguments, ToolDefinition } from './tool';

@@ -9,7 +9,7 @@ import { BatchRunner } from './batch/batch-runner.service';
 import { CallExecutor } from './call-executor';
 import { CallPipeline } from './call-pipeline.service';
 import { DispatchConfigurableModule } from './dispatch.module-definition';
-import { IdempotencyService } from './idempotency';
+import { IdempotencyService } from '../idempotency';
 import { ToolRegistry } from './tool-registry.service';
 import { ToolsController } from './tools.controller';
 

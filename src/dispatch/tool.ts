@@ -1,7 +1,7 @@
 import type { Breaker } from '../circuit-breaker';
 import type { HttpRequestOptions, HttpResponse, HttpStreamResponse, PoolName } from '../containment';
-import type { RetryBudget } from './retry/retry-budget';
-import type { RetryPolicy } from './retry/retry-policy';
+import type { RetryBudget } from '../retry/retry-budget';
+import type { RetryPolicy } from '../retry/retry-policy';
 
 /** What a tool handler gets besides its arguments. */
 export interface ToolContext {

@@ -3,7 +3,7 @@ import type Redis from 'ioredis';
 import type { BudgetStore } from '../budget';
 import type { BulkheadConfig } from '../config';
 import type { ContainmentStore } from '../containment';
-import type { IdempotencyStore } from '../dispatch/idempotency';
+import type { IdempotencyStore } from '../idempotency';
 import type { LlmCacheStore, MemoryLlmCacheStoreOptions } from '../llm/cache';
 import type { RateLimitStore } from '../rate-limit';
 

@@ -12,7 +12,7 @@ import {
   RedisInvalidations,
   SUBSCRIBER_CONNECTION_OPTIONS,
 } from '../containment';
-import { IdempotencyStore, MemoryIdempotencyStore, RedisIdempotencyStore } from '../dispatch/idempotency';
+import { IdempotencyStore, MemoryIdempotencyStore, RedisIdempotencyStore } from '../idempotency';
 import { LlmCacheStore, MemoryLlmCacheStore, RedisLlmCacheStore } from '../llm/cache';
 import { MemoryRateLimitStore, RateLimitStore, RedisRateLimitStore } from '../rate-limit';
 import { createRedisConnection, readyWithin } from './redis-connection';

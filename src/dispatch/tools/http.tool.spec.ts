@@ -4,7 +4,7 @@ import { isResilienceError, ResilienceError } from '../../common';
 import { FakeClock } from '../../common/fake-clock';
 import { type HttpToolConfig, parseConfig } from '../../config';
 import type { HttpResponse } from '../../containment';
-import { RetryPolicy } from '../retry/retry-policy';
+import { RetryPolicy } from '../../retry/retry-policy';
 import type { ToolArguments, ToolContext, ToolHttpOptions } from '../tool';
 import { httpTool } from './http.tool';
 

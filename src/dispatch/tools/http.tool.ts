@@ -1,7 +1,7 @@
 import { type Clock, isResilienceError, ResilienceError } from '../../common';
 import type { HttpToolConfig } from '../../config';
 import type { ToolArguments, ToolContext } from '../tool';
-import { parseRetryAfter, upstreamNetworkError, upstreamStatusError } from '../upstream-errors';
+import { parseRetryAfter, upstreamNetworkError, upstreamStatusError } from '../../common/errors/upstream-errors';
 
 /**
  * A tool that sends its arguments as JSON to a fixed URL and answers with the JSON (or text)

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 // The file, not the module's index: the index brings the idempotency service and Nest with it.
-import { canonicalJson } from '../../dispatch/idempotency/fingerprint';
+import { canonicalJson } from '../../idempotency/fingerprint';
 import type { LlmTargetConfig } from '../../config/llm.schema';
 import type { ChatRequest } from '../chat.types';
 

@@ -1,4 +1,4 @@
-import { FakeClock } from '../../common/fake-clock';
+import { FakeClock } from '../common/fake-clock';
 import type { IdempotencyClaim, IdempotencyStore, StoredOutcome } from './idempotency.store';
 import { describeIdempotencyStoreRenew } from './idempotency-store-renew.contract';
 

@@ -1,7 +1,7 @@
-import { LazyAbortController, ResilienceError } from '../../common';
-import { FakeClock, settle } from '../../common/fake-clock';
-import { deferred, track } from '../../../test/support/deferred';
-import type { ToolArguments } from '../tool';
+import { LazyAbortController, ResilienceError } from '../common';
+import { FakeClock, settle } from '../common/fake-clock';
+import { deferred, track } from '../../test/support/deferred';
+import type { ToolArguments } from '../dispatch/tool';
 import { IdempotencyService, type IdempotencyDecision, type IdempotencyLead } from './idempotency.service';
 import type { IdempotencyStore, StoredOutcome } from './idempotency.store';
 import { MemoryIdempotencyStore } from './memory-idempotency.store';

@@ -1,4 +1,4 @@
-import { FakeClock } from '../../common/fake-clock';
+import { FakeClock } from '../common/fake-clock';
 import { DEFAULT_RETRY_BUDGET, RetryBudget, type RetryBudgetSettings } from './retry-budget';
 
 function budget(overrides: Partial<RetryBudgetSettings> = {}, clock = new FakeClock()): RetryBudget {

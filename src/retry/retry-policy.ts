@@ -1,4 +1,4 @@
-import { ERROR_KINDS, type ErrorKind, type Random } from '../../common';
+import { ERROR_KINDS, type ErrorKind, type Random } from '../common';
 
 /** How a tool's failed attempts are retried; every duration in milliseconds. */
 export interface RetrySettings {

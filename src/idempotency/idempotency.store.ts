@@ -1,4 +1,4 @@
-import type { ErrorKind } from '../../common';
+import type { ErrorKind } from '../common';
 
 /** How a call with an idempotency key ended, as stored and replayed. JSON-serialisable. */
 export type StoredOutcome =

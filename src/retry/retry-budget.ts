@@ -1,4 +1,4 @@
-import type { Clock } from '../../common';
+import type { Clock } from '../common';
 
 /** How many retries a tool may spend in a rolling window. */
 export interface RetryBudgetSettings {

@@ -1,4 +1,4 @@
-import { ERROR_KINDS, type ErrorKind, ResilienceError, seededRandom } from '../../common';
+import { ERROR_KINDS, type ErrorKind, ResilienceError, seededRandom } from '../common';
 import { RetryPolicy, type RetrySettings } from './retry-policy';
 
 function policy(overrides: Partial<RetrySettings> = {}): RetryPolicy {

@@ -1,10 +1,10 @@
-import { FakeClock } from '../../common/fake-clock';
-import { RedisKeys, RedisTime } from '../../store/redis-keys';
+import { FakeClock } from '../common/fake-clock';
+import { RedisKeys, RedisTime } from '../store/redis-keys';
 import { describeIdempotencyStore } from './idempotency-store.contract';
 import type { StoredOutcome } from './idempotency.store';
 import { REDIS_IDEMPOTENCY_TTL_MARGIN_MS, RedisIdempotencyStore } from './redis-idempotency.store';
-import { RedisTestRun } from '../../../test/support/redis';
-import { describeRedis } from '../../../test/support/redis-availability';
+import { RedisTestRun } from '../../test/support/redis';
+import { describeRedis } from '../../test/support/redis-availability';
 
 const LEASE_MS = 5_000;
 const RETENTION_MS = 60_000;

@@ -1,4 +1,4 @@
-import { ResilienceError } from '../common';
+import { ResilienceError } from './resilience-error';
 
 const MAX_RETRY_AFTER_MS = 86_400_000;
 

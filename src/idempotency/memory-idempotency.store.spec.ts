@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import { FakeClock } from '../../common/fake-clock';
+import { FakeClock } from '../common/fake-clock';
 import { describeIdempotencyStore } from './idempotency-store.contract';
 import type { StoredOutcome } from './idempotency.store';
 import { MemoryIdempotencyStore } from './memory-idempotency.store';

@@ -7,9 +7,9 @@ import {
   LeaseKeeper,
   ResilienceError,
   sleep,
-} from '../../common';
-import { DISPATCH_MODULE_OPTIONS, type DispatchModuleOptions } from '../dispatch.module-definition';
-import type { ToolArguments } from '../tool';
+} from '../common';
+import { DISPATCH_MODULE_OPTIONS, type DispatchModuleOptions } from '../dispatch/dispatch.module-definition';
+import type { ToolArguments } from '../dispatch/tool';
 import { argumentsFingerprint } from './fingerprint';
 import { IdempotencyStore, type StoredOutcome } from './idempotency.store';
 

@@ -1,4 +1,4 @@
-import type { Clock } from '../../common';
+import type { Clock } from '../common';
 import { assertLeaseMs, type IdempotencyClaim, type IdempotencyStore, type StoredOutcome } from './idempotency.store';
 
 interface InFlight {

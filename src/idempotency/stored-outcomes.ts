@@ -1,4 +1,4 @@
-import { type LazyAbortController, ResilienceError } from '../../common';
+import { type LazyAbortController, ResilienceError } from '../common';
 import type { StoredOutcome } from './idempotency.store';
 
 /** A failure as the idempotency store keeps it, to answer again for the retention window. */

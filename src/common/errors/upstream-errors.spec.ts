@@ -1,4 +1,4 @@
-import { isResilienceError } from '../common';
+import { isResilienceError } from './resilience-error';
 import { parseRetryAfter, upstreamNetworkError, upstreamStatusError } from './upstream-errors';
 
 const NOW = Date.UTC(2026, 0, 1, 12, 0, 0);

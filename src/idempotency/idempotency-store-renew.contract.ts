@@ -1,4 +1,4 @@
-import type { FakeClock } from '../../common/fake-clock';
+import type { FakeClock } from '../common/fake-clock';
 import type { IdempotencyStore, StoredOutcome } from './idempotency.store';
 
 /** What the renew tests take from {@link describeIdempotencyStore}: its fresh store and its clock, per test. */
