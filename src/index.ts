@@ -34,19 +34,12 @@ export { StoreModule, type StoreModuleOptions, type CustomStores } from './store
 
 // Decorators for an app's controllers and providers.
 export { Bulkhead, CallSignal, CircuitBreaker, type BulkheadRouteOptions } from './route-policies';
-export {
-  Tool,
-  type ToolOptions,
-  type ToolContext,
-  type ToolArguments,
-  type ToolHttp,
-  type ToolInputSchema,
-} from './dispatch';
+export { Tool, type ToolOptions, type ToolContext, type ToolArguments, type ToolInputSchema } from './dispatch';
 export { WithoutTenant } from './common/nest';
 
 // Identity and the tenant's outbound HTTP.
 export { TenantResolver, ApiKeyTenantResolver, type Caller } from './auth';
-export { TenantHttpClient } from './containment';
+export { TenantHttpClient, type ToolHttp } from './containment';
 
 // Mechanisms an app may inject or build on.
 export { LaneRegistry, Lane, type LaneSnapshot } from './bulkhead';

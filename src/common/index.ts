@@ -8,6 +8,7 @@ export * from './errors/envelope';
 export * from './errors/error-kinds';
 export * from './errors/reported-failures';
 export * from './errors/resilience-error';
+export * from './errors/stop-reason';
 export * from './errors/upstream-errors';
 export * from './lazy-abort-controller';
 export * from './lease';

@@ -1,3 +1,4 @@
+export * from './attempt-http';
 export * from './containment-change.schema';
 export * from './containment-decision';
 export * from './containment-router.service';

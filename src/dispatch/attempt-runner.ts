@@ -1,8 +1,16 @@
 import { Inject, Injectable, Logger, Optional } from '@nestjs/common';
 import { ChaosRegistry } from '../chaos';
-import { CLOCK, type Clock, isPromiseLike, isResilienceError, LazyAbortController, ResilienceError } from '../common';
-import { type HttpPool, HttpPools, type HttpResponse, type HttpStreamResponse, type PoolName } from '../containment';
-import type { ToolArguments, ToolContext, ToolDefinition, ToolHttp, ToolHttpOptions } from './tool';
+import {
+  CLOCK,
+  type Clock,
+  isPromiseLike,
+  isResilienceError,
+  LazyAbortController,
+  ResilienceError,
+  stopReason,
+} from '../common';
+import { AttemptHttp, type HttpPool, HttpPools, type PoolName, type ToolHttp } from '../containment';
+import type { ToolArguments, ToolContext, ToolDefinition } from './tool';
 
 /** Who is calling: what an attempt needs of its call. */
 export interface AttemptCall {
@@ -51,28 +59,6 @@ class AttemptContext implements ToolContext {
 
   get pool(): PoolName {
     return this.httpPool.name;
-  }
-}
-
-/**
- * `ctx.http`: the call's pool, stopped by the attempt's own cancellation unless the tool hands
- * it a signal; then no AbortSignal needs making for the request at all.
- */
-export class AttemptHttp implements ToolHttp {
-  constructor(
-    private readonly pool: HttpPool,
-    private readonly abort: LazyAbortController,
-  ) {}
-
-  request(url: string, options: ToolHttpOptions): Promise<HttpResponse> {
-    const { signal } = options;
-    return signal
-      ? this.pool.request(url, { ...options, signal })
-      : this.pool.requestAbortable(url, options, this.abort);
-  }
-
-  stream(url: string, options: Omit<ToolHttpOptions, 'signal' | 'maxResponseBytes'>): Promise<HttpStreamResponse> {
-    return this.pool.streamAbortable(url, options, this.abort);
   }
 }
 
@@ -161,11 +147,6 @@ const SETTLED: Promise<void> = Promise.resolve();
 
 function timeoutError(tool: ToolDefinition, timeoutMs: number): ResilienceError {
   return new ResilienceError('timeout', `tool '${tool.id}' did not finish within ${timeoutMs} ms`);
-}
-
-/** Calls are aborted with ResilienceErrors (client gone, shutdown); any other reason reads as `stopped`. */
-export function stopReason(reason: unknown): ResilienceError {
-  return isResilienceError(reason) ? reason : new ResilienceError('stopped', 'the call was stopped');
 }
 
 function describe(error: unknown): string {

@@ -9,9 +9,10 @@ import {
   type Random,
   type ResilienceError,
   sleep,
+  stopReason,
 } from '../common';
 import { CallOutcomes } from '../events';
-import { type AttemptCall, AttemptRunner, stopReason } from './attempt-runner';
+import { type AttemptCall, AttemptRunner } from './attempt-runner';
 import type { ToolArguments, ToolDefinition } from './tool';
 
 /** Where a call's answer goes: its result, or the error of its last attempt (a ResilienceError carrying `attempts`). */

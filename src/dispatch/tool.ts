@@ -1,5 +1,5 @@
 import type { Breaker } from '../circuit-breaker';
-import type { HttpRequestOptions, HttpResponse, HttpStreamResponse, PoolName } from '../containment';
+import type { PoolName, ToolHttp } from '../containment';
 import type { RetryBudget } from '../retry/retry-budget';
 import type { RetryPolicy } from '../retry/retry-policy';
 
@@ -32,19 +32,6 @@ export interface ToolContext {
    * upstream MCP session) picks it by, so a contained tenant's calls never use a normal one's.
    */
   readonly pool: PoolName;
-}
-
-/** A tool's request: as the pool's, but `signal` may be left out (the attempt's own cancellation then). */
-export type ToolHttpOptions = Omit<HttpRequestOptions, 'signal'> & { signal?: AbortSignal };
-
-/** The HTTP client a tool gets: the call's pool, bound to the attempt. */
-export interface ToolHttp {
-  request(url: string, options: ToolHttpOptions): Promise<HttpResponse>;
-  /**
-   * The answer's body as it arrives (a stream of events), stopped with the attempt; the pool's
-   * permit is held until the body ends or is destroyed.
-   */
-  stream(url: string, options: Omit<ToolHttpOptions, 'signal' | 'maxResponseBytes'>): Promise<HttpStreamResponse>;
 }
 
 /** Arguments are a JSON object; the result must be JSON-serialisable. */

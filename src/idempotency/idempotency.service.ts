@@ -1,13 +1,5 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
-import {
-  CLOCK,
-  type Clock,
-  deferred,
-  type LazyAbortController,
-  LeaseKeeper,
-  ResilienceError,
-  sleep,
-} from '../common';
+import { CLOCK, type Clock, deferred, type LazyAbortController, LeaseKeeper, ResilienceError, sleep } from '../common';
 import { DISPATCH_MODULE_OPTIONS, type DispatchModuleOptions } from '../dispatch/dispatch.module-definition';
 import type { ToolArguments } from '../dispatch/tool';
 import { argumentsFingerprint } from './fingerprint';

@@ -2,7 +2,7 @@ import { LazyAbortController, SystemClock } from '../../src/common';
 import type { PoolName } from '../../src/containment/containment-decision';
 import { EgressPolicy } from '../../src/containment/egress';
 import { HttpPool, type HttpResponse, type HttpStreamResponse } from '../../src/containment/http-pool';
-import type { ToolHttp, ToolHttpOptions } from '../../src/dispatch/tool';
+import type { ToolHttp, ToolHttpOptions } from '../../src/containment/attempt-http';
 import type { ChatRequest } from '../../src/llm/chat.types';
 import type { ProviderAttempt, ProviderTarget } from '../../src/llm/providers/llm-provider';
 

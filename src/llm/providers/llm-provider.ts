@@ -1,4 +1,4 @@
-import type { ToolHttp } from '../../dispatch';
+import type { ToolHttp } from '../../containment';
 import type { ChatChunk, ChatCompletion, ChatRequest } from '../chat.types';
 
 /** One target of a route as its provider needs it: never the caller's credentials. */

@@ -1,5 +1,4 @@
-import { type Clock, type Random, ResilienceError, sleep } from '../../common';
-import { stopReason } from '../../dispatch';
+import { type Clock, type Random, ResilienceError, sleep, stopReason } from '../../common';
 import { AttemptRace, CommittedFailure, type FailoverCall, type Served } from './attempt-race';
 
 export type { FailoverCall, FailoverProgress, Served } from './attempt-race';

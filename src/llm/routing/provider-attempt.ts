@@ -1,6 +1,12 @@
-import { type Clock, isResilienceError, LazyAbortController, ResilienceError } from '../../common';
-import type { HttpPool, HttpResponse, HttpStreamResponse } from '../../containment';
-import { AttemptHttp, stopReason, type ToolHttp, type ToolHttpOptions } from '../../dispatch';
+import { type Clock, isResilienceError, LazyAbortController, ResilienceError, stopReason } from '../../common';
+import {
+  AttemptHttp,
+  type HttpPool,
+  type HttpResponse,
+  type HttpStreamResponse,
+  type ToolHttp,
+  type ToolHttpOptions,
+} from '../../containment';
 import type { ChatChunk, ChatCompletion, ChatRequest } from '../chat.types';
 import type { ProviderAttempt } from '../providers/llm-provider';
 import { ProviderStream } from '../streaming/provider-stream';
