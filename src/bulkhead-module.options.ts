@@ -2,8 +2,21 @@ import type { ModuleMetadata, Type } from '@nestjs/common';
 import type Redis from 'ioredis';
 import type { z } from 'zod';
 import type { TenantResolver } from './auth';
+import type { BudgetStore } from './budget';
 import type { BulkheadConfig, configSchema } from './config';
-import type { CustomStores } from './store';
+import type { ContainmentStore } from './containment';
+import type { IdempotencyStore } from './idempotency';
+import type { LlmCacheStore } from './llm';
+import type { RateLimitStore } from './rate-limit';
+
+/** Store implementations of an app's own, each in place of the memory or Redis one. */
+export interface CustomStores {
+  idempotency?: IdempotencyStore;
+  containment?: ContainmentStore;
+  rateLimit?: RateLimitStore;
+  budget?: BudgetStore;
+  llmCache?: LlmCacheStore;
+}
 
 /**
  * Everything BulkheadModule configures, in the shape of the service's YAML file (README,

@@ -18,6 +18,7 @@ import { ContainmentModule } from './containment';
 import { DispatchModule } from './dispatch';
 import { EventsModule, EventsRoutesModule } from './events';
 import { HealthModule } from './health';
+import { IdempotencyModule } from './idempotency';
 import { LifecycleModule } from './lifecycle';
 import { LlmModule } from './llm';
 import { LoggingModule } from './logging';
@@ -83,15 +84,7 @@ export class BulkheadModule {
         imports: [optionsModule, ...(options.imports ?? [])],
         tenantResolver: options.tenantResolver,
       }),
-      StoreModule.forRootAsync(
-        slice((config, { redis, stores }) => ({
-          store: config.store,
-          redis,
-          stores,
-          idempotencyMaxEntries: config.idempotency.maxEntries,
-          llmCache: config.llm.cache.exact,
-        })),
-      ),
+      StoreModule.forRootAsync(slice((config, { redis }) => ({ store: config.store, redis }))),
       // Global: the attempt runner and the LLM routes find it without importing it.
       ChaosModule.forRootAsync(slice((config) => ({ enabled: config.chaos.enabled, tools: toolChaos(config) }))),
       LanesModule.forRootAsync({ ...slice((config) => ({ lanes: config.lanes })), routes: routes.lanes }),
@@ -100,17 +93,33 @@ export class BulkheadModule {
         routes: routes.circuits,
       }),
       ContainmentModule.forRootAsync({
-        ...slice((config) => ({ containment: config.containment, tenants: keyTenants(config) })),
+        ...slice((config, { stores }) => ({
+          containment: config.containment,
+          tenants: keyTenants(config),
+          customStore: stores?.containment,
+        })),
         routes: routes.admin,
       }),
-      RateLimitModule.forRootAsync(slice((config) => ({ rateLimits: config.rateLimits }))),
-      BudgetModule.forRootAsync({ ...slice((config) => ({ budgets: config.budgets })), routes: routes.admin }),
+      RateLimitModule.forRootAsync(
+        slice((config, { stores }) => ({ rateLimits: config.rateLimits, customStore: stores?.rateLimit })),
+      ),
+      BudgetModule.forRootAsync({
+        ...slice((config, { stores }) => ({ budgets: config.budgets, customStore: stores?.budget })),
+        routes: routes.admin,
+      }),
+      IdempotencyModule.forRootAsync(
+        slice((config, { stores }) => ({ idempotency: config.idempotency, customStore: stores?.idempotency })),
+      ),
       DispatchModule.forRootAsync({
-        ...slice((config) => ({ tools: config.tools, idempotency: config.idempotency })),
+        ...slice((config) => ({ tools: config.tools })),
         routes: routes.tools,
       }),
       LlmModule.forRootAsync({
-        ...slice((config) => ({ llm: config.llm, budgeted: hasBudgets(config), idempotency: config.idempotency })),
+        ...slice((config, { stores }) => ({
+          llm: config.llm,
+          budgeted: hasBudgets(config),
+          customCacheStore: stores?.llmCache,
+        })),
         routes: routes.llm,
       }),
       McpModule.forRootAsync({ ...slice((config) => ({ mcp: config.mcp })), routes: routes.mcp }),

@@ -9,6 +9,7 @@ export type {
   BulkheadModuleExtras,
   BulkheadModuleOptions,
   BulkheadRoutes,
+  CustomStores,
   ResolvedBulkheadOptions,
 } from './bulkhead-module.options';
 
@@ -30,7 +31,14 @@ export { MetricsModule, type MetricsModuleOptions } from './metrics';
 export { OpenApiModule, type OpenApiModuleOptions } from './openapi';
 export { RateLimitModule, type RateLimitModuleOptions } from './rate-limit';
 export { RoutePoliciesModule } from './route-policies';
-export { StoreModule, type StoreModuleOptions, type CustomStores } from './store';
+export {
+  StoreModule,
+  type StoreModuleOptions,
+  sharedStoreProvider,
+  type StoreMakers,
+  type RedisStoreBase,
+} from './store';
+export { IdempotencyModule, type IdempotencyModuleOptions } from './idempotency';
 
 // Decorators for an app's controllers and providers.
 export { Bulkhead, CallSignal, CircuitBreaker, type BulkheadRouteOptions } from './route-policies';

@@ -1,6 +1,7 @@
 import { ConfigurableModuleBuilder } from '@nestjs/common';
 import { DEFAULT_MODULE_EXTRAS, withExtras } from '../common/nest';
 import type { BulkheadConfig } from '../config';
+import type { ContainmentStore } from './containment.store';
 
 export interface ContainmentModuleOptions {
   /** The `containment` section of the config file: default posture, the two pools, egress rules. */
@@ -10,6 +11,8 @@ export interface ContainmentModuleOptions {
    * until an operator says otherwise (the API keys' tenants). @default []
    */
   tenants?: readonly string[];
+  /** A ContainmentStore of the app's own, in place of the memory or Redis one StoreModule's connection decides. */
+  customStore?: ContainmentStore;
 }
 
 export const {

@@ -1,12 +1,10 @@
 import { ConfigurableModuleBuilder } from '@nestjs/common';
 import { DEFAULT_MODULE_EXTRAS, withExtras } from '../common/nest';
-import type { IdempotencyConfig, ToolConfig } from '../config';
+import type { ToolConfig } from '../config';
 
 export interface DispatchModuleOptions {
   /** Tools by id, as in the `tools` section of the config file (`@Tool` methods need none). @default {} */
   tools?: Record<string, ToolConfig>;
-  /** Retention and bound of idempotency records. @default { retentionMs: 60000, maxEntries: 10000 } */
-  idempotency?: IdempotencyConfig;
 }
 
 export const { ConfigurableModuleClass: DispatchConfigurableModule, MODULE_OPTIONS_TOKEN: DISPATCH_MODULE_OPTIONS } =

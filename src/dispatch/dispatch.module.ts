@@ -9,15 +9,14 @@ import { BatchRunner } from './batch/batch-runner.service';
 import { CallExecutor } from './call-executor';
 import { CallPipeline } from './call-pipeline.service';
 import { DispatchConfigurableModule } from './dispatch.module-definition';
-import { IdempotencyService } from '../idempotency';
 import { ToolRegistry } from './tool-registry.service';
 import { ToolsController } from './tools.controller';
 
 /**
  * The trusted tool registry (config tools and `@Tool` methods), the call pipeline, and the
  * tool routes. It runs calls through the lanes, breakers, rate limits, budgets, containment
- * and stores of the modules beside it (LanesModule, CircuitBreakerModule, RateLimitModule,
- * BudgetModule, ContainmentModule, StoreModule), which it expects to be imported, global, in
+ * and idempotency of the modules beside it (LanesModule, CircuitBreakerModule, RateLimitModule,
+ * BudgetModule, ContainmentModule, IdempotencyModule), which it expects to be imported, global, in
  * the same app: BulkheadModule brings them all.
  */
 @Module({
@@ -29,10 +28,9 @@ import { ToolsController } from './tools.controller';
     jointCallAdmissionProvider,
     CallExecutor,
     AttemptRunner,
-    IdempotencyService,
     BatchRunner,
   ],
-  exports: [ToolRegistry, CallPipeline, CallExecutor, IdempotencyService],
+  exports: [ToolRegistry, CallPipeline, CallExecutor],
 })
 export class DispatchModule extends DispatchConfigurableModule {
   static readonly routes = [ToolsController];

@@ -28,7 +28,7 @@ const REFUSAL: StoredOutcome = {
 function setup(maxEntries = 100) {
   const clock = new FakeClock();
   const store = new MemoryIdempotencyStore(clock, maxEntries);
-  const options = { tools: {}, idempotency: { retentionMs: RETENTION_MS, maxEntries } };
+  const options = { idempotency: { retentionMs: RETENTION_MS, maxEntries } };
   const replica = () => new IdempotencyService(store, options, clock);
   /**
    * A replica whose renewals do not reach the store while `link.up` is false (a partition, or a
@@ -434,7 +434,7 @@ describe('IdempotencyService', () => {
       };
       const service = new IdempotencyService(
         store,
-        { tools: {}, idempotency: { retentionMs: RETENTION_MS, maxEntries: 100 } },
+        { idempotency: { retentionMs: RETENTION_MS, maxEntries: 100 } },
         clock,
       );
       const lead = asLead(await begin(service));

@@ -1,8 +1,7 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { CLOCK, type Clock, deferred, type LazyAbortController, LeaseKeeper, ResilienceError, sleep } from '../common';
-import { DISPATCH_MODULE_OPTIONS, type DispatchModuleOptions } from '../dispatch/dispatch.module-definition';
-import type { ToolArguments } from '../dispatch/tool';
 import { argumentsFingerprint } from './fingerprint';
+import { IDEMPOTENCY_MODULE_OPTIONS, type IdempotencyModuleOptions } from './idempotency.module-definition';
 import { IdempotencyStore, type StoredOutcome } from './idempotency.store';
 
 /** How long a finished call's outcome is replayed when the options do not say. */
@@ -49,7 +48,7 @@ export class IdempotencyService {
 
   constructor(
     @Inject(IdempotencyStore) private readonly store: IdempotencyStore,
-    @Inject(DISPATCH_MODULE_OPTIONS) private readonly options: DispatchModuleOptions,
+    @Inject(IDEMPOTENCY_MODULE_OPTIONS) private readonly options: IdempotencyModuleOptions,
     @Inject(CLOCK) private readonly clock: Clock,
   ) {}
 
@@ -57,14 +56,10 @@ export class IdempotencyService {
    * Decides for a call with the scoped `key`. `leaseMs` bounds how long its claim holds if
    * this process dies with it (`leaseLifetimeMs`); while this process runs the call, a lead's
    * claim is renewed for as long again every third of it until `finish`, so a call that outlives
-   * its lease (a stream) is never run a second time. `abort` ends a wait for another replica's call.
+   * its lease (a stream) is never run a second time. `args` is what the call was asked (JSON): the
+   * same key with other arguments is a conflict. `abort` ends a wait for another replica's call.
    */
-  async begin(
-    key: string,
-    args: ToolArguments,
-    leaseMs: number,
-    abort: LazyAbortController,
-  ): Promise<IdempotencyDecision> {
+  async begin(key: string, args: unknown, leaseMs: number, abort: LazyAbortController): Promise<IdempotencyDecision> {
     const fingerprint = argumentsFingerprint(args);
     for (;;) {
       let claim;

@@ -4,3 +4,4 @@ export * from './llm.module';
 export * from './llm.module-definition';
 export * from './llm-outcomes';
 export * from './providers/llm-provider';
+export * from './cache/llm-cache.store';

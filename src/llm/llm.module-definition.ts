@@ -1,6 +1,7 @@
 import { ConfigurableModuleBuilder } from '@nestjs/common';
 import { DEFAULT_MODULE_EXTRAS, withExtras } from '../common/nest';
-import type { BulkheadConfig, LlmConfig } from '../config';
+import type { LlmConfig } from '../config';
+import type { LlmCacheStore } from './cache/llm-cache.store';
 
 export interface LlmModuleOptions {
   /** The `llm` section of the config file: routes, cache, prices. */
@@ -10,8 +11,8 @@ export interface LlmModuleOptions {
    * target must have a price, or a budget could not hold its requests.
    */
   budgeted: boolean;
-  /** The idempotency records' retention, for keyed requests. @default 60000 */
-  idempotency?: BulkheadConfig['idempotency'];
+  /** An LlmCacheStore of the app's own (the exact cache), in place of the memory or Redis one StoreModule's connection decides. */
+  customCacheStore?: LlmCacheStore;
 }
 
 export const { ConfigurableModuleClass: LlmConfigurableModule, MODULE_OPTIONS_TOKEN: LLM_MODULE_OPTIONS } =

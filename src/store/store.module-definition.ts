@@ -1,20 +1,6 @@
 import { ConfigurableModuleBuilder } from '@nestjs/common';
 import type Redis from 'ioredis';
-import type { BudgetStore } from '../budget';
 import type { BulkheadConfig } from '../config';
-import type { ContainmentStore } from '../containment';
-import type { IdempotencyStore } from '../idempotency';
-import type { LlmCacheStore, MemoryLlmCacheStoreOptions } from '../llm/cache';
-import type { RateLimitStore } from '../rate-limit';
-
-/** Store implementations of an app's own, each in place of the memory or Redis one. */
-export interface CustomStores {
-  idempotency?: IdempotencyStore;
-  containment?: ContainmentStore;
-  rateLimit?: RateLimitStore;
-  budget?: BudgetStore;
-  llmCache?: LlmCacheStore;
-}
 
 export interface StoreModuleOptions {
   /** The `store` section of the config file: memory, or Redis with its URL and key prefix. @default { kind: 'memory' } */
@@ -27,12 +13,6 @@ export interface StoreModuleOptions {
    * Redis outage holds decisions instead of failing them (`createRedisConnection` does both).
    */
   redis?: Redis;
-  /** Store implementations of the app's own; the others stay memory or Redis. */
-  stores?: CustomStores;
-  /** Most idempotency keys the memory store keeps. @default 10000 */
-  idempotencyMaxEntries?: number;
-  /** The memory LLM cache's bounds. @default { maxEntries: 10000, maxBytes: 64 MiB } */
-  llmCache?: MemoryLlmCacheStoreOptions;
 }
 
 export const { ConfigurableModuleClass: StoreConfigurableModule, MODULE_OPTIONS_TOKEN: STORE_MODULE_OPTIONS } =

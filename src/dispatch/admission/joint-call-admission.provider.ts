@@ -1,10 +1,8 @@
 import type { Provider } from '@nestjs/common';
 import type Redis from 'ioredis';
-import { BudgetStore } from '../../budget/budget.store';
-import { RedisBudgetStore } from '../../budget/redis-budget.store';
-import { RateLimitStore } from '../../rate-limit/rate-limit.store';
-import { RedisRateLimitStore } from '../../rate-limit/redis-rate-limit.store';
-import { REDIS } from '../../store/store.module';
+import { BudgetStore, RedisBudgetStore } from '../../budget';
+import { RateLimitStore, RedisRateLimitStore } from '../../rate-limit';
+import { REDIS } from '../../store';
 import { JOINT_CALL_ADMISSION } from './call-admission';
 import { RedisCallAdmission } from './redis-call-admission';
 

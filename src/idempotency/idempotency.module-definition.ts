@@ -1,0 +1,18 @@
+import { ConfigurableModuleBuilder } from '@nestjs/common';
+import type { IdempotencyConfig } from '../config';
+import type { IdempotencyStore } from './idempotency.store';
+
+export interface IdempotencyModuleOptions {
+  /** How long outcomes are replayed, and the memory store's bound. @default { retentionMs: 60000, maxEntries: 10000 } */
+  idempotency?: IdempotencyConfig;
+  /** An IdempotencyStore of the app's own, in place of the memory or Redis one StoreModule's connection decides. */
+  customStore?: IdempotencyStore;
+}
+
+export const {
+  ConfigurableModuleClass: IdempotencyConfigurableModule,
+  MODULE_OPTIONS_TOKEN: IDEMPOTENCY_MODULE_OPTIONS,
+} = new ConfigurableModuleBuilder<IdempotencyModuleOptions>()
+  .setClassMethodName('forRoot')
+  .setExtras({ isGlobal: true }, (definition, extras) => ({ ...definition, global: extras.isGlobal }))
+  .build();
