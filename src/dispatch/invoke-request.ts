@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { ResilienceError } from '../common';
-import { compileRequestParser, parseRequestPart } from './request-schema';
+import { compileRequestParser, parseRequestPart } from '../common/request-schema';
 import type { ToolArguments, ToolDefinition } from './tool';
 
 /** 1-255 visible ASCII characters. */

@@ -1,6 +1,6 @@
 import { type Clock, isResilienceError, ResilienceError, type TimerHandle } from '../common';
 import type { PoolName } from '../containment';
-import { McpSessionTable, type SessionEntry } from '../mcp/mcp-session-table';
+import { McpSessionTable, type SessionEntry } from './mcp-session-table';
 
 /** What the table needs of a session: a way to end it. */
 export interface ClosableSession {

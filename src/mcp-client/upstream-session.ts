@@ -8,7 +8,7 @@ import {
 } from '@modelcontextprotocol/sdk/types.js';
 import { type Clock, ResilienceError } from '../common';
 import type { HttpPool, PoolName } from '../containment';
-import { SERVER_INFO } from '../mcp/server-info';
+import { SERVER_INFO } from './server-info';
 import { CallRoutingTransport } from './call-routing.transport';
 import type { UpstreamCall } from './upstream-call';
 import { poolFetch } from './pool-fetch';

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { z } from 'zod';
-import { isResilienceError } from '../common';
-import { durationHeaderSchema, idempotencyKeySchema, invokeBodySchema } from './invoke-request';
+import { isResilienceError } from '.';
+import { durationHeaderSchema, idempotencyKeySchema, invokeBodySchema } from '../dispatch/invoke-request';
 import { compileRequestCheck, compileRequestParser, parseRequestPart } from './request-schema';
 
 /** The outcome of `fn` as data: what it returned, or the kind and message it threw. */
