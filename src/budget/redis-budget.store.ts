@@ -1,7 +1,6 @@
 import type Redis from 'ioredis';
 // Deep imports: the store index pulls in the store module, which imports this module's index.
-import { luaNow, type RedisKeys, type RedisTime } from '../store/redis-keys';
-import { RedisScript } from '../store/redis-script';
+import { luaNow, type RedisKeys, RedisScript, type RedisTime } from '../store';
 import type { BudgetStore, BudgetUsage, ReserveResult } from './budget.store';
 import { assertMicros } from './money';
 import { reservationTtlMs } from './reservation-ttl';

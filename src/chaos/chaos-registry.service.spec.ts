@@ -1,12 +1,19 @@
 import { Logger } from '@nestjs/common';
 import { LazyAbortController, seededRandom } from '../common';
 import { FakeClock } from '../common/fake-clock';
+import type { LlmTargetChaosConfig, LlmTargetConfig } from '../config';
+import type { WrappedTarget } from '../llm';
 import { FakeProvider } from '../llm/providers/fake.provider';
 import type { ChaosModuleOptions } from './chaos.module-definition';
 import { ChaosProvider } from './chaos.provider';
 import { ChaosRegistry } from './chaos-registry.service';
 
-const TARGET = { route: 'chat', label: 'fake/f', lane: 'llm' };
+const target = (chaos: LlmTargetChaosConfig | undefined): WrappedTarget => ({
+  route: 'chat',
+  label: 'fake/f',
+  lane: 'llm',
+  config: { provider: 'fake', model: 'f', chaos } as LlmTargetConfig,
+});
 
 describe('ChaosRegistry', () => {
   let clock: FakeClock;
@@ -43,21 +50,21 @@ describe('ChaosRegistry', () => {
     expect(chaos.enabled).toBe(false);
     expect(chaos.touchesTools).toBe(false);
     expect(chaos.forTool('flaky')).toBeUndefined();
-    expect(chaos.llmProvider(provider, TARGET, { faultRate: 1, faultKind: 'overloaded' })).toBe(provider);
+    expect(chaos.wrap(provider, target({ faultRate: 1, faultKind: 'overloaded' }))).toBe(provider);
   });
 
   it('wraps a target’s provider only when its settings can inject something', () => {
     const chaos = registry({ enabled: true });
     const provider = new FakeProvider(undefined, clock);
 
-    expect(chaos.llmProvider(provider, TARGET, undefined)).toBe(provider);
-    expect(chaos.llmProvider(provider, TARGET, { latencyRate: 0, latencyMs: 10 })).toBe(provider);
-    expect(chaos.llmProvider(provider, TARGET, { latencyRate: 0.1, latencyMs: 10 })).toBeInstanceOf(ChaosProvider);
+    expect(chaos.wrap(provider, target(undefined))).toBe(provider);
+    expect(chaos.wrap(provider, target({ latencyRate: 0, latencyMs: 10 }))).toBe(provider);
+    expect(chaos.wrap(provider, target({ latencyRate: 0.1, latencyMs: 10 }))).toBeInstanceOf(ChaosProvider);
   });
 
   it('says at start-up, as a warning, what it injects into', () => {
     const chaos = registry({ enabled: true, tools: { flaky: { faultRate: 1, faultKind: 'timeout' } } });
-    chaos.llmProvider(new FakeProvider(undefined, clock), TARGET, { faultRate: 1, faultKind: 'server_error' });
+    chaos.wrap(new FakeProvider(undefined, clock), target({ faultRate: 1, faultKind: 'server_error' }));
 
     chaos.onApplicationBootstrap();
 

@@ -1,30 +1,22 @@
 import { Inject, Injectable, Logger, type OnApplicationBootstrap } from '@nestjs/common';
 import { CLOCK, type Clock, RANDOM, type Random } from '../common';
-import type { LlmTargetChaosConfig } from '../config';
-import type { LlmProvider } from '../llm/providers/llm-provider';
+import { ToolAttemptWrappers } from '../dispatch';
+import { type LlmProvider, LlmProviderWrappers, type WrappedTarget } from '../llm';
 import { ChaosDecider } from './chaos-decider';
 import type { ChaosInjection } from './chaos-injection';
 import { CHAOS_MODULE_OPTIONS, type ChaosModuleOptions } from './chaos.module-definition';
 import { ChaosProvider, type LlmFaultKind } from './chaos.provider';
 import { ToolChaos } from './tool-chaos';
 
-/** What wrapping an LLM target's provider needs to know of it. */
-export interface ChaosTargetRef {
-  readonly route: string;
-  /** `provider/model`. */
-  readonly label: string;
-  /** The route's lane. */
-  readonly lane: string;
-}
-
 /**
  * The chaos of every tool and LLM target, built once at start-up on the injected clock and
  * random source, and what it injected, for whoever listens (metrics, the ledger). While
  * `enabled` is false it holds nothing, and every provider it is given comes back unwrapped:
- * the call path does not change at all.
+ * the call path does not change at all. It is the tools' and the LLM routes' wrappers
+ * (ChaosModule provides it as both seams), so neither imports chaos.
  */
 @Injectable()
-export class ChaosRegistry implements OnApplicationBootstrap {
+export class ChaosRegistry implements ToolAttemptWrappers, LlmProviderWrappers, OnApplicationBootstrap {
   private readonly logger = new Logger('Bulkhead');
   private readonly tools = new Map<string, ToolChaos>();
   private readonly targets: string[] = [];
@@ -59,10 +51,11 @@ export class ChaosRegistry implements OnApplicationBootstrap {
   }
 
   /**
-   * An LLM target's provider: wrapped in its chaos when chaos is on and its settings can inject
-   * anything, as it is otherwise.
+   * An LLM target's provider: wrapped in its chaos when chaos is on and its settings
+   * (`chaos` of the target) can inject anything, as it is otherwise.
    */
-  llmProvider(provider: LlmProvider, target: ChaosTargetRef, settings: LlmTargetChaosConfig | undefined): LlmProvider {
+  wrap(provider: LlmProvider, target: WrappedTarget): LlmProvider {
+    const settings = target.config.chaos;
     if (!this.enabled || !settings) return provider;
     const decider = new ChaosDecider<LlmFaultKind>(settings, this.random);
     if (!decider.active) return provider;

@@ -1,16 +1,17 @@
 import { type Clock, sleep } from '../common';
 import type { LlmTargetChaosConfig } from '../config';
-import type { ChatChunk, ChatCompletion } from '../llm/chat.types';
-import type { LlmProvider, ProviderAttempt } from '../llm/providers/llm-provider';
-// Deep paths: the llm index loads its Nest modules, whose routes import this module.
+// carriesContent: the route's own test of content, so the cut falls just past the commit point it uses.
 import {
+  carriesContent,
+  type ChatChunk,
+  type ChatCompletion,
+  type LlmProvider,
+  type ProviderAttempt,
   type ProviderErrorAnswer,
   ProviderFailure,
   providerStatusError,
   streamCutError,
-} from '../llm/providers/provider-errors';
-// The route's own test of content: the cut falls just past the commit point it uses.
-import { carriesContent } from '../llm/streaming/stream-assembly';
+} from '../llm';
 import type { ChaosDecider } from './chaos-decider';
 import { type ChaosReport, LATENCY } from './chaos-injection';
 

@@ -3,7 +3,8 @@ import { isResilienceError, LazyAbortController, ResilienceError } from '../comm
 import { FakeClock } from '../common/fake-clock';
 import { ChaosDecider, type ChaosSettings } from './chaos-decider';
 import type { ChaosInjection } from './chaos-injection';
-import { type ChaosAttempt, ToolChaos, type ToolFaultKind } from './tool-chaos';
+import type { WrappedAttempt } from '../dispatch';
+import { ToolChaos, type ToolFaultKind } from './tool-chaos';
 
 describe('ToolChaos', () => {
   let clock: FakeClock;
@@ -20,7 +21,7 @@ describe('ToolChaos', () => {
     return new ToolChaos('search', new ChaosDecider(settings, () => 0.5), clock, (item) => injected.push(item));
   }
 
-  function attempt(abort = new LazyAbortController()): ChaosAttempt {
+  function attempt(abort = new LazyAbortController()): WrappedAttempt {
     return { callId: 'call-1', lane: 'main', abort };
   }
 

@@ -1,20 +1,11 @@
-import { type Clock, type LazyAbortController, ResilienceError, sleep } from '../common';
+import { type Clock, type LazyAbortController, ResilienceError, sleep, upstreamStatusError } from '../common';
 import type { ToolChaosConfig } from '../config';
-// Deep path: dispatch's index loads its Nest modules, whose attempt runner imports this module.
-import { upstreamStatusError } from '../common/errors/upstream-errors';
+import type { ToolAttemptWrapper, WrappedAttempt } from '../dispatch';
 import type { ChaosDecider } from './chaos-decider';
 import { type ChaosReport, LATENCY } from './chaos-injection';
 
 /** The faults a tool's attempt can be given (`tools.<id>.chaos.faultKind`). */
 export type ToolFaultKind = NonNullable<ToolChaosConfig['faultKind']>;
-
-/** Where one attempt runs: what its injections are reported with. */
-export interface ChaosAttempt {
-  readonly callId: string;
-  readonly lane: string;
-  /** The attempt's own cancellation: its timeout, the call's abort. */
-  readonly abort: LazyAbortController;
-}
 
 /**
  * Chaos for the attempts of one tool, put in where the handler would start, so that everything
@@ -27,7 +18,7 @@ export interface ChaosAttempt {
  *   the upstream);
  * - `timeout` never answers: the attempt's own timer then fails it with the real `timeout`.
  */
-export class ToolChaos {
+export class ToolChaos implements ToolAttemptWrapper {
   constructor(
     readonly toolId: string,
     private readonly decider: ChaosDecider<ToolFaultKind>,
@@ -39,7 +30,7 @@ export class ToolChaos {
    * Runs one attempt's handler (`run`) under chaos. When the draw injects nothing, `run` is
    * called at once and its answer returned as it is (a value stays a value).
    */
-  attempt(run: () => unknown, attempt: ChaosAttempt): unknown {
+  attempt(run: () => unknown, attempt: WrappedAttempt): unknown {
     const { latencyMs, fault } = this.decider.decide();
     if (latencyMs === 0 && fault === undefined) return run();
     return this.injected(run, attempt, latencyMs, fault);
@@ -47,7 +38,7 @@ export class ToolChaos {
 
   private async injected(
     run: () => unknown,
-    attempt: ChaosAttempt,
+    attempt: WrappedAttempt,
     latencyMs: number,
     fault: ToolFaultKind | undefined,
   ): Promise<unknown> {
@@ -67,7 +58,7 @@ export class ToolChaos {
     }
   }
 
-  private injection(kind: string, attempt: ChaosAttempt): void {
+  private injection(kind: string, attempt: WrappedAttempt): void {
     this.report({ target: this.toolId, kind, callId: attempt.callId, lane: attempt.lane });
   }
 }

@@ -13,6 +13,7 @@ export * from './errors/upstream-errors';
 export * from './lazy-abort-controller';
 export * from './lease';
 export * from './random';
+export * from './request-schema';
 export * from './tenant';
 export * from './unique-id';
 export * from './json-depth';

@@ -1,7 +1,8 @@
 import fc from 'fast-check';
 import { z } from 'zod';
-import { isResilienceError } from '.';
-import { durationHeaderSchema, idempotencyKeySchema, invokeBodySchema } from '../dispatch/invoke-request';
+import { isResilienceError } from './errors/resilience-error';
+import { durationHeaderSchema, invokeBodySchema } from '../dispatch/invoke-request';
+import { idempotencyKeySchema } from '../idempotency';
 import { compileRequestCheck, compileRequestParser, parseRequestPart } from './request-schema';
 
 /** The outcome of `fn` as data: what it returned, or the kind and message it threw. */

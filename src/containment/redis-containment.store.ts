@@ -1,7 +1,5 @@
 import type Redis from 'ioredis';
-import type { RedisKeys } from '../store/redis-keys';
-import { RedisScript } from '../store/redis-script';
-import { batchWritesThisTick } from '../store/redis-connection';
+import { batchWritesThisTick, type RedisKeys, RedisScript } from '../store';
 import type { CacheTicket, ContainmentCache } from './containment-cache';
 import {
   CONTAINMENT_POSTURES,

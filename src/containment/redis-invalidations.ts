@@ -1,7 +1,7 @@
 import { Logger, type LoggerService } from '@nestjs/common';
 import type Redis from 'ioredis';
 import type { Clock, TimerHandle } from '../common';
-import { redisErrorCause } from '../store/redis-connection';
+import { redisErrorCause } from '../store';
 import type { ContainmentCache } from './containment-cache';
 
 /** How often a live subscription is checked with PING; an unanswered one makes it not live at the next check. */

@@ -1,5 +1,4 @@
 import { Inject, Injectable, Logger, Optional } from '@nestjs/common';
-import { ChaosRegistry } from '../chaos';
 import {
   CLOCK,
   type Clock,
@@ -11,6 +10,7 @@ import {
 } from '../common';
 import { AttemptHttp, type HttpPool, HttpPools, type PoolName, type ToolHttp } from '../containment';
 import type { ToolArguments, ToolContext, ToolDefinition } from './tool';
+import { ToolAttemptWrappers } from './tool-attempt-wrappers';
 
 /** Who is calling: what an attempt needs of its call. */
 export interface AttemptCall {
@@ -72,15 +72,15 @@ class AttemptContext implements ToolContext {
 @Injectable()
 export class AttemptRunner {
   private readonly logger = new Logger('Bulkhead');
-  /** Asked per attempt only when some tool has chaos: otherwise the attempt path is untouched. */
-  private readonly chaos: ChaosRegistry | undefined;
+  /** Asked per attempt only when some tool is wrapped (chaos): otherwise the attempt path is untouched. */
+  private readonly wrappers: ToolAttemptWrappers | undefined;
 
   constructor(
     @Inject(CLOCK) private readonly clock: Clock,
     private readonly pools: HttpPools,
-    @Optional() @Inject(ChaosRegistry) chaos?: ChaosRegistry | null,
+    @Optional() @Inject(ToolAttemptWrappers) wrappers?: ToolAttemptWrappers | null,
   ) {
-    this.chaos = chaos?.touchesTools ? chaos : undefined;
+    this.wrappers = wrappers?.touchesTools ? wrappers : undefined;
   }
 
   start(tool: ToolDefinition, args: ToolArguments, call: AttemptCall, timeoutMs: number, attempt = 1): StartedAttempt {
@@ -88,11 +88,11 @@ export class AttemptRunner {
     const abort = new LazyAbortController();
     const pool = this.pools.get(call.pool);
     const context = new AttemptContext(call.callId, tool.id, call.tenant, attempt, call.idempotencyKey, pool, abort);
-    const chaos = this.chaos?.forTool(tool.id);
+    const wrapper = this.wrappers?.forTool(tool.id);
     let returned: unknown;
     try {
-      returned = chaos
-        ? chaos.attempt(() => tool.handler(args, context), { callId: call.callId, lane: tool.lane, abort })
+      returned = wrapper
+        ? wrapper.attempt(() => tool.handler(args, context), { callId: call.callId, lane: tool.lane, abort })
         : tool.handler(args, context);
     } catch (error) {
       return { outcome: Promise.reject(this.classify(tool, error)), settled: SETTLED };

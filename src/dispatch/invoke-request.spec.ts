@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { isResilienceError } from '../common';
-import { durationHeaderSchema, idempotencyKeySchema, parseIdempotencyKey, parseInvokeRequest } from './invoke-request';
+import { idempotencyKeySchema, parseIdempotencyKey } from '../idempotency';
+import { durationHeaderSchema, parseInvokeRequest } from './invoke-request';
 
 const TOOL = { timeoutMs: 5000 };
 

@@ -1,11 +1,7 @@
 import { z } from 'zod';
-import { ResilienceError } from '../common';
-import { compileRequestParser, parseRequestPart } from '../common/request-schema';
+import { compileRequestParser, ResilienceError } from '../common';
+import { parseIdempotencyKey } from '../idempotency';
 import type { ToolArguments, ToolDefinition } from './tool';
-
-/** 1-255 visible ASCII characters. */
-const IDEMPOTENCY_KEY = /^[\x21-\x7e]{1,255}$/;
-const IDEMPOTENCY_KEY_RULE = 'Idempotency-Key must be 1-255 visible ASCII characters';
 
 /** A tool's arguments: any JSON object, kept as it is (not copied), checked by the tool itself. */
 export const toolArgumentsSchema = z
@@ -26,12 +22,6 @@ export const invokeBodySchema = z.strictObject(
       issue.code === 'unrecognized_keys' ? 'the body may only hold "arguments"' : 'the body must be a JSON object',
   },
 );
-
-/** `Idempotency-Key` (a header, or a batch entry's `idempotencyKey`); a bad one is never echoed. */
-export const idempotencyKeySchema = z
-  .string({ error: IDEMPOTENCY_KEY_RULE })
-  .regex(IDEMPOTENCY_KEY, { error: IDEMPOTENCY_KEY_RULE })
-  .meta({ description: '1-255 visible ASCII characters (0x21-0x7e), scoped to the tenant and the tool.' });
 
 /** Digits, and up to 3 decimals. */
 const DURATION = /^\d{1,9}(\.\d{1,3})?$/;
@@ -74,14 +64,6 @@ export function parseInvokeRequest(
     timeoutMs: parseDuration(headers['x-timeout-ms'], 'X-Timeout-Ms', tool.timeoutMs) ?? tool.timeoutMs,
     queueTtlMs: parseDuration(headers['x-queue-ttl-ms'], 'X-Queue-Ttl-Ms', laneQueueTtlMs),
   };
-}
-
-/** The key must be 1-255 visible ASCII characters; a bad one is refused and never echoed. */
-export function parseIdempotencyKey(header: unknown): string | undefined {
-  if (header === undefined) return undefined;
-  // The schema's own pattern first: a valid key costs one regex test, as the body's compiled check.
-  if (typeof header === 'string' && IDEMPOTENCY_KEY.test(header)) return header;
-  return parseRequestPart(idempotencyKeySchema, header);
 }
 
 function parseBody(body: unknown): ToolArguments {

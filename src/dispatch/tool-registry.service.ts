@@ -14,8 +14,14 @@ import { type CodeToolConfig, type McpToolConfig, NAME_PATTERN, type ToolConfig 
 import { HttpPools } from '../containment';
 import { Lifecycle } from '../lifecycle';
 import { DISPATCH_MODULE_OPTIONS, type DispatchModuleOptions } from './dispatch.module-definition';
-import { DEFAULT_RETRY_BUDGET, RetryBudget, type RetryBudgetSettings } from '../retry/retry-budget';
-import { DEFAULT_RETRY, RetryPolicy, type RetrySettings } from '../retry/retry-policy';
+import {
+  DEFAULT_RETRY,
+  DEFAULT_RETRY_BUDGET,
+  RetryBudget,
+  type RetryBudgetSettings,
+  RetryPolicy,
+  type RetrySettings,
+} from '../retry';
 import type { ToolArguments, ToolDefinition, ToolHandler, ToolInputSchema } from './tool';
 import { ToolMetadata, type ToolRegistration } from './tool.decorator';
 import { compileInputCheck } from './tool-input-check';

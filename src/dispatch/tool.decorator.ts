@@ -1,7 +1,6 @@
 import { DiscoveryService } from '@nestjs/core';
 import type { BreakerSettings } from '../circuit-breaker';
-import type { RetryBudgetSettings } from '../retry/retry-budget';
-import type { RetrySettings } from '../retry/retry-policy';
+import type { RetryBudgetSettings, RetrySettings } from '../retry';
 import type { ToolArguments, ToolInputSchema } from './tool';
 
 export interface ToolOptions {

@@ -1,7 +1,6 @@
 import type { Breaker } from '../circuit-breaker';
 import type { PoolName, ToolHttp } from '../containment';
-import type { RetryBudget } from '../retry/retry-budget';
-import type { RetryPolicy } from '../retry/retry-policy';
+import type { RetryBudget, RetryPolicy } from '../retry';
 
 /** What a tool handler gets besides its arguments. */
 export interface ToolContext {

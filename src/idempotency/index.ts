@@ -1,4 +1,5 @@
 export * from './fingerprint';
+export * from './idempotency-key';
 export * from './idempotency.module';
 export * from './idempotency.module-definition';
 export * from './idempotency.service';

@@ -1,7 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type Redis from 'ioredis';
-import { luaNow, type RedisKeys, type RedisTime } from '../store/redis-keys';
-import { RedisScript } from '../store/redis-script';
+import { luaNow, type RedisKeys, RedisScript, type RedisTime } from '../store';
 import { assertLeaseMs, type IdempotencyClaim, type IdempotencyStore, type StoredOutcome } from './idempotency.store';
 
 /**

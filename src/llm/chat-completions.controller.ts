@@ -1,7 +1,7 @@
 import { Controller, Post, Req, Res } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { resolveCallId, ResilienceError } from '../common';
-import { parseIdempotencyKey } from '../dispatch';
+import { parseIdempotencyKey } from '../idempotency';
 import { callStateOf } from '../common/nest';
 import { parseChatRequest } from './chat-request';
 import { type ChatCall, ChatCompletions } from './chat-completions.service';

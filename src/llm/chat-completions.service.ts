@@ -20,7 +20,7 @@ import {
   type StoredOutcome,
   toStored,
   untilAborted,
-} from '../dispatch';
+} from '../idempotency';
 import { CallOutcomes } from '../events';
 import { RateLimiter } from '../rate-limit';
 import {

@@ -1,7 +1,11 @@
 export * from './chat.types';
+export { chatRequestSchema } from './chat-request';
 export * from './chat-completions.service';
 export * from './llm.module';
 export * from './llm.module-definition';
 export * from './llm-outcomes';
 export * from './providers/llm-provider';
+export * from './providers/provider-wrappers';
 export * from './cache/llm-cache.store';
+export * from './providers/provider-errors';
+export { carriesContent } from './streaming/stream-assembly';

@@ -2,4 +2,3 @@ export * from './mcp.module';
 export * from './mcp.module-definition';
 export { McpSessions } from './mcp-sessions.service';
 export { IDEMPOTENCY_KEY_META, McpToolCalls } from './mcp-tool-calls.service';
-export { McpSessionTable, type SessionLimits } from '../mcp-client/mcp-session-table';

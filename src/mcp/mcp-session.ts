@@ -5,7 +5,7 @@ import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv
 import { callParamsOf, callToolRequestSchema } from './call-tool-request';
 import type { McpHttpRequest } from './mcp-http-request';
 import type { McpAnswers, McpRequestExtra, McpToolCalls } from './mcp-tool-calls.service';
-import { SERVER_INFO } from '../mcp-client/server-info';
+import { SERVER_INFO } from '../mcp-client';
 
 // The SDK builds an ajv instance per server unless given one; a session is cheaper without its own.
 let sharedValidator: AjvJsonSchemaValidator | undefined;

@@ -6,7 +6,7 @@ import { ToolRegistry } from '../dispatch';
 import { Lifecycle } from '../lifecycle';
 import type { McpHttpRequest } from './mcp-http-request';
 import { McpSession } from './mcp-session';
-import { McpSessionTable, type SessionEntry } from '../mcp-client/mcp-session-table';
+import { McpSessionTable, type SessionEntry } from '../mcp-client';
 import { McpToolCalls } from './mcp-tool-calls.service';
 import { DEFAULT_MCP, MCP_MODULE_OPTIONS, type McpModuleOptions } from './mcp.module-definition';
 import { refusalOf, toWebRequest, writeWebResponse } from './web-exchange';

@@ -9,7 +9,8 @@ import type {
 } from '@modelcontextprotocol/sdk/types.js';
 import { asResilienceError, CLOCK, type Clock, LazyAbortController, resolveCallId, ResilienceError } from '../common';
 import { CLIENT_CLOSED } from '../common/nest';
-import { CallPipeline, parseIdempotencyKey, ToolRegistry, type ToolDefinition } from '../dispatch';
+import { CallPipeline, ToolRegistry, type ToolDefinition } from '../dispatch';
+import { parseIdempotencyKey } from '../idempotency';
 import { mcpHttpRequestOf, type McpHttpRequest } from './mcp-http-request';
 import { DEFAULT_MCP, MCP_MODULE_OPTIONS, type McpModuleOptions } from './mcp.module-definition';
 import { failureResult, JsonRpcRefusal, listedTool, successResult } from './mcp-tool-results';

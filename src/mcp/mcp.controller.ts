@@ -4,7 +4,7 @@ import { ResilienceError } from '../common';
 import { type CallState, callStateOf } from '../common/nest';
 import { McpHttpRequest } from './mcp-http-request';
 import type { McpSession } from './mcp-session';
-import type { SessionEntry } from '../mcp-client/mcp-session-table';
+import type { SessionEntry } from '../mcp-client';
 import { McpSessions } from './mcp-sessions.service';
 
 /**

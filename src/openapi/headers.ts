@@ -1,7 +1,8 @@
 import { z } from 'zod';
 import { CALL_ID_PATTERN } from '../common';
 import { NAME_PATTERN } from '../config';
-import { durationHeaderSchema, idempotencyKeySchema } from '../dispatch';
+import { durationHeaderSchema } from '../dispatch';
+import { idempotencyKeySchema } from '../idempotency';
 
 /** A request header, a path or query parameter, or a response header, as a route declares it. */
 export interface ParameterDoc {

@@ -1,6 +1,5 @@
 import type Redis from 'ioredis';
-import { luaNow, RedisKeys, RedisTime } from '../store/redis-keys';
-import { RedisScript } from '../store/redis-script';
+import { luaNow, RedisKeys, RedisScript, RedisTime } from '../store';
 import type { BucketRule, RateLimitDecision, RateLimitStore } from './rate-limit.store';
 import { assertAdjust, assertTake, UNITS_PER_TOKEN } from './token-bucket';
 

@@ -1,7 +1,7 @@
 import { Breaker, type BreakerSettings } from '../../src/circuit-breaker';
 import type { FakeClock } from '../../src/common/fake-clock';
 import type { FakeStepConfig } from '../../src/config';
-import { RetryPolicy } from '../../src/dispatch';
+import { RetryPolicy } from '../../src/retry';
 import type { ChatChunk, ChatCompletion } from '../../src/llm/chat.types';
 import type { Price } from '../../src/llm/pricing';
 import { FakeProvider } from '../../src/llm/providers/fake.provider';

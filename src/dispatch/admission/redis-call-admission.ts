@@ -1,19 +1,23 @@
 import type Redis from 'ioredis';
 // Deep imports: these modules' indexes pull in their Nest modules, which import the store module.
-import { BUDGET_LUA, type RedisBudgetStore, reserveResult } from '../../budget/redis-budget.store';
-import type { ReservationRequest } from '../../budget/budget-gate.service';
-import type { ReserveResult } from '../../budget/budget.store';
-import type { BucketRule, RateLimitDecision } from '../../rate-limit/rate-limit.store';
 import {
+  BUDGET_LUA,
+  type RedisBudgetStore,
+  type ReservationRequest,
+  reserveResult,
+  type ReserveResult,
+} from '../../budget';
+import {
+  assertTake,
+  type BucketRule,
   pushBucketArgs,
+  type RateLimitDecision,
   rateLimitLua,
   type RedisRateLimitStore,
   takeDecision,
   takeReplyLength,
-} from '../../rate-limit/redis-rate-limit.store';
-import { assertTake } from '../../rate-limit/token-bucket';
-import { luaNow } from '../../store/redis-keys';
-import { RedisScript } from '../../store/redis-script';
+} from '../../rate-limit';
+import { luaNow, RedisScript } from '../../store';
 
 /**
  * KEYS: the budget period's three keys, then the tenant's rate-limit hash (one hash tag, the

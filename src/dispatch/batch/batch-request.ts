@@ -1,7 +1,7 @@
 import { z } from 'zod';
-import { CALL_ID_PATTERN } from '../../common';
-import { idempotencyKeySchema, toolArgumentsSchema } from '../invoke-request';
-import { parseRequestPart } from '../../common/request-schema';
+import { CALL_ID_PATTERN, parseRequestPart } from '../../common';
+import { idempotencyKeySchema } from '../../idempotency';
+import { toolArgumentsSchema } from '../invoke-request';
 
 /** Calls in flight at once when the request does not say. */
 export const DEFAULT_BATCH_CONCURRENCY = 8;

@@ -1,7 +1,13 @@
-import { type Clock, isResilienceError, ResilienceError } from '../../common';
+import {
+  type Clock,
+  isResilienceError,
+  parseRetryAfter,
+  ResilienceError,
+  upstreamNetworkError,
+  upstreamStatusError,
+} from '../../common';
 import type { HttpToolConfig } from '../../config';
 import type { ToolArguments, ToolContext } from '../tool';
-import { parseRetryAfter, upstreamNetworkError, upstreamStatusError } from '../../common/errors/upstream-errors';
 
 /**
  * A tool that sends its arguments as JSON to a fixed URL and answers with the JSON (or text)

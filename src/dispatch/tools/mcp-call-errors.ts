@@ -1,8 +1,7 @@
 import { StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { type CallToolResult, ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
-import { isResilienceError, ResilienceError } from '../../common';
+import { isResilienceError, ResilienceError, upstreamNetworkError, upstreamStatusError } from '../../common';
 import { UpstreamAnswerEnded, UpstreamAnswerTooLarge } from '../../mcp-client';
-import { upstreamNetworkError, upstreamStatusError } from '../../common/errors/upstream-errors';
 
 /** The most of an upstream's own words an error message carries. */
 const MAX_UPSTREAM_TEXT = 1_000;

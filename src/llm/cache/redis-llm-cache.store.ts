@@ -1,6 +1,5 @@
 import type Redis from 'ioredis';
-import { batchWritesThisTick } from '../../store/redis-connection';
-import type { RedisKeys } from '../../store/redis-keys';
+import { batchWritesThisTick, type RedisKeys } from '../../store';
 import { asCacheable, type CacheableCompletion } from './cacheable';
 import { assertTtl, type LlmCacheOperation, type LlmCacheStore } from './llm-cache.store';
 

@@ -1,5 +1,4 @@
-// Deep path: the budget index would load its Nest modules into a plain mechanism.
-import { microsToUsd, usdToMicros } from '../../budget/money';
+import { microsToUsd, usdToMicros } from '../../budget';
 
 /**
  * What one million tokens of each kind cost, in integer micro-dollars: `2_500_000` is $2.50 per

@@ -4,3 +4,4 @@ export * from './llm-provider';
 export * from './openai.provider';
 export * from './provider-errors';
 export * from './provider-registry';
+export * from './provider-wrappers';

@@ -1,7 +1,5 @@
 import type { IncomingHttpHeaders } from 'node:http';
-import { type ErrorKind, ResilienceError, type ResilienceErrorOptions } from '../../common';
-// Deep path: dispatch's index does not export it, and importing that index would load its Nest modules.
-import { parseRetryAfter } from '../../common/errors/upstream-errors';
+import { type ErrorKind, parseRetryAfter, ResilienceError, type ResilienceErrorOptions } from '../../common';
 import { isObject } from './json-shape';
 
 /**

@@ -1,6 +1,6 @@
 import type { Breaker } from '../../circuit-breaker';
 import type { LlmTargetConfig } from '../../config';
-import type { RetryPolicy } from '../../dispatch';
+import type { RetryPolicy } from '../../retry';
 import type { LlmProvider, ProviderTarget } from '../providers/llm-provider';
 import type { Price } from '../pricing';
 import type { HedgeAllowance, TargetHealth } from './hedging';

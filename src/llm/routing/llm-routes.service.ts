@@ -1,20 +1,19 @@
 import { Inject, Injectable, Optional } from '@nestjs/common';
 import { LaneRegistry } from '../../bulkhead';
-import { ChaosRegistry } from '../../chaos';
 import { BreakerRegistry } from '../../circuit-breaker';
 import { CLOCK, type Clock, ResilienceError } from '../../common';
 import type { LlmRouteConfig } from '../../config';
-import { RetryPolicy } from '../../dispatch';
+import { RetryPolicy } from '../../retry';
 import { routeCacheScope } from '../cache';
 import { LLM_MODULE_OPTIONS, type LlmModuleOptions } from '../llm.module-definition';
 import { PriceTable } from '../pricing';
-import { createProvider } from '../providers';
+import { createProvider, LlmProviderWrappers } from '../providers';
 import { HedgeAllowance, TargetHealth } from './hedging';
 import type { LlmRoute, LlmTarget } from './llm-route';
 
 /**
  * The routes of `llm.routes`, built once at start-up: each target's provider (wrapped in its
- * chaos when chaos is on and the target has some), breaker (`llm.<route>.<index>`) and price.
+ * chaos when chaos is on and the target has some, through LlmProviderWrappers), breaker (`llm.<route>.<index>`) and price.
  * Start-up fails, naming the key, when a route's lane does not exist or a target has no price
  * while budgets are configured (its spend could not be held).
  *
@@ -32,7 +31,7 @@ export class LlmRoutes {
     lanes: LaneRegistry,
     breakers: BreakerRegistry,
     @Inject(CLOCK) clock: Clock,
-    @Optional() @Inject(ChaosRegistry) chaos?: ChaosRegistry | null,
+    @Optional() @Inject(LlmProviderWrappers) wrappers?: LlmProviderWrappers | null,
   ) {
     const prices = new PriceTable(options.llm.prices);
     for (const [name, config] of Object.entries(options.llm.routes)) {
@@ -58,8 +57,8 @@ export class LlmRoutes {
             apiKey: target.apiKey,
             region: target.region,
           },
-          provider: chaos
-            ? chaos.llmProvider(provider, { route: name, label, lane: config.lane }, target.chaos)
+          provider: wrappers
+            ? wrappers.wrap(provider, { route: name, label, lane: config.lane, config: target })
             : provider,
           breaker: breakers.register(`llm.${name}.${index}`, config.breaker),
           price,

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 
 /** The request of `POST /v1/chat/completions`: the schema the route checks it with. */
-export { chatRequestSchema } from '../../llm/chat-request';
+export { chatRequestSchema } from '../../llm';
 
 const toolCall = z.looseObject({
   id: z.string(),

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 // The file, not the module's index: the index brings the idempotency service and Nest with it.
-import { canonicalJson } from '../../../idempotency/fingerprint';
+import { canonicalJson } from '../../../idempotency';
 import type { ChatRequest } from '../../chat.types';
 import { FIELDS_NOT_KEYED } from '../cache-key';
 import { isSemanticCacheable, questionText } from './semantic-cacheable';

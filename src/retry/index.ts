@@ -1,0 +1,2 @@
+export * from './retry-budget';
+export * from './retry-policy';
