@@ -1,6 +1,7 @@
 export * from './attempt-runner';
 export * from './call-executor';
 export * from './call-pipeline.service';
+export * from './tool-call';
 export * from './dispatch.module';
 export * from './dispatch.module-definition';
 export * from './tool';

@@ -3,7 +3,7 @@ import type { LazyAbortController } from '../common';
 import type { PoolName } from '../containment';
 import type { AttemptCall } from './attempt-runner';
 import type { AttemptBudget, CallAnswer, CallExecutor, ExecutionProgress } from './call-executor';
-import type { ToolCall } from './call-pipeline.service';
+import type { ToolCall } from './tool-call';
 
 /** What a call in its lane needs of the tool call (its idempotency key scoped, for the upstream). */
 type LaneToolCall = Pick<

@@ -1,4 +1,4 @@
-import type { ShippedPrice } from './shipped-prices';
+import type { ShippedPrice } from './shipped-price';
 
 /**
  * Anthropic's models. Cache writes are the 5-minute ones (1.25x input); Sonnet 4.5 bills

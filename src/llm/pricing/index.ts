@@ -4,3 +4,4 @@ export * from './model-id';
 export * from './price';
 export * from './price-table';
 export * from './shipped-prices';
+export * from './shipped-price';

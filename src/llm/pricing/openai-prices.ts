@@ -1,4 +1,4 @@
-import type { ShippedPrice } from './shipped-prices';
+import type { ShippedPrice } from './shipped-price';
 
 /**
  * OpenAI's models. Long-context rates (gpt-5.4 and later) apply from 272K prompt tokens;

@@ -1,5 +1,5 @@
 import { PriceTable } from './price-table';
-import type { ShippedPrices } from './shipped-prices';
+import type { ShippedPrices } from './shipped-price';
 
 const SHIPPED: ShippedPrices = {
   takenOn: '2026-12-01',

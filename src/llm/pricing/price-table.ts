@@ -1,6 +1,7 @@
 import { withoutDateSuffix } from './model-id';
 import { type Price, priceFromUsd, type UsdRates } from './price';
-import { SHIPPED_PRICES, type ShippedPrices } from './shipped-prices';
+import type { ShippedPrices } from './shipped-price';
+import { SHIPPED_PRICES } from './shipped-prices';
 
 /**
  * The prices every target is charged at: the shipped table with `llm.prices` over it, built

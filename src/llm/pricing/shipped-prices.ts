@@ -1,23 +1,6 @@
 import { ANTHROPIC_PRICES } from './anthropic-prices';
 import { OPENAI_PRICES } from './openai-prices';
-import type { UsdPrice } from './price';
-
-/** One row of the shipped table: a model of a provider, in USD per million tokens. */
-export interface ShippedPrice extends UsdPrice {
-  provider: string;
-  /** The family id; its dated snapshots (`-YYYY-MM-DD`, `-YYYYMMDD`) take this price too. */
-  model: string;
-  /** Other ids the provider serves this model under at this price (`-latest`, `-0` aliases). */
-  aliases?: readonly string[];
-}
-
-/** A versioned price table: its rows, when the prices were taken and where from. */
-export interface ShippedPrices {
-  /** The day the prices were read: they are the ones in force then. ISO date. */
-  readonly takenOn: string;
-  readonly source: string;
-  readonly prices: readonly ShippedPrice[];
-}
+import type { ShippedPrices } from './shipped-price';
 
 /**
  * The prices Bulkhead ships, read once and kept in the repository: never fetched at run time

@@ -3,7 +3,7 @@ import type { HttpPool } from '../../containment';
 import type { LazyAbortController } from '../../common';
 import type { ChatCompletion, ChatRequest } from '../chat.types';
 import { isProviderFailure } from '../providers/provider-errors';
-import { hedgeTarget } from './hedging';
+import { hedgeTarget } from './hedge-target';
 import type { LlmRoute, LlmTarget } from './llm-route';
 import {
   type CommittedStream,

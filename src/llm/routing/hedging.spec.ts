@@ -2,7 +2,8 @@ import { Breaker, type BreakerSettings } from '../../circuit-breaker';
 import { ResilienceError } from '../../common';
 import { FakeClock } from '../../common/fake-clock';
 import { advanceClocks, installFakeTimers } from '../../../test/support/fake-timers';
-import { HedgeAllowance, hedgeTarget, TargetHealth } from './hedging';
+import { hedgeTarget } from './hedge-target';
+import { HedgeAllowance, TargetHealth } from './hedging';
 import type { LlmRoute, LlmTarget } from './llm-route';
 
 // The throttling goes by the injected FakeClock; a breaker's open → half-open timer is opossum's
@@ -97,7 +98,7 @@ describe('TargetHealth', () => {
   it('takes hedges while its breaker is closed and it has not been throttled', () => {
     const subject = target('a');
 
-    expect(subject.health.hedgeable(clock, subject)).toBe(true);
+    expect(subject.health.hedgeable(clock, subject.breaker)).toBe(true);
   });
 
   it('takes no hedge for the Retry-After of a 429/529, and takes them again from its end', () => {
@@ -106,9 +107,9 @@ describe('TargetHealth', () => {
     subject.health.throttled(clock, 2_000);
 
     clock.advance(1_999);
-    expect(subject.health.hedgeable(clock, subject)).toBe(false);
+    expect(subject.health.hedgeable(clock, subject.breaker)).toBe(false);
     clock.advance(1);
-    expect(subject.health.hedgeable(clock, subject)).toBe(true);
+    expect(subject.health.hedgeable(clock, subject.breaker)).toBe(true);
   });
 
   it('takes no hedge for 5 s after a 429/529 without a Retry-After', () => {
@@ -117,9 +118,9 @@ describe('TargetHealth', () => {
     subject.health.throttled(clock, undefined);
 
     clock.advance(4_999);
-    expect(subject.health.hedgeable(clock, subject)).toBe(false);
+    expect(subject.health.hedgeable(clock, subject.breaker)).toBe(false);
     clock.advance(1);
-    expect(subject.health.hedgeable(clock, subject)).toBe(true);
+    expect(subject.health.hedgeable(clock, subject.breaker)).toBe(true);
   });
 
   it('keeps the later end when a shorter Retry-After comes after a longer one', () => {
@@ -130,9 +131,9 @@ describe('TargetHealth', () => {
     subject.health.throttled(clock, 100);
 
     clock.advance(8_999);
-    expect(subject.health.hedgeable(clock, subject)).toBe(false);
+    expect(subject.health.hedgeable(clock, subject.breaker)).toBe(false);
     clock.advance(1);
-    expect(subject.health.hedgeable(clock, subject)).toBe(true);
+    expect(subject.health.hedgeable(clock, subject.breaker)).toBe(true);
   });
 
   it('takes no hedge while its breaker is open', async () => {
@@ -140,7 +141,7 @@ describe('TargetHealth', () => {
 
     await open(subject);
 
-    expect(subject.health.hedgeable(clock, subject)).toBe(false);
+    expect(subject.health.hedgeable(clock, subject.breaker)).toBe(false);
   });
 
   it('takes no hedge while an operator holds its breaker open', () => {
@@ -148,7 +149,7 @@ describe('TargetHealth', () => {
 
     subject.breaker.forceOpen();
 
-    expect(subject.health.hedgeable(clock, subject)).toBe(false);
+    expect(subject.health.hedgeable(clock, subject.breaker)).toBe(false);
   });
 
   it('takes no hedge while its breaker is half open, even with its probe not yet taken', async () => {
@@ -157,7 +158,7 @@ describe('TargetHealth', () => {
     await halfOpen(subject);
 
     expect(subject.breaker.refusal()).toBeUndefined();
-    expect(subject.health.hedgeable(clock, subject)).toBe(false);
+    expect(subject.health.hedgeable(clock, subject.breaker)).toBe(false);
   });
 });
 

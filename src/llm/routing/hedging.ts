@@ -1,5 +1,5 @@
+import type { Breaker } from '../../circuit-breaker';
 import type { Clock } from '../../common';
-import type { LlmRoute, LlmTarget } from './llm-route';
 
 /** Hedges a route may start back to back before the 10 % share limits it. */
 const HEDGE_BURST = 2;
@@ -44,28 +44,7 @@ export class TargetHealth {
   }
 
   /** A hedge may go to it: its breaker closed (not half open) and no recent 429/529. */
-  hedgeable(clock: Clock, target: LlmTarget, tenant?: string): boolean {
-    return clock.now() >= this.throttledUntil && target.breaker.state === 'closed' && !target.breaker.refusal(tenant);
+  hedgeable(clock: Clock, breaker: Breaker, tenant?: string): boolean {
+    return clock.now() >= this.throttledUntil && breaker.state === 'closed' && !breaker.refusal(tenant);
   }
-}
-
-/**
- * Where a hedge of an attempt at `running` goes: the next target after it in the route's order
- * that may take one, else `running` itself (a second request to the same target, which a
- * different backend behind it may answer sooner: the tail-at-scale hedge) when it is the only
- * attempt running; never one already running (`busy`: the targets of the attempts in flight).
- */
-export function hedgeTarget(
-  clock: Clock,
-  route: LlmRoute,
-  running: LlmTarget,
-  busy: readonly LlmTarget[],
-  tenant?: string,
-): LlmTarget | undefined {
-  const after = route.targets.slice(route.targets.indexOf(running) + 1);
-  for (const candidate of [...after, running]) {
-    if (candidate === running ? busy.length > 1 : busy.includes(candidate)) continue;
-    if (candidate.health.hedgeable(clock, candidate, tenant)) return candidate;
-  }
-  return undefined;
 }
