@@ -1,6 +1,6 @@
 import Ajv2020 from 'ajv/dist/2020';
 import { z } from 'zod';
-import { ResilienceError } from '.';
+import { ResilienceError } from './errors/resilience-error';
 
 /**
  * Parses one part of a request (a body, a batch entry, a header) with its schema, or throws

@@ -1,0 +1,31 @@
+// Where each folder of src/ sits, for .dependency-cruiser.cjs (the rules) and
+// scripts/import-graph.mjs (the drawing in docs/design.md).
+
+/** Bottom to top; in each layer, its folders bottom to top. */
+const LAYERS = [
+  { name: 'foundation', folders: ['common', 'config', 'events'] },
+  {
+    name: 'mechanisms',
+    folders: [
+      'auth',
+      'bulkhead',
+      'retry',
+      'circuit-breaker',
+      'store',
+      'lifecycle',
+      'rate-limit',
+      'budget',
+      'idempotency',
+      'containment',
+      'mcp-client',
+    ],
+  },
+  { name: 'features', folders: ['llm', 'dispatch'] },
+  {
+    name: 'around the features',
+    folders: ['chaos', 'mcp', 'route-policies', 'openapi', 'health', 'logging', 'metrics'],
+  },
+  { name: 'apps', folders: ['example', 'demo'] },
+];
+
+module.exports = { LAYERS };
