@@ -1,4 +1,4 @@
-import { type Clock, sleep } from '../common';
+import { type Clock, rejectOnAbort, sleep } from '../common';
 import type { LlmTargetChaosConfig } from '../config';
 // carriesContent: the route's own test of content, so the cut falls just past the commit point it uses.
 import {
@@ -91,7 +91,7 @@ export class ChaosProvider implements LlmProvider {
     if (fault === undefined || (fault === 'stream_cut' && !streamed)) return false;
     if (fault === 'stream_cut') return true;
     this.injection(fault);
-    if (fault === 'timeout') return untilAborted(attempt.signal);
+    if (fault === 'timeout') return rejectOnAbort(attempt.signal);
     throw injected(providerStatusError(attempt.target, this.answerOf(fault), this.clock.wallNow()));
   }
 
@@ -123,13 +123,5 @@ function injected(failure: ProviderFailure): ProviderFailure {
   return new ProviderFailure(failure.kind, failure.code, `${failure.message} (injected by chaos)`, {
     retryAfterMs: failure.retryAfterMs,
     upstreamStatus: failure.upstreamStatus,
-  });
-}
-
-/** Rejects with the signal's reason once it aborts (at once if it has), and never settles before. */
-function untilAborted(signal: AbortSignal): Promise<never> {
-  return new Promise((_resolve, reject) => {
-    if (signal.aborted) reject(signal.reason);
-    else signal.addEventListener('abort', () => reject(signal.reason), { once: true });
   });
 }

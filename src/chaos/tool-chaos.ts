@@ -1,4 +1,4 @@
-import { type Clock, type LazyAbortController, ResilienceError, sleep, upstreamStatusError } from '../common';
+import { type Clock, rejectOnAbort, ResilienceError, sleep, upstreamStatusError } from '../common';
 import type { ToolChaosConfig } from '../config';
 import type { ToolAttemptWrapper, WrappedAttempt } from '../dispatch';
 import type { ChaosDecider } from './chaos-decider';
@@ -54,7 +54,7 @@ export class ToolChaos implements ToolAttemptWrapper {
         throw chaosUpstreamError(this.toolId);
       case 'timeout':
         this.injection(fault, attempt);
-        return untilAborted(attempt.abort);
+        return rejectOnAbort(attempt.abort);
     }
   }
 
@@ -67,11 +67,4 @@ export class ToolChaos implements ToolAttemptWrapper {
 function chaosUpstreamError(toolId: string): ResilienceError {
   const real = upstreamStatusError(toolId, 503, undefined);
   return new ResilienceError(real.kind, `${real.message} (injected by chaos)`, { retryAfterMs: real.retryAfterMs });
-}
-
-/** Rejects with the abort's reason once it fires, and never settles before. */
-function untilAborted(abort: LazyAbortController): Promise<never> {
-  return new Promise((_resolve, reject) => {
-    abort.onAbort(reject);
-  });
 }

@@ -1,4 +1,5 @@
 // Framework-free: mechanisms import from here. Nest and Fastify adapters are in ./nest.
+export * from './abort-race';
 export * from './awaitable';
 export * from './call-id';
 export * from './call-log-line';
@@ -12,6 +13,7 @@ export * from './errors/stop-reason';
 export * from './errors/upstream-errors';
 export * from './lazy-abort-controller';
 export * from './lease';
+export * from './noop';
 export * from './random';
 export * from './request-schema';
 export * from './tenant';

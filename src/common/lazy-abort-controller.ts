@@ -1,3 +1,5 @@
+import { noop } from './noop';
+
 type AbortListener = (reason: unknown) => void;
 
 /**
@@ -61,5 +63,3 @@ export class LazyAbortController {
     if (index !== -1) this.listeners!.splice(index, 1);
   }
 }
-
-function noop(): void {}

@@ -2,7 +2,7 @@ import type { IncomingHttpHeaders } from 'node:http';
 import type { Readable } from 'node:stream';
 import { Agent } from 'undici';
 import { type Abortable, Lane, type LaneRejection } from '../bulkhead';
-import { type Clock, ResilienceError } from '../common';
+import { type Clock, noop, ResilienceError } from '../common';
 import type { PoolName } from './containment-decision';
 import { AgentGenerations } from './agent-generations';
 import { type EgressPolicy, egressConnector, type Lookup } from './egress';
@@ -272,5 +272,3 @@ function readBody(body: Readable, limit: number): Promise<Buffer> {
     body.once('error', reject);
   });
 }
-
-function noop(): void {}

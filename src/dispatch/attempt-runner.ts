@@ -5,6 +5,7 @@ import {
   isPromiseLike,
   isResilienceError,
   LazyAbortController,
+  noop,
   ResilienceError,
   stopReason,
 } from '../common';
@@ -140,8 +141,6 @@ export class AttemptRunner {
     return new ResilienceError('internal', `tool '${tool.id}' failed`);
   }
 }
-
-function noop(): void {}
 
 const SETTLED: Promise<void> = Promise.resolve();
 

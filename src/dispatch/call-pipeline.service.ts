@@ -7,20 +7,14 @@ import {
   isPromiseLike,
   LazyAbortController,
   leaseLifetimeMs,
+  raceWithAbort,
   ResilienceError,
 } from '../common';
 import type { PoolName } from '../containment';
 import { CallOutcomes } from '../events';
 import { CallAdmission } from './admission';
 import { CallExecutor, type ExecutionProgress } from './call-executor';
-import {
-  fromStored,
-  IdempotencyService,
-  scopedIdempotencyKey,
-  type StoredOutcome,
-  toStored,
-  untilAborted,
-} from '../idempotency';
+import { fromStored, IdempotencyService, scopedIdempotencyKey, type StoredOutcome, toStored } from '../idempotency';
 import type { ToolCallBudget, ToolCallBudgetTimes } from './tool-call-budget';
 import { ToolCallWork } from './tool-call-work';
 import type { ToolCall } from './tool-call';
@@ -153,7 +147,7 @@ export class CallPipeline {
       const releasing = budget?.release();
       if (releasing) await releasing;
       progress.replayed = true;
-      const outcome = decision.kind === 'join' ? await untilAborted(decision.outcome, call.abort) : decision.outcome;
+      const outcome = decision.kind === 'join' ? await raceWithAbort(decision.outcome, call.abort) : decision.outcome;
       progress.attempts = outcome.attempts;
       if (!outcome.ok) throw fromStored(outcome);
       progress.replayedPool = outcome.pool;

@@ -46,9 +46,9 @@ export class ToolCallBudget implements AttemptBudget {
     // Nothing to hold (no cap): caps do not change while the service runs, so this does not
     // happen once a first attempt was held; were it to, the attempt needs no money.
     if (!reserving) return true;
-    if (!isPromiseLike(reserving)) return this.keep(reserving);
+    if (!isPromiseLike(reserving)) return this.recordHeld(reserving);
     return Promise.resolve(reserving).then(
-      (reservation) => this.keep(reservation),
+      (reservation) => this.recordHeld(reservation),
       () => false,
     );
   }
@@ -66,7 +66,8 @@ export class ToolCallBudget implements AttemptBudget {
     return this.settle(false);
   }
 
-  private keep(reservation: BudgetReservation): true {
+  /** Records a retry's reservation as the money the call holds now, settled when the retry ends: it may run. */
+  private recordHeld(reservation: BudgetReservation): true {
     this.held = reservation;
     return true;
   }

@@ -1,4 +1,4 @@
-import { type LazyAbortController, ResilienceError } from '../common';
+import { ResilienceError } from '../common';
 import type { StoredOutcome } from './idempotency.store';
 
 /** A failure as the idempotency store keeps it, to answer again for the retention window. */
@@ -13,21 +13,4 @@ export function toStored(error: ResilienceError): StoredOutcome {
 export function fromStored(outcome: Extract<StoredOutcome, { ok: false }>): ResilienceError {
   const { kind, message, attempts, retryAfterMs } = outcome;
   return new ResilienceError(kind, message, { attempts, retryAfterMs });
-}
-
-/** `promise`, or the abort's reason as soon as `abort` fires: a caller who left stops waiting. */
-export function untilAborted<T>(promise: Promise<T>, abort: LazyAbortController): Promise<T> {
-  return new Promise<T>((resolve, reject) => {
-    const detach = abort.onAbort(reject);
-    promise.then(
-      (value) => {
-        detach();
-        resolve(value);
-      },
-      (error: unknown) => {
-        detach();
-        reject(error);
-      },
-    );
-  });
 }

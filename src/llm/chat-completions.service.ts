@@ -8,19 +8,14 @@ import {
   isPromiseLike,
   LazyAbortController,
   leaseLifetimeMs,
+  noop,
+  raceWithAbort,
   RANDOM,
   type Random,
   ResilienceError,
 } from '../common';
 import { HttpPools } from '../containment';
-import {
-  fromStored,
-  IdempotencyService,
-  scopedIdempotencyKey,
-  type StoredOutcome,
-  toStored,
-  untilAborted,
-} from '../idempotency';
+import { fromStored, IdempotencyService, scopedIdempotencyKey, type StoredOutcome, toStored } from '../idempotency';
 import { CallOutcomes } from '../events';
 import { RateLimiter } from '../rate-limit';
 import {
@@ -208,7 +203,9 @@ export class ChatCompletions {
     const run: RunPlan = { call, route, request, outputCap, inputTokens, outputTokens, claim, progress, startedAt };
     try {
       if (call.idempotencyKey === undefined) return await this.execute(run, key, store, call.abort);
-      return await this.once(run, call.idempotencyKey, (abort) => this.execute(run, key, store, abort));
+      return await this.executeOncePerIdempotencyKey(run, call.idempotencyKey, (abort) =>
+        this.execute(run, key, store, abort),
+      );
     } finally {
       if (claim.tokens > 0) {
         const givingBack = this.limiter.settleTokens(call.tenant, claim.tokens, 0);
@@ -231,24 +228,23 @@ export class ChatCompletions {
   ): Promise<ChatAnswer> {
     const { call, progress } = plan;
     const cacheKey = key !== undefined && store ? key : undefined;
-    let led = false;
-    const start = (runAbort: LazyAbortController) => {
-      led = true;
-      return this.run(plan, runAbort, cacheKey, key === undefined ? 'bypass' : 'miss');
-    };
-    const served =
+    const cache = key === undefined ? 'bypass' : 'miss';
+    const { started, outcome } =
       cacheKey === undefined || call.sink
-        ? await start(abort)
-        : await this.inFlight.run(`${call.pool}:${cacheKey}`, (signal) => start(abortOn(signal)), {
-            signal: abort.signal,
-          });
+        ? { started: true, outcome: this.run(plan, abort, cacheKey, cache) }
+        : this.inFlight.run(
+            `${call.pool}:${cacheKey}`,
+            (signal) => this.run(plan, abortFollowing(signal), cacheKey, cache),
+            { signal: abort.signal },
+          );
+    const served = await outcome;
     return {
       completion: served.completion,
       servedBy: served.target.label,
       // A client that joined made no attempt and pays nothing: the run's first client did.
       attempts: progress.attempts,
       cache: 'miss',
-      costUsd: led ? microsToUsd(served.costMicros) : 0,
+      costUsd: started ? microsToUsd(served.costMicros) : 0,
       replayed: false,
       hedged: served.hedged,
       streamed: call.sink !== undefined,
@@ -284,7 +280,9 @@ export class ChatCompletions {
     let served: Served | undefined;
     try {
       served = await this.admitAndServe(call, abort, route, request, account, progress, deliver);
-      if (cacheKey !== undefined && isCacheable(served.completion, request)) this.keep(cacheKey, served.completion);
+      if (cacheKey !== undefined && isCacheable(served.completion, request)) {
+        this.storeInExactCache(cacheKey, served.completion);
+      }
       return { ...served, costMicros: account.costMicros };
     } finally {
       this.reportRun(route, progress, served);
@@ -294,14 +292,14 @@ export class ChatCompletions {
   }
 
   /**
-   * A request with an `Idempotency-Key`: the first runs to its end even if its client leaves
-   * (only shutdown stops it), so that the client's retry gets its answer instead of paying for
-   * a second one; a request with the same key while it runs joins it, and one after it is
-   * answered the same (`replayed`) for the retention window. The same key with another request
-   * is `idempotency_conflict`. The claim lasts the lane's queue wait and the route's deadline,
-   * and is renewed for as long as the run goes on (a stream outlives any deadline).
+   * Runs `execute` at most once per `Idempotency-Key`. The first request with a key runs to its
+   * end even if its client leaves (only shutdown stops it), so that the client's retry gets its
+   * answer instead of paying for a second one; a request with the same key while it runs joins
+   * it, and one after it is answered the same (`replayed`) for the retention window. The same key
+   * with another request is `idempotency_conflict`. The claim lasts the lane's queue wait and the
+   * route's deadline, and is renewed for as long as the run goes on (a stream outlives any deadline).
    */
-  private async once(
+  private async executeOncePerIdempotencyKey(
     plan: RunPlan,
     idempotencyKey: string,
     execute: (abort: LazyAbortController) => Promise<ChatAnswer>,
@@ -311,7 +309,7 @@ export class ChatCompletions {
     const leaseMs = leaseLifetimeMs(this.lanes.get(route.lane)!.queueTtlMs, route.deadlineMs);
     const decision = await this.idempotency.begin(scoped, request, leaseMs, call.abort);
     if (decision.kind !== 'lead') {
-      const outcome = decision.kind === 'join' ? await untilAborted(decision.outcome, call.abort) : decision.outcome;
+      const outcome = decision.kind === 'join' ? await raceWithAbort(decision.outcome, call.abort) : decision.outcome;
       if (!outcome.ok) throw fromStored(outcome);
       return { ...(outcome.result as ChatAnswer), costUsd: 0, replayed: true, streamed: false };
     }
@@ -367,10 +365,14 @@ export class ChatCompletions {
     }
   }
 
-  private keep(key: string, completion: CacheableCompletion): void {
+  /**
+   * Stores a run's answer in the exact cache, off the answer's path: a store that fails costs a
+   * later miss, never this request.
+   */
+  private storeInExactCache(key: string, completion: CacheableCompletion): void {
     try {
       const stored = this.cache.set(key, completion, this.options.llm.cache.exact.ttlMs);
-      if (isPromiseLike(stored)) Promise.resolve(stored).catch(() => undefined);
+      if (isPromiseLike(stored)) Promise.resolve(stored).catch(noop);
     } catch (error) {
       this.logger.warn(`the LLM cache refused an answer: ${(error as Error)?.name}`);
     }
@@ -418,8 +420,11 @@ export class ChatCompletions {
   }
 }
 
-/** A call's cancellation that follows `signal`: a joined run's, which aborts once all its clients left. */
-function abortOn(signal: AbortSignal): LazyAbortController {
+/**
+ * A LazyAbortController that aborts when `signal` does: a coalesced run's, whose signal aborts
+ * once all its clients left.
+ */
+function abortFollowing(signal: AbortSignal): LazyAbortController {
   const abort = new LazyAbortController();
   if (signal.aborted) abort.abort(signal.reason);
   else signal.addEventListener('abort', () => abort.abort(signal.reason), { once: true });

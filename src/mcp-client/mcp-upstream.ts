@@ -1,5 +1,5 @@
 import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js';
-import { type Clock, ResilienceError, type TimerHandle } from '../common';
+import { type Clock, noop, ResilienceError, type TimerHandle } from '../common';
 import type { HttpPool, PoolName } from '../containment';
 import { TENANT_SESSION_LIMITS, type TenantSessionLimits, TenantSessions } from './tenant-sessions';
 import type { UpstreamCall } from './upstream-call';
@@ -201,5 +201,3 @@ export class McpUpstream {
 function stopped(): ResilienceError {
   return new ResilienceError('stopped', 'the upstream MCP server’s sessions are closed');
 }
-
-function noop(): void {}

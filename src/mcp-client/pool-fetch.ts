@@ -1,5 +1,6 @@
 import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { Abortable } from '../bulkhead';
+import { noop } from '../common';
 import type { AbortableRequestOptions, HttpMethod, HttpPool } from '../containment';
 import type { RoutedCall } from './call-routing.transport';
 import { eventStreamAnswer } from './event-stream-answer';
@@ -101,5 +102,3 @@ function abortableOf(signal: AbortSignal | undefined): Abortable {
     abort() {},
   };
 }
-
-function noop(): void {}

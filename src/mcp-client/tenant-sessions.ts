@@ -1,4 +1,4 @@
-import { type Clock, isResilienceError, ResilienceError, type TimerHandle } from '../common';
+import { type Clock, isResilienceError, noop, ResilienceError, type TimerHandle } from '../common';
 import type { PoolName } from '../containment';
 import { McpSessionTable, type SessionEntry } from './mcp-session-table';
 
@@ -130,5 +130,3 @@ export class TenantSessions<S extends ClosableSession> {
     );
   }
 }
-
-function noop(): void {}

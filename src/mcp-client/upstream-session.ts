@@ -6,7 +6,7 @@ import {
   type Tool,
   ToolListChangedNotificationSchema,
 } from '@modelcontextprotocol/sdk/types.js';
-import { type Clock, ResilienceError } from '../common';
+import { type Clock, noop, raceWithAbort, ResilienceError } from '../common';
 import type { HttpPool, PoolName } from '../containment';
 import { SERVER_INFO } from './server-info';
 import { CallRoutingTransport } from './call-routing.transport';
@@ -117,7 +117,7 @@ export class UpstreamSession {
       ...(call.idempotencyKey === undefined ? {} : { _meta: { [UPSTREAM_IDEMPOTENCY_META]: call.idempotencyKey } }),
     };
     for (let sent = 1; ; sent++) {
-      const connection = await untilAborted(this.connected(), call.signal);
+      const connection = await raceWithAbort(this.connected(), call.signal);
       connection.inFlight++;
       try {
         return (await connection.transport.sendFor(call, () =>
@@ -232,24 +232,3 @@ export class UpstreamSession {
 function isSessionGone(error: unknown, connection: Connection): boolean {
   return error instanceof StreamableHTTPError && error.code === 404 && connection.hasSession;
 }
-
-/** `promise`, or the signal's reason as soon as it fires. */
-function untilAborted<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
-  if (signal.aborted) return Promise.reject(signal.reason as Error);
-  return new Promise<T>((resolve, reject) => {
-    const onAbort = () => reject(signal.reason as Error);
-    signal.addEventListener('abort', onAbort, { once: true });
-    promise.then(
-      (value) => {
-        signal.removeEventListener('abort', onAbort);
-        resolve(value);
-      },
-      (error: unknown) => {
-        signal.removeEventListener('abort', onAbort);
-        reject(error as Error);
-      },
-    );
-  });
-}
-
-function noop(): void {}

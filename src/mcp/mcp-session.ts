@@ -2,6 +2,7 @@ import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
 import { ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv-provider.js';
+import { noop } from '../common';
 import { callParamsOf, callToolRequestSchema } from './call-tool-request';
 import type { McpHttpRequest } from './mcp-http-request';
 import type { McpAnswers, McpRequestExtra, McpToolCalls } from './mcp-tool-calls.service';
@@ -73,5 +74,3 @@ export class McpSession implements McpAnswers {
     return this.server.close();
   }
 }
-
-function noop(): void {}

@@ -7,7 +7,15 @@ import type {
   ServerRequest,
   Tool,
 } from '@modelcontextprotocol/sdk/types.js';
-import { asResilienceError, CLOCK, type Clock, LazyAbortController, resolveCallId, ResilienceError } from '../common';
+import {
+  asResilienceError,
+  CLOCK,
+  type Clock,
+  LazyAbortController,
+  noop,
+  resolveCallId,
+  ResilienceError,
+} from '../common';
 import { CLIENT_CLOSED } from '../common/nest';
 import { CallPipeline, ToolRegistry, type ToolDefinition } from '../dispatch';
 import { parseIdempotencyKey } from '../idempotency';
@@ -132,7 +140,7 @@ export class McpToolCalls {
     return new QueueProgress(this.clock, this.progressIntervalMs, (update) => {
       extra
         .sendNotification({ method: 'notifications/progress', params: { progressToken: token, ...update } })
-        .catch(() => undefined);
+        .catch(noop);
     });
   }
 }
@@ -177,5 +185,3 @@ function follow(
     stopLeaving();
   };
 }
-
-function noop(): void {}

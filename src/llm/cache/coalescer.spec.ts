@@ -25,7 +25,11 @@ describe('Coalescer', () => {
   it('runs the work once for concurrent calls with one key, and answers each with its outcome', async () => {
     const { work, runs } = manualWork<string>();
 
-    const calls = [coalescer.run('k', work), coalescer.run('k', work), coalescer.run('k', work)];
+    const calls = [
+      coalescer.run('k', work).outcome,
+      coalescer.run('k', work).outcome,
+      coalescer.run('k', work).outcome,
+    ];
     expect(runs).toHaveLength(1);
     expect(coalescer.waiters('k')).toBe(3);
 
@@ -37,8 +41,8 @@ describe('Coalescer', () => {
   it('runs the work once per key', async () => {
     const { work, runs } = manualWork<string>();
 
-    const first = coalescer.run('a', work);
-    const second = coalescer.run('b', work);
+    const first = coalescer.run('a', work).outcome;
+    const second = coalescer.run('b', work).outcome;
     expect(runs).toHaveLength(2);
     expect(coalescer.size).toBe(2);
 
@@ -50,7 +54,7 @@ describe('Coalescer', () => {
 
   it('answers every caller with the failure of the run', async () => {
     const { work, runs } = manualWork<string>();
-    const calls = [coalescer.run('k', work), coalescer.run('k', work)];
+    const calls = [coalescer.run('k', work).outcome, coalescer.run('k', work).outcome];
     const failure = new Error('upstream answered 503');
 
     runs[0].outcome.reject(failure);
@@ -65,19 +69,19 @@ describe('Coalescer', () => {
       throw failure;
     };
 
-    await expect(coalescer.run('k', work)).rejects.toBe(failure);
+    await expect(coalescer.run('k', work).outcome).rejects.toBe(failure);
     expect(coalescer.size).toBe(0);
   });
 
   it('forgets the key once the run settles: the next call runs the work again', async () => {
     const { work, runs } = manualWork<string>();
-    const first = coalescer.run('k', work);
+    const first = coalescer.run('k', work).outcome;
     runs[0].outcome.resolve('first');
     await first;
 
     expect(coalescer.size).toBe(0);
     expect(coalescer.waiters('k')).toBe(0);
-    const second = coalescer.run('k', work);
+    const second = coalescer.run('k', work).outcome;
     expect(runs).toHaveLength(2);
     runs[1].outcome.resolve('second');
     await expect(second).resolves.toBe('second');
@@ -86,8 +90,8 @@ describe('Coalescer', () => {
   it('has forgotten the key when a caller resumes: calling again from there starts a fresh run', async () => {
     const { work, runs } = manualWork<string>();
     let again: Promise<string> | undefined;
-    const first = coalescer.run('k', work).then(() => {
-      again = coalescer.run('k', work);
+    const first = coalescer.run('k', work).outcome.then(() => {
+      again = coalescer.run('k', work).outcome;
     });
 
     runs[0].outcome.resolve('first');
@@ -102,9 +106,9 @@ describe('Coalescer', () => {
     it('answers a joining caller whose client leaves at once, and lets the run go on for the others', async () => {
       const { work, runs } = manualWork<string>();
       const leaving = new AbortController();
-      const leader = coalescer.run('k', work);
-      const follower = coalescer.run('k', work, { signal: leaving.signal });
-      const other = coalescer.run('k', work, { signal: new AbortController().signal });
+      const leader = coalescer.run('k', work).outcome;
+      const follower = coalescer.run('k', work, { signal: leaving.signal }).outcome;
+      const other = coalescer.run('k', work, { signal: new AbortController().signal }).outcome;
 
       leaving.abort(new Error('client closed the connection'));
 
@@ -118,8 +122,8 @@ describe('Coalescer', () => {
     it('lets the run go on for the others when the first caller’s client leaves', async () => {
       const { work, runs } = manualWork<string>();
       const leaving = new AbortController();
-      const leader = coalescer.run('k', work, { signal: leaving.signal });
-      const follower = coalescer.run('k', work, { signal: new AbortController().signal });
+      const leader = coalescer.run('k', work, { signal: leaving.signal }).outcome;
+      const follower = coalescer.run('k', work, { signal: new AbortController().signal }).outcome;
 
       leaving.abort(new Error('client closed the connection'));
 
@@ -135,8 +139,8 @@ describe('Coalescer', () => {
       const first = new AbortController();
       const second = new AbortController();
       const calls = [
-        track(coalescer.run('k', work, { signal: first.signal })),
-        track(coalescer.run('k', work, { signal: second.signal })),
+        track(coalescer.run('k', work, { signal: first.signal }).outcome),
+        track(coalescer.run('k', work, { signal: second.signal }).outcome),
       ];
 
       first.abort(new Error('first left'));
@@ -146,7 +150,7 @@ describe('Coalescer', () => {
       expect(runs[0].signal.aborted).toBe(true);
       expect(runs[0].signal.reason).toEqual(new Error('second left'));
       expect(coalescer.size).toBe(0);
-      const newcomer = coalescer.run('k', work);
+      const newcomer = coalescer.run('k', work).outcome;
       expect(runs).toHaveLength(2);
       // The abandoned run settling late neither answers the newcomer nor forgets its run.
       runs[0].outcome.reject(runs[0].signal.reason);
@@ -160,8 +164,8 @@ describe('Coalescer', () => {
     it('never aborts a run while a caller without a signal waits', async () => {
       const { work, runs } = manualWork<string>();
       const leaving = new AbortController();
-      const staying = coalescer.run('k', work);
-      const left = coalescer.run('k', work, { signal: leaving.signal });
+      const staying = coalescer.run('k', work).outcome;
+      const left = coalescer.run('k', work, { signal: leaving.signal }).outcome;
 
       leaving.abort(new Error('left'));
 
@@ -175,11 +179,13 @@ describe('Coalescer', () => {
       const { work, runs } = manualWork<string>();
       const gone = AbortSignal.abort(new Error('already gone'));
 
-      await expect(coalescer.run('k', work, { signal: gone })).rejects.toThrow('already gone');
+      const refused = coalescer.run('k', work, { signal: gone });
+      expect(refused.started).toBe(false);
+      await expect(refused.outcome).rejects.toThrow('already gone');
       expect(runs).toHaveLength(0);
 
-      const running = coalescer.run('k', work);
-      await expect(coalescer.run('k', work, { signal: gone })).rejects.toThrow('already gone');
+      const running = coalescer.run('k', work).outcome;
+      await expect(coalescer.run('k', work, { signal: gone }).outcome).rejects.toThrow('already gone');
       expect(coalescer.waiters('k')).toBe(1);
       runs[0].outcome.resolve('Paris');
       await running;
@@ -188,7 +194,7 @@ describe('Coalescer', () => {
     it('ignores a client that leaves after its answer', async () => {
       const { work, runs } = manualWork<string>();
       const late = new AbortController();
-      const call = coalescer.run('k', work, { signal: late.signal });
+      const call = coalescer.run('k', work, { signal: late.signal }).outcome;
       runs[0].outcome.resolve('Paris');
       await expect(call).resolves.toBe('Paris');
 
@@ -199,11 +205,27 @@ describe('Coalescer', () => {
     });
   });
 
-  it('counts the callers waiting on a key, so a route can tell whether a call leads or joins', async () => {
+  it('tells each caller whether it started the run or joined one in flight', async () => {
+    const { work, runs } = manualWork<string>();
+
+    const first = coalescer.run('k', work);
+    const second = coalescer.run('k', work, { signal: new AbortController().signal });
+    expect([first.started, second.started]).toEqual([true, false]);
+
+    runs[0].outcome.resolve('Paris');
+    await Promise.all([first.outcome, second.outcome]);
+    expect(coalescer.run('k', work).started).toBe(true);
+    runs[1].outcome.resolve('again');
+  });
+
+  it('counts the callers waiting on a key, its first caller included', async () => {
     const { work, runs } = manualWork<string>();
     expect(coalescer.waiters('k')).toBe(0);
 
-    const calls = [coalescer.run('k', work), coalescer.run('k', work, { signal: new AbortController().signal })];
+    const calls = [
+      coalescer.run('k', work).outcome,
+      coalescer.run('k', work, { signal: new AbortController().signal }).outcome,
+    ];
     expect(coalescer.waiters('k')).toBe(2);
     expect(coalescer.waiters('other')).toBe(0);
 
@@ -215,7 +237,7 @@ describe('Coalescer', () => {
   it('gives each joining caller a copy of its own, when told how to copy', async () => {
     const objects = new Coalescer<{ text: string }>({ copy: structuredClone });
     const { work, runs } = manualWork<{ text: string }>();
-    const calls = [objects.run('k', work), objects.run('k', work), objects.run('k', work)];
+    const calls = [objects.run('k', work).outcome, objects.run('k', work).outcome, objects.run('k', work).outcome];
     const answer = { text: 'Paris' };
 
     runs[0].outcome.resolve(answer);

@@ -4,6 +4,17 @@ export interface CoalesceOptions {
   signal?: AbortSignal;
 }
 
+/** One caller's share of a run: whether it started the run or joined one, and the run's outcome. */
+export interface Coalesced<T> {
+  /**
+   * True when this call started the run (its `work` is the one running); false when it joined a
+   * run already in flight, or was refused at once (its signal had aborted) and started nothing.
+   */
+  readonly started: boolean;
+  /** The run's outcome, for this caller (a copy of the value when it joined and a copy was asked for). */
+  readonly outcome: Promise<T>;
+}
+
 /** Options of a {@link Coalescer}. */
 export interface CoalescerOptions<T> {
   /**
@@ -38,8 +49,8 @@ interface Flight<T> {
  * one being abandoned); a caller without a signal never leaves. So `work` must not stop on the
  * first caller's own signal, which would end the run for everyone who joined it. Whether to
  * stop an upstream call when the last caller leaves, or let it finish to fill the cache, is
- * the route's choice: heed the signal, or not. A route that needs to know whether a caller
- * leads or joins asks {@link waiters} before it calls `run`.
+ * the route's choice: heed the signal, or not. Each call is told whether it started the run or
+ * joined one ({@link Coalesced.started}), for a route that charges the run to its first caller.
  */
 export class Coalescer<T> {
   private readonly flights = new Map<string, Flight<T>>();
@@ -50,17 +61,19 @@ export class Coalescer<T> {
   }
 
   /**
-   * `work`'s outcome for `key`: from a run already in flight under `key`, or from a new one.
-   * A caller whose signal has already aborted is refused at once, and starts nothing.
+   * `work`'s outcome for `key`: from a run already in flight under `key` (joined), or from a
+   * new one (started). A caller whose signal has already aborted is refused at once, and starts
+   * nothing.
    */
-  run(key: string, work: (signal: AbortSignal) => Promise<T>, options: CoalesceOptions = {}): Promise<T> {
+  run(key: string, work: (signal: AbortSignal) => Promise<T>, options: CoalesceOptions = {}): Coalesced<T> {
     const { signal } = options;
-    if (signal?.aborted) return Promise.reject(signal.reason);
+    if (signal?.aborted) return { started: false, outcome: Promise.reject(signal.reason) };
     const joined = this.flights.get(key);
     const flight = joined ?? this.start(key, work);
     flight.waiters++;
     const shared = joined && this.copy ? flight.promise.then(this.copy) : flight.promise;
-    return signal ? this.waitFor(key, flight, shared, signal) : this.untilSettled(flight, shared);
+    const outcome = signal ? this.waitFor(key, flight, shared, signal) : this.untilSettled(flight, shared);
+    return { started: joined === undefined, outcome };
   }
 
   /** Callers waiting on the run in flight under `key` (its first caller included); 0 if none. */

@@ -1,4 +1,4 @@
-import { type Clock, deferred, isResilienceError, ResilienceError } from '../../common';
+import { type Clock, deferred, isResilienceError, noop, ResilienceError } from '../../common';
 import type { HttpPool } from '../../containment';
 import type { LazyAbortController } from '../../common';
 import type { ChatCompletion, ChatRequest } from '../chat.types';
@@ -298,5 +298,3 @@ export class CommittedFailure extends Error {
     this.name = 'CommittedFailure';
   }
 }
-
-function noop(): void {}

@@ -1,4 +1,4 @@
-import { type Clock, isResilienceError, LazyAbortController, ResilienceError, stopReason } from '../../common';
+import { type Clock, isResilienceError, LazyAbortController, noop, ResilienceError, stopReason } from '../../common';
 import {
   AttemptHttp,
   type HttpPool,
@@ -226,5 +226,3 @@ class PromptHttp implements ToolHttp {
     return this.http.stream(url, { ...options, onSend: this.markSent });
   }
 }
-
-function noop(): void {}

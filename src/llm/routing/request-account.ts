@@ -53,8 +53,11 @@ export class AttemptHold {
     else this.stopAttempt = stop;
   }
 
-  /** Renews the reservation until {@link release} (called by the account as it settles). */
-  keep(clock: Clock, budget: BudgetGate, holdMs: number): void {
+  /**
+   * Starts renewing the reservation, each renewal for `holdMs`, until {@link release} (called by
+   * the account as it settles). A hold without a reservation has nothing to renew.
+   */
+  startRenewing(clock: Clock, budget: BudgetGate, holdMs: number): void {
     const reservation = this.reservation;
     if (!reservation) return;
     this.keeper = new LeaseKeeper(
@@ -139,7 +142,7 @@ export class RequestAccount {
       if (reserving) reservation = isPromiseLike(reserving) ? await reserving : reserving;
     }
     const hold = new AttemptHold(target, reservation);
-    hold.keep(clock, budget, holdMs);
+    hold.startRenewing(clock, budget, holdMs);
     return hold;
   }
 
