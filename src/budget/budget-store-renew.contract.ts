@@ -1,23 +1,10 @@
-import type { Promised } from '../../test/support/promised';
-import type { FakeClock } from '../common/fake-clock';
-import type { BudgetStore } from './budget.store';
-
-/** What the renew tests take from {@link describeBudgetStore}: its fresh store and its clock, per test. */
-export interface BudgetRenewContext {
-  store: () => Promise<Promised<BudgetStore>>;
-  clock: () => FakeClock;
-}
-
-const DAY = 'day:2026-01-01';
-const NEXT_DAY = 'day:2026-01-02';
-/** One call's cost: 0.001 USD. */
-const COST = 1_000;
+import { type BudgetContractContext, COST, DAY, NEXT_DAY } from './budget-store-contract-context';
 
 /**
- * The part of the {@link BudgetStore} contract about `renew`, run by `describeBudgetStore`
+ * The part of the `BudgetStore` contract about `renew`, run by `describeBudgetStore`
  * inside its own describe, so against every store it runs against.
  */
-export function describeBudgetStoreRenew({ store, clock }: BudgetRenewContext): void {
+export function describeBudgetStoreRenew({ store, clock }: BudgetContractContext): void {
   describe('renew', () => {
     it('keeps a reservation past its original TTL, then lets it lapse at the renewed expiry', async () => {
       const subject = await store();

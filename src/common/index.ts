@@ -19,3 +19,4 @@ export * from './request-schema';
 export * from './tenant';
 export * from './unique-id';
 export * from './json-depth';
+export * from './promised';

@@ -1,5 +1,5 @@
 import type { ContainmentChange, ContainmentSnapshot } from './containment-snapshot';
-import { promised } from '../../test/support/promised';
+import { promised } from '../common';
 import type { ContainmentStore } from './containment.store';
 
 /** Builds a fresh, empty store under test. */

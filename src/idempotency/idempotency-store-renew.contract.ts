@@ -1,29 +1,20 @@
-import type { FakeClock } from '../common/fake-clock';
-import type { IdempotencyStore, StoredOutcome } from './idempotency.store';
+import {
+  claimed,
+  FP,
+  type IdempotencyContractContext,
+  LEASE_MS,
+  OTHER_FP,
+  RETENTION_MS,
+} from './idempotency-store-contract-context';
+import type { StoredOutcome } from './idempotency.store';
 
-/** What the renew tests take from {@link describeIdempotencyStore}: its fresh store and its clock, per test. */
-export interface IdempotencyRenewContext {
-  store: () => Promise<IdempotencyStore>;
-  clock: () => FakeClock;
-}
-
-const LEASE_MS = 5_000;
-const RETENTION_MS = 60_000;
-const FP = 'fingerprint-of-the-arguments';
-const OTHER_FP = 'fingerprint-of-other-arguments';
 const SUCCESS: StoredOutcome = { ok: true, result: { id: 'ord_1' }, attempts: 1, pool: 'normal' };
 
 /**
- * The part of the {@link IdempotencyStore} contract about `renew`, run by
+ * The part of the `IdempotencyStore` contract about `renew`, run by
  * `describeIdempotencyStore` inside its own describe, so against every store it runs against.
  */
-export function describeIdempotencyStoreRenew({ store, clock }: IdempotencyRenewContext): void {
-  async function claimed(subject: IdempotencyStore, key: string, fingerprint = FP): Promise<string> {
-    const claim = await subject.claim(key, fingerprint, LEASE_MS);
-    if (claim.status !== 'claimed') throw new Error(`expected ${key} to be claimed, got ${claim.status}`);
-    return claim.token;
-  }
-
+export function describeIdempotencyStoreRenew({ store, clock }: IdempotencyContractContext): void {
   describe('renew', () => {
     it('keeps the claim past its lease: a second claim then answers in_flight, until the renewed lease passes', async () => {
       const subject = await store();

@@ -1,4 +1,4 @@
-import { promised, type Promised } from '../../../test/support/promised';
+import { promised, type Promised } from '../../common';
 import { FakeClock } from '../../common/fake-clock';
 import type { ChatCompletion, ChatRequest } from '../chat.types';
 import { exactCacheKey } from './cache-key';
