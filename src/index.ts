@@ -66,8 +66,15 @@ export { FakeClock } from './common/fake-clock';
 // Store interfaces (each with its injection token of the same name) and their implementations.
 export { IdempotencyStore, MemoryIdempotencyStore, RedisIdempotencyStore } from './idempotency';
 export { ContainmentStore, MemoryContainmentStore, RedisContainmentStore } from './containment';
-export { RateLimitStore, MemoryRateLimitStore, RedisRateLimitStore } from './rate-limit';
+export {
+  RateLimitStore,
+  MemoryRateLimitStore,
+  RedisRateLimitStore,
+  type BucketRule,
+  type RateLimitDecision,
+} from './rate-limit';
 export { BudgetStore, MemoryBudgetStore, RedisBudgetStore } from './budget';
+export { LlmCacheStore, MemoryLlmCacheStore, RedisLlmCacheStore } from './llm';
 export { createRedisConnection, REDIS } from './store';
 
 // The OpenAPI document of the service's routes (served at /openapi.json, shown at /docs).
