@@ -1,22 +1,22 @@
 // The import rules of src/ (`npm run lint` runs them; docs/design.md, "How the code is layered").
 //
-// Every folder under src/ has a place in LAYERS (scripts/folder-layers.cjs), bottom to top, and imports only folders placed
-// below it: an order of the folders that every import follows, so no two folders can import each
-// other through any path. Inside a layer the order is one the imports allow (two folders that
-// do not import each other may swap). Between folders, a folder is imported through its index.
+// Every folder under src/ has a place in LAYERS (scripts/folder-layers.cjs), bottom to top, and
+// imports only folders placed below it: an order of the folders that every import follows, so no
+// two folders can import each other through any path. Inside a layer the order is one the
+// imports allow (two folders that do not import each other may swap). Between folders, a folder
+// is imported through its index. Nested folders (src/llm/routing) may not form circles either.
 
 const { LAYERS } = require('./scripts/folder-layers.cjs');
 
 const ORDER = LAYERS.flatMap((layer) => layer.folders.map((folder) => ({ folder, layer: layer.name })));
 const anyOf = (names) => `^src/(${names.join('|')})/`;
-const NOT_TESTS = '\\.(spec|e2e-spec)\\.ts$';
 
 /** One rule per folder: nothing placed above it. */
 const orderRules = ORDER.slice(0, -1).map(({ folder, layer }, index) => ({
   name: `below-${folder}`,
   comment: `src/${folder} (${layer}) imports only folders placed below it in scripts/folder-layers.cjs`,
   severity: 'error',
-  from: { path: `^src/${folder}/`, pathNot: NOT_TESTS },
+  from: { path: `^src/${folder}/` },
   to: { path: anyOf(ORDER.slice(index + 1).map((above) => above.folder)) },
 }));
 
@@ -27,7 +27,15 @@ module.exports = {
       name: 'no-file-circle',
       comment: 'files that import each other, through any path (type imports too)',
       severity: 'error',
-      from: { path: '^src/', pathNot: NOT_TESTS },
+      from: { path: '^src/' },
+      to: { circular: true },
+    },
+    {
+      name: 'no-folder-circle',
+      comment: 'folders, nested ones too (src/llm/routing, src/llm/providers), that import each other through any path',
+      severity: 'error',
+      scope: 'folder',
+      from: {},
       to: { circular: true },
     },
     ...orderRules,
@@ -42,7 +50,7 @@ module.exports = {
       name: 'through-the-index',
       comment: "another folder is imported through its index.ts, the folder's public face",
       severity: 'error',
-      from: { path: '^src/([^/]+)/', pathNot: NOT_TESTS },
+      from: { path: '^src/([^/]+)/' },
       to: {
         path: '^src/[^/]+/',
         pathNot: ['^src/$1/', '/index\\.ts$', '^src/common/fake-clock\\.ts$'],
@@ -53,13 +61,14 @@ module.exports = {
       comment:
         'the files directly in src/ (BulkheadModule, the service, the public entry) import; nothing imports them but the demo',
       severity: 'error',
-      from: { path: '^src/[^/]+/', pathNot: ['^src/demo/', NOT_TESTS] },
+      from: { path: '^src/[^/]+/', pathNot: '^src/demo/' },
       to: { path: '^src/[^/]+\\.ts$' },
     },
   ],
   options: {
     doNotFollow: { path: 'node_modules' },
-    exclude: { path: '^(node_modules|dist|test|bench)/' },
+    // Tests may import anything they test, from any folder.
+    exclude: { path: ['^(node_modules|dist|test|bench)/', '\\.(spec|e2e-spec)\\.ts$'] },
     tsPreCompilationDeps: true,
     tsConfig: { fileName: 'tsconfig.json' },
     enhancedResolveOptions: { extensions: ['.ts', '.js', '.json'] },

@@ -39,7 +39,7 @@ import { LlmRoutes } from './routing/llm-routes.service';
 import { cappedRequest } from './routing/capped-request';
 import { RequestAccount } from './routing/request-account';
 import type { ChatStreamSink } from './streaming/chat-stream-sink';
-import { StreamDelivery } from './streaming/stream-delivery';
+import { StreamDelivery } from './stream-delivery';
 
 export type { ChatAnswer, ChatCall } from './chat-call';
 

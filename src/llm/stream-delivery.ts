@@ -1,12 +1,12 @@
-import { type Clock, ResilienceError } from '../../common';
-import type { ChatAnswer, ChatCall } from '../chat-call';
-import type { ChatChunk, ChatRequest } from '../chat.types';
-import type { LlmOutcomes } from '../llm-outcomes';
-import type { FailoverCall, FailoverProgress } from '../routing/failover';
-import type { LlmRoute } from '../routing/llm-route';
-import type { RequestAccount } from '../routing/request-account';
-import type { ChatStreamSink } from './chat-stream-sink';
-import { completionChunks } from './completion-chunks';
+import { type Clock, ResilienceError } from '../common';
+import type { ChatAnswer, ChatCall } from './chat-call';
+import type { ChatChunk, ChatRequest } from './chat.types';
+import type { LlmOutcomes } from './llm-outcomes';
+import type { FailoverCall, FailoverProgress } from './routing/failover';
+import type { LlmRoute } from './routing/llm-route';
+import type { RequestAccount } from './routing/request-account';
+import type { ChatStreamSink } from './streaming/chat-stream-sink';
+import { completionChunks } from './streaming/completion-chunks';
 
 /** How long a replayed stream waits for a client that reads nothing, when its route is gone. */
 const DEFAULT_IDLE_MS = 30_000;
