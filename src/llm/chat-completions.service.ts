@@ -1,4 +1,4 @@
-import { Inject, Injectable, Logger } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import { BudgetGate, microsToUsd } from '../budget';
 import { LaneRegistry, laneRejectionError } from '../bulkhead';
 import {
@@ -8,7 +8,6 @@ import {
   isPromiseLike,
   LazyAbortController,
   leaseLifetimeMs,
-  noop,
   raceWithAbort,
   RANDOM,
   type Random,
@@ -18,19 +17,10 @@ import { HttpPools } from '../containment';
 import { fromStored, IdempotencyService, scopedIdempotencyKey, type StoredOutcome, toStored } from '../idempotency';
 import { CallOutcomes } from '../events';
 import { RateLimiter } from '../rate-limit';
-import {
-  cacheDirectives,
-  type CacheableCompletion,
-  Coalescer,
-  exactCacheKey,
-  isCacheable,
-  isSemanticCacheable,
-  LlmCacheStore,
-  SemanticCache,
-} from './cache';
+import { Coalescer } from './cache';
 import type { ChatAnswer, ChatCall } from './chat-call';
-import type { ChatCompletion, ChatRequest } from './chat.types';
-import { LLM_MODULE_OPTIONS, type LlmModuleOptions } from './llm.module-definition';
+import type { ChatRequest } from './chat.types';
+import { type CachePlan, CompletionCaches } from './completion-caches';
 import { LlmOutcomes } from './llm-outcomes';
 import { estimateInputTokens } from './pricing';
 import { type FailoverCall, type FailoverProgress, type Served, serveWithFailover } from './routing/failover';
@@ -76,7 +66,6 @@ type RunResult = Served & { costMicros: number };
  */
 @Injectable()
 export class ChatCompletions {
-  private readonly logger = new Logger('Bulkhead');
   private readonly inFlight = new Coalescer<RunResult>();
   private readonly delivery: StreamDelivery;
 
@@ -89,9 +78,7 @@ export class ChatCompletions {
     private readonly outcomes: CallOutcomes,
     private readonly llmOutcomes: LlmOutcomes,
     private readonly idempotency: IdempotencyService,
-    @Inject(LlmCacheStore) private readonly cache: LlmCacheStore,
-    private readonly semantic: SemanticCache,
-    @Inject(LLM_MODULE_OPTIONS) private readonly options: LlmModuleOptions,
+    private readonly caches: CompletionCaches,
     @Inject(CLOCK) private readonly clock: Clock,
     @Inject(RANDOM) private readonly random: Random,
   ) {
@@ -121,50 +108,31 @@ export class ChatCompletions {
     if (!route) throw this.routes.unknownRouteError(call.tenant);
     const startedAt = this.clock.now();
     const progress: FailoverProgress = { attempts: 0, failovers: 0, tried: [], hedges: [] };
-    const directives =
-      route.cache || route.semanticCache ? cacheDirectives(call.cacheControl) : { lookup: false, store: false };
-    const semantic = route.semanticCache && this.semantic.enabled && isSemanticCacheable(call.request);
-    const key =
-      route.cache && (directives.lookup || directives.store)
-        ? exactCacheKey(call.tenant, route.cacheScope, call.request)
-        : undefined;
-    let cache: ChatAnswer['cache'] = key === undefined && !semantic ? 'bypass' : 'miss';
-    let answer: ChatAnswer | undefined;
+    const plan = this.caches.plan(call, route);
+    let cache: ChatAnswer['cache'] = plan.cache;
     let failure: ResilienceError | undefined;
     try {
-      if (directives.lookup) {
-        const hit = key === undefined ? null : await this.lookup(key);
-        const match =
-          hit || !semantic
-            ? null
-            : await this.semantic.find(call.tenant, route.cacheScope, call.request, this.pools.get(call.pool));
-        const found = hit ?? match?.completion;
-        if (found) {
-          cache = hit ? 'hit' : 'semantic';
-          // A hit is a request like any other for the requests-per-minute limit, and takes no tokens.
-          const limiting = this.limiter.admit(call.tenant, 0, call.headers);
-          if (isPromiseLike(limiting)) await limiting;
-          answer = {
-            completion: found,
-            servedBy: 'cache',
-            attempts: 0,
-            cache,
-            similarity: match?.similarity,
-            costUsd: 0,
-            replayed: false,
-            hedged: false,
-            streamed: false,
-          };
-          return answer;
-        }
+      const found = plan.lookup ? await this.caches.find(call, route, plan) : null;
+      if (found) {
+        cache = found.cache;
+        // A hit is a request like any other for the requests-per-minute limit, and takes no tokens.
+        const limiting = this.limiter.admit(call.tenant, 0, call.headers);
+        if (isPromiseLike(limiting)) await limiting;
+        return {
+          completion: found.completion,
+          servedBy: 'cache',
+          attempts: 0,
+          cache,
+          similarity: found.similarity,
+          costUsd: 0,
+          replayed: false,
+          hedged: false,
+          streamed: false,
+        };
       }
-      answer = await this.serve(call, route, progress, key, directives.store, startedAt);
+      const answer = await this.serve(call, route, progress, plan, startedAt);
       answer.cache = cache;
-      if (semantic && directives.store && answer.attempts > 0 && !answer.replayed) {
-        // Off the answer's path; it never fails, and a miss is all a lost entry costs.
-        const pool = this.pools.get(call.pool);
-        void this.semantic.remember(call.tenant, route.cacheScope, call.request, answer.completion, pool);
-      }
+      this.caches.rememberAnswer(call, route, plan, answer);
       return answer;
     } catch (error) {
       failure = asResilienceError(error).withAttempts(progress.attempts);
@@ -186,8 +154,7 @@ export class ChatCompletions {
     call: ChatCall,
     route: LlmRoute,
     progress: FailoverProgress,
-    key: string | undefined,
-    store: boolean,
+    cachePlan: CachePlan,
     startedAt: number,
   ): Promise<ChatAnswer> {
     const { request, outputCap } = cappedRequest(call.request, route.maxOutputTokens);
@@ -202,9 +169,9 @@ export class ChatCompletions {
     const claim: TokenClaim = { tokens: took && this.limiter.limitsTokens(call.tenant) ? worstCase : 0 };
     const run: RunPlan = { call, route, request, outputCap, inputTokens, outputTokens, claim, progress, startedAt };
     try {
-      if (call.idempotencyKey === undefined) return await this.execute(run, key, store, call.abort);
+      if (call.idempotencyKey === undefined) return await this.execute(run, cachePlan, call.abort);
       return await this.executeOncePerIdempotencyKey(run, call.idempotencyKey, (abort) =>
-        this.execute(run, key, store, abort),
+        this.execute(run, cachePlan, abort),
       );
     } finally {
       if (claim.tokens > 0) {
@@ -220,15 +187,10 @@ export class ChatCompletions {
    * contained tenant's request never rides a run on the normal pool), and never a stream (its
    * client's own). A joined run stops only once every client waiting for it has left.
    */
-  private async execute(
-    plan: RunPlan,
-    key: string | undefined,
-    store: boolean,
-    abort: LazyAbortController,
-  ): Promise<ChatAnswer> {
+  private async execute(plan: RunPlan, cachePlan: CachePlan, abort: LazyAbortController): Promise<ChatAnswer> {
     const { call, progress } = plan;
-    const cacheKey = key !== undefined && store ? key : undefined;
-    const cache = key === undefined ? 'bypass' : 'miss';
+    const cacheKey = cachePlan.key !== undefined && cachePlan.store ? cachePlan.key : undefined;
+    const cache = cachePlan.key === undefined ? 'bypass' : 'miss';
     const { started, outcome } =
       cacheKey === undefined || call.sink
         ? { started: true, outcome: this.run(plan, abort, cacheKey, cache) }
@@ -280,9 +242,7 @@ export class ChatCompletions {
     let served: Served | undefined;
     try {
       served = await this.admitAndServe(call, abort, route, request, account, progress, deliver);
-      if (cacheKey !== undefined && isCacheable(served.completion, request)) {
-        this.storeInExactCache(cacheKey, served.completion);
-      }
+      if (cacheKey !== undefined) this.caches.storeExact(cacheKey, served.completion, request);
       return { ...served, costMicros: account.costMicros };
     } finally {
       this.reportRun(route, progress, served);
@@ -353,29 +313,6 @@ export class ChatCompletions {
     );
     if (typeof run === 'string') return Promise.reject(laneRejectionError(lane, run));
     return run;
-  }
-
-  /** A cached answer, or null; a cache that fails is a miss, never a failed request. */
-  private async lookup(key: string): Promise<ChatCompletion | null> {
-    try {
-      const found = this.cache.get(key);
-      return isPromiseLike(found) ? await found : found;
-    } catch {
-      return null;
-    }
-  }
-
-  /**
-   * Stores a run's answer in the exact cache, off the answer's path: a store that fails costs a
-   * later miss, never this request.
-   */
-  private storeInExactCache(key: string, completion: CacheableCompletion): void {
-    try {
-      const stored = this.cache.set(key, completion, this.options.llm.cache.exact.ttlMs);
-      if (isPromiseLike(stored)) Promise.resolve(stored).catch(noop);
-    } catch (error) {
-      this.logger.warn(`the LLM cache refused an answer: ${(error as Error)?.name}`);
-    }
   }
 
   /** What the providers were asked and answered in one run: once per run, when it ends. */

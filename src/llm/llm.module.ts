@@ -6,6 +6,7 @@ import { sharedStoreProvider } from '../store';
 import { semanticCacheProviders } from './cache/semantic/semantic-cache.providers';
 import { ChatCompletionsController } from './chat-completions.controller';
 import { ChatCompletions } from './chat-completions.service';
+import { CompletionCaches } from './completion-caches';
 import { LLM_MODULE_OPTIONS, LlmConfigurableModule, type LlmModuleOptions } from './llm.module-definition';
 import { LlmOutcomes } from './llm-outcomes';
 import { LlmRoutes } from './routing/llm-routes.service';
@@ -25,6 +26,7 @@ import { LlmRoutes } from './routing/llm-routes.service';
       redis: ({ connection, keys }) => new RedisLlmCacheStore(connection, keys),
     }),
     LlmRoutes,
+    CompletionCaches,
     ChatCompletions,
     LlmOutcomes,
     ...semanticCacheProviders,
