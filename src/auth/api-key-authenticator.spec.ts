@@ -128,6 +128,28 @@ describe('ApiKeyAuthenticator', () => {
     expect(error.status).toBe(401);
   });
 
+  it('tells a caller with an unknown key where anonymous callers are let in that sending no key is a way in', () => {
+    const error = refusal(authenticator({ allowAnonymous: true }), `Bearer ${UNKNOWN_KEY}`);
+
+    expect(error.status).toBe(401);
+    expect(error.message).toBe(
+      "the API key is not valid: no key of auth.apiKeys matches it; callers that send no key are let in here, as tenant 'anonymous'",
+    );
+  });
+
+  it('says where keys are configured, and nothing of anonymous callers, where they are not let in', () => {
+    const error = refusal(authenticator({ allowAnonymous: false }), undefined, UNKNOWN_KEY);
+
+    expect(error.message).toBe('the API key is not valid: no key of auth.apiKeys matches it');
+  });
+
+  it('tells a caller whose header holds no well-formed key how to send one', () => {
+    const error = refusal(authenticator({ allowAnonymous: true }), 'Basic dXNlcjpwYXNz');
+
+    expect(error.status).toBe(401);
+    expect(error.message).toMatch(/^the API key is not valid: send Authorization: Bearer <key>, or x-api-key: <key>/);
+  });
+
   it('throws a RangeError when anonymous is a configured tenant', () => {
     expect(
       () =>

@@ -20,6 +20,10 @@ const BEARER = /^Bearer [\x21-\x7e]{1,512}$/i;
 const BEARER_PREFIX_LENGTH = 'Bearer '.length;
 /** `x-api-key: <key>`: the key alone, with the same characters and length as a bearer key. */
 const BARE_KEY = /^[\x21-\x7e]{1,512}$/;
+const MALFORMED_KEY =
+  'the API key is not valid: send Authorization: Bearer <key>, or x-api-key: <key> (1-512 visible ASCII characters)';
+// Says where keys are configured (what an operator fixes), never which keys are.
+const UNKNOWN_KEY = 'the API key is not valid: no key of auth.apiKeys matches it';
 
 /**
  * Identity (docs/http-contract.md section 1): the API key, from `Authorization: Bearer <key>` or
@@ -30,12 +34,17 @@ const BARE_KEY = /^[\x21-\x7e]{1,512}$/;
  */
 export class ApiKeyAuthenticator {
   private readonly callers = new Map<string, Caller>();
+  /** What a refused key is told: where anonymous callers are let in, that sending no key is one way in. */
+  private readonly unknownKey: string;
 
   constructor(private readonly settings: ApiKeySettings) {
     for (const { sha256, tenant } of settings.apiKeys) {
       if (tenant === ANONYMOUS_TENANT) throw new RangeError(`'${ANONYMOUS_TENANT}' cannot be a configured tenant`);
       this.callers.set(sha256.toLowerCase(), Object.freeze({ tenant, known: true }));
     }
+    this.unknownKey = settings.allowAnonymous
+      ? `${UNKNOWN_KEY}; callers that send no key are let in here, as tenant '${ANONYMOUS_TENANT}'`
+      : UNKNOWN_KEY;
   }
 
   /**
@@ -52,13 +61,13 @@ export class ApiKeyAuthenticator {
     }
     const bearer = authorization === undefined ? null : bearerKey(authorization);
     const bare = apiKey === undefined ? null : bareKey(apiKey);
-    if (bearer === undefined || bare === undefined) throw invalidKey();
+    if (bearer === undefined || bare === undefined) throw new ResilienceError('unauthorized', MALFORMED_KEY);
     if (bearer !== null && bare !== null && bearer !== bare) {
       throw new ResilienceError('unauthorized', 'Authorization and x-api-key carry different API keys: send one');
     }
     const key = bearer ?? bare;
     const caller = key === null ? undefined : this.callers.get(sha256Hex(key));
-    if (!caller) throw invalidKey();
+    if (!caller) throw new ResilienceError('unauthorized', this.unknownKey);
     return caller;
   }
 
@@ -78,10 +87,6 @@ function bearerKey(authorization: string | string[]): string | undefined {
 /** The key of an `x-api-key` value, or undefined when it is not one key (several headers are not). */
 function bareKey(apiKey: string | string[]): string | undefined {
   return typeof apiKey === 'string' && BARE_KEY.test(apiKey) ? apiKey : undefined;
-}
-
-function invalidKey(): ResilienceError {
-  return new ResilienceError('unauthorized', 'the API key is not valid');
 }
 
 /** One-shot `crypto.hash`: a third of the cost of a Hash object for a key this short. */
