@@ -1,3 +1,4 @@
+import { Logger } from '@nestjs/common';
 import { LaneRegistry } from '../../bulkhead';
 import { BreakerRegistry } from '../../circuit-breaker';
 import { FakeClock } from '../../common/fake-clock';
@@ -111,5 +112,66 @@ describe('LlmRoutes: which routes a tenant may use', () => {
 
   it('keeps names() as every route, for the service itself', () => {
     expect(mixed().names()).toEqual(['open', 'team', 'solo']);
+  });
+});
+
+describe('LlmRoutes: a target on a public API without a key', () => {
+  let breakers: BreakerRegistry | undefined;
+  let warnings: string[];
+
+  beforeEach(() => {
+    warnings = [];
+    jest.spyOn(Logger.prototype, 'warn').mockImplementation((message: unknown) => {
+      warnings.push(String(message));
+    });
+  });
+
+  afterEach(() => {
+    jest.restoreAllMocks();
+    breakers?.onApplicationShutdown();
+  });
+
+  /** Builds the routes of a config file with `llm.routes.chat.targets` as given, in `env`. */
+  function build(targets: unknown[], env: Record<string, string> = {}): void {
+    const parsed = parseConfig(
+      { lanes: { llm: { concurrency: 1, queueCapacity: 1 } }, llm: { routes: { chat: { lane: 'llm', targets } } } },
+      env,
+    );
+    if (!parsed.ok) throw new Error(parsed.problems.join('\n'));
+    const clock = new FakeClock();
+    breakers = new BreakerRegistry({}, clock);
+    new LlmRoutes(
+      { llm: parsed.config.llm, budgeted: false },
+      new LaneRegistry({ lanes: parsed.config.lanes }, clock),
+      breakers,
+      clock,
+    );
+  }
+
+  it('is warned about at start-up, naming the target, when its ${VAR} is not set', () => {
+    build([
+      { provider: 'fake', model: 'f' },
+      { provider: 'openai', model: 'gpt-4o-mini', apiKey: '${OPENAI_API_KEY}' },
+      { provider: 'anthropic', model: 'claude-haiku-4-5', apiKey: '${ANTHROPIC_API_KEY}' },
+      { provider: 'openai', model: 'gpt-4o', baseUrl: 'https://api.openai.com/v1', apiKey: '${OPENAI_API_KEY:-}' },
+    ]);
+
+    expect(warnings).toEqual([
+      'llm.routes.chat.targets.1 (openai/gpt-4o-mini) has no apiKey, and api.openai.com refuses requests without one: set it (an apiKey of ${VAR} whose variable is not set is left out)',
+      'llm.routes.chat.targets.2 (anthropic/claude-haiku-4-5) has no apiKey, and api.anthropic.com refuses requests without one: set it (an apiKey of ${VAR} whose variable is not set is left out)',
+      'llm.routes.chat.targets.3 (openai/gpt-4o) has no apiKey, and api.openai.com refuses requests without one: set it (an apiKey of ${VAR} whose variable is not set is left out)',
+    ]);
+  });
+
+  it('is not warned about once the variable is set, nor is a target on a server of its own', () => {
+    build(
+      [
+        { provider: 'openai', model: 'gpt-4o-mini', apiKey: '${OPENAI_API_KEY}' },
+        { provider: 'openai', model: 'llama3', baseUrl: 'http://127.0.0.1:11434/v1' },
+      ],
+      { OPENAI_API_KEY: 'sk-test' },
+    );
+
+    expect(warnings).toEqual([]);
   });
 });

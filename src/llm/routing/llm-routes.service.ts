@@ -1,8 +1,8 @@
-import { Inject, Injectable, Optional } from '@nestjs/common';
+import { Inject, Injectable, Logger, Optional } from '@nestjs/common';
 import { LaneRegistry } from '../../bulkhead';
 import { BreakerRegistry } from '../../circuit-breaker';
 import { CLOCK, type Clock, ResilienceError } from '../../common';
-import type { LlmRouteConfig } from '../../config';
+import type { LlmRouteConfig, LlmTargetConfig } from '../../config';
 import { RetryPolicy } from '../../retry';
 import { routeCacheScope } from '../cache';
 import { LLM_MODULE_OPTIONS, type LlmModuleOptions } from '../llm.module-definition';
@@ -47,6 +47,7 @@ export class LlmRoutes {
               `set llm.prices['${label}']`,
           );
         }
+        warnOfMissingKey(`llm.routes.${name}.targets.${index}`, target);
         const provider = createProvider(target, clock);
         return {
           label,
@@ -120,4 +121,26 @@ function route(name: string, config: LlmRouteConfig, targets: LlmTarget[]): LlmR
     semanticCache: config.semanticCache,
     cacheScope: routeCacheScope(name, { targets: config.targets, maxOutputTokens: config.maxOutputTokens }),
   };
+}
+
+/** The public APIs that refuse every request without a key. */
+const KEYED_APIS: Partial<Record<LlmTargetConfig['provider'], string>> = {
+  openai: 'api.openai.com',
+  anthropic: 'api.anthropic.com',
+};
+
+/**
+ * A target on a provider's public API without a key: every request to it would fail at the
+ * provider, most often because `apiKey: ${VAR}` names a variable that is not set (which leaves
+ * the key out). Said at start-up, naming the target; a target with a `baseUrl` elsewhere (a
+ * local OpenAI-compatible server) may need no key, so it is not warned about.
+ */
+function warnOfMissingKey(at: string, target: LlmTargetConfig): void {
+  const api = KEYED_APIS[target.provider];
+  if (!api || target.apiKey !== undefined) return;
+  if (target.baseUrl !== undefined && new URL(target.baseUrl).host !== api) return;
+  new Logger('Bulkhead').warn(
+    `${at} (${target.provider}/${target.model}) has no apiKey, and ${api} refuses requests without one: ` +
+      'set it (an apiKey of ${VAR} whose variable is not set is left out)',
+  );
 }
