@@ -1,3 +1,4 @@
+import { ConsoleLogger } from '@nestjs/common';
 import type { CallOutcome } from '../events';
 import { CallLog, type CallLogLevels, type CallLogSink, lineOf } from './call-log';
 
@@ -117,5 +118,43 @@ describe('CallLog', () => {
     expect(new CallLog(recording(), { debug: false, log: false, warn: false }).listener()).toBeUndefined();
     const listener = new CallLog(recording(), { debug: false, log: true, warn: true }).listener();
     expect(listener).toEqual(expect.any(Function));
+  });
+});
+
+describe('a call line in a host app whose logger prints objects (Nest ConsoleLogger)', () => {
+  /** What a real ConsoleLogger writes to stdout for one refused call. */
+  function printed(status: string, extra: Partial<CallOutcome> = {}): string {
+    const chunks: string[] = [];
+    const write = jest.spyOn(process.stdout, 'write').mockImplementation((chunk: string | Uint8Array) => {
+      chunks.push(String(chunk));
+      return true;
+    });
+    try {
+      const logger = new ConsoleLogger('Bulkhead', { logLevels: ['log', 'warn'], colors: false, timestamp: false });
+      new CallLog(logger, { debug: false, log: true, warn: true }).write(outcome(status, extra));
+    } finally {
+      write.mockRestore();
+    }
+    return chunks.join('');
+  }
+
+  it('is one line, naming the outcome, with the fields the call had and no undefined ones', () => {
+    const text = printed('queue_full', { lane: '', pool: undefined as never });
+
+    expect(text.split('\n').filter((line) => line !== '')).toHaveLength(1);
+    expect(text).toContain(
+      'call refused (queue_full) event=call callId=c-1 tenant=acme tool=search kind=queue_full statusCode=503 attempts=2 durationMs=12.5',
+    );
+    expect(text).not.toContain('undefined');
+    expect(text).not.toContain('lane=');
+  });
+
+  it('keeps the same fields for a JSON logger, which writes the object itself', () => {
+    const sink = recording();
+    new CallLog(sink, ALL).write(outcome('queue_full'));
+
+    expect(JSON.parse(JSON.stringify(sink.written[0][1]))).toEqual(
+      JSON.parse(JSON.stringify(lineOf(outcome('queue_full')))),
+    );
   });
 });

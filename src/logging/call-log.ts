@@ -1,4 +1,11 @@
-import { callLogLevel, type CallLogLevel, type CallLogLine, callLogMessage, outcomeStatusCode } from '../common';
+import {
+  callLogLevel,
+  type CallLogLevel,
+  type CallLogLine,
+  callLogMessage,
+  callLogRecord,
+  outcomeStatusCode,
+} from '../common';
 import type { CallOutcome } from '../events';
 
 /** Where call lines go: a Nest `Logger`, or anything with these methods. */
@@ -33,7 +40,7 @@ export class CallLog {
   write(outcome: CallOutcome): void {
     const level = callLogLevel(outcome.status);
     if (!this.levels[level]) return;
-    this.sink[level]?.(lineOf(outcome));
+    this.sink[level]?.(callLogRecord(lineOf(outcome)));
   }
 }
 

@@ -1,5 +1,5 @@
 import { Logger } from '@nestjs/common';
-import { callLogLevel, type CallLogLevel, type CallLogLine, callLogMessage } from '../call-log-line';
+import { callLogLevel, type CallLogLevel, type CallLogLine, callLogMessage, callLogRecord } from '../call-log-line';
 import type { ResilienceError } from '../errors/resilience-error';
 
 /** What is known of a request refused before any call began: only what was validated by then. */
@@ -38,5 +38,5 @@ export function logRefusal(logger: Logger, failure: ResilienceError, refusal: Re
     durationMs: refusal.durationMs,
     route: refusal.route,
   };
-  logger[level](line);
+  logger[level](callLogRecord(line));
 }
