@@ -1,8 +1,7 @@
-import type { LogLevel, LoggerService } from '@nestjs/common';
-import type { NestApplicationOptions } from '@nestjs/common';
+import type { LoggerService, LogLevel, NestApplicationOptions } from '@nestjs/common';
 import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
 import type { FastifyInstance } from 'fastify';
-import { jsonDepthExceeds, MAX_JSON_DEPTH, ResilienceError } from './common';
+import { jsonDepthExceeds, logRecord, MAX_JSON_DEPTH, ResilienceError } from './common';
 import { answerClientError, answerFrameworkError, answerProtocolErrors } from './common/nest';
 import type { BulkheadConfig } from './config';
 import {
@@ -29,7 +28,7 @@ export function serviceLogger(
 ): PinoLoggerService {
   const { format, problem } = logFormatFrom(env);
   const logger = createServiceLogger({ level: config.server.logLevel, format, destination });
-  if (problem) logger.warn({ msg: problem, event: 'logging' }, 'Bulkhead');
+  if (problem) logger.warn(logRecord({ msg: problem, event: 'logging' }), 'Bulkhead');
   return logger;
 }
 

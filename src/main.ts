@@ -5,6 +5,7 @@ import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { AppModule } from './app.module';
 import { appOptions, configureApp, createAdapter, serviceLogger } from './bootstrap';
 import { bulkheadConfig, type BulkheadConfig, bulkheadConfigValue, ConfigError, configPath } from './config';
+import { logRecord } from './common';
 
 const EXIT_GRACE_MS = 5_000;
 
@@ -20,19 +21,19 @@ async function main(): Promise<void> {
   configureApp(app);
   await app.listen(config.server.port, config.server.host);
   const logger = new Logger('Bulkhead');
-  logger.log({ msg: `listening on ${await app.getUrl()} with ${path}`, event: 'listening' });
+  logger.log(logRecord({ msg: `listening on ${await app.getUrl()} with ${path}`, event: 'listening' }));
 
   let stopping = false;
   const stop = (signal: NodeJS.Signals) => {
     if (stopping) return;
     stopping = true;
-    logger.log({ msg: `${signal} received`, event: 'shutdown', signal });
+    logger.log(logRecord({ msg: `${signal} received`, event: 'shutdown', signal }));
     // If a handler ignores its abort and keeps the server from closing, leave anyway.
     setTimeout(() => process.exit(1), config.server.shutdownDrainMs + EXIT_GRACE_MS).unref();
     app.close().then(
       () => process.exit(0),
       (error: unknown) => {
-        logger.error({ msg: `shutdown failed: ${(error as Error).message}`, event: 'shutdown' });
+        logger.error(logRecord({ msg: `shutdown failed: ${(error as Error).message}`, event: 'shutdown' }));
         process.exit(1);
       },
     );

@@ -1,6 +1,7 @@
 import { Injectable, Logger, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
 import { EventLedger } from '../events';
 import { BreakerRegistry } from './breaker-registry.service';
+import { logRecord } from '../common';
 
 /**
  * Puts every breaker transition in the event ledger: `toolId` is the breaker's name (a tool's
@@ -28,12 +29,14 @@ export class BreakerTransitionsRecorder implements OnModuleInit, OnApplicationSh
         else this.logger.log(line);
       }),
       this.breakers.onTenantOpen((breaker, tenant) =>
-        this.logger.warn({
-          msg: `breaker ${breaker.name} refuses tenant ${tenant} on its own`,
-          event: 'breaker_tenant',
-          breaker: breaker.name,
-          tenant,
-        }),
+        this.logger.warn(
+          logRecord({
+            msg: `breaker ${breaker.name} refuses tenant ${tenant} on its own`,
+            event: 'breaker_tenant',
+            breaker: breaker.name,
+            tenant,
+          }),
+        ),
       ),
     ];
   }

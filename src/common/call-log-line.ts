@@ -1,4 +1,3 @@
-import { inspect } from 'node:util';
 import { ERROR_KINDS, isErrorKind } from './errors/error-kinds';
 
 /** The Nest log level a call's line is written at. */
@@ -56,28 +55,6 @@ export interface CallLogLine {
   transport?: string;
   /** `METHOD /pattern` of a request refused before any call began (never the URL itself). */
   route?: string;
-}
-
-/**
- * What a line's object prints as where a logger formats objects with `util.inspect` (Nest's
- * ConsoleLogger in a host app): one line of text, `call refused (queue_full) tenant=acme ...`,
- * with the fields the call had and none it had not. JSON loggers (pino) never look at it: they
- * write the own fields, as of any object.
- */
-const ONE_LINE: object = Object.freeze({
-  [inspect.custom](this: CallLogLine): string {
-    let text = this.msg;
-    for (const [name, value] of Object.entries(this)) {
-      if (name === 'msg' || value === undefined) continue;
-      text += ` ${name}=${Array.isArray(value) ? value.join(',') : String(value)}`;
-    }
-    return text;
-  },
-});
-
-/** `line` as the object a logger is handed: its fields, printed on one line by `util.inspect`. */
-export function callLogRecord(line: CallLogLine): CallLogLine {
-  return Object.assign(Object.create(ONE_LINE) as CallLogLine, line);
 }
 
 const messages = new Map<string, string>();

@@ -13,6 +13,7 @@ export * from './errors/stop-reason';
 export * from './errors/upstream-errors';
 export * from './lazy-abort-controller';
 export * from './lease';
+export * from './log-record';
 export * from './noop';
 export * from './random';
 export * from './request-schema';

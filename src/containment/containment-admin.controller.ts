@@ -1,6 +1,6 @@
 import { Body, Controller, Get, Inject, Logger, Param, Put, UseGuards } from '@nestjs/common';
 import { AdminGuard } from '../auth';
-import { ANONYMOUS_TENANT, CLOCK, type Clock, ResilienceError } from '../common';
+import { ANONYMOUS_TENANT, CLOCK, type Clock, logRecord, ResilienceError } from '../common';
 import { WithoutTenant } from '../common/nest';
 import { NAME_PATTERN } from '../config';
 import { CONTAINMENT_MODULE_OPTIONS, type ContainmentModuleOptions } from './containment.module-definition';
@@ -52,14 +52,16 @@ export class ContainmentAdminController {
     );
     // Who changed it is an admin; the ledger and the log never hold the token or the reason.
     this.ledger.record('', 'admin', '', tenant, `containment_${state}`);
-    this.logger.log({
-      msg: `containment of tenant ${tenant}: ${snapshot.state} (${snapshot.posture})`,
-      event: 'containment',
-      tenant,
-      state: snapshot.state,
-      posture: snapshot.posture,
-      version: snapshot.version,
-    });
+    this.logger.log(
+      logRecord({
+        msg: `containment of tenant ${tenant}: ${snapshot.state} (${snapshot.posture})`,
+        event: 'containment',
+        tenant,
+        state: snapshot.state,
+        posture: snapshot.posture,
+        version: snapshot.version,
+      }),
+    );
     return snapshot;
   }
 }

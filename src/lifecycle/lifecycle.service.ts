@@ -4,7 +4,7 @@ import type { Server } from 'node:http';
 import type { FastifyInstance } from 'fastify';
 import { closeConnectionsWhileDraining } from './connection-close.hook';
 import { LaneRegistry } from '../bulkhead';
-import { CLOCK, type Clock, ResilienceError } from '../common';
+import { CLOCK, type Clock, logRecord, ResilienceError } from '../common';
 import { LIFECYCLE_MODULE_OPTIONS, type LifecycleModuleOptions } from './lifecycle.module-definition';
 
 const DEFAULT_DRAIN_MS = 10_000;
@@ -58,11 +58,13 @@ export class Lifecycle implements OnModuleInit, BeforeApplicationShutdown {
     // into a closing server (docs/pitfalls.md #6).
     (this.adapterHost.httpAdapter?.getHttpServer() as Server | undefined)?.closeIdleConnections?.();
     const drainMs = this.options.shutdownDrainMs ?? DEFAULT_DRAIN_MS;
-    this.logger.log({
-      msg: `shutting down: admission stopped, draining for up to ${drainMs} ms`,
-      event: 'shutdown',
-      drainMs,
-    });
+    this.logger.log(
+      logRecord({
+        msg: `shutting down: admission stopped, draining for up to ${drainMs} ms`,
+        event: 'shutdown',
+        drainMs,
+      }),
+    );
     let timer: unknown;
     const deadline = new Promise<false>((resolve) => {
       timer = this.clock.setTimer(() => resolve(false), drainMs);
@@ -70,15 +72,17 @@ export class Lifecycle implements OnModuleInit, BeforeApplicationShutdown {
     const finished = await Promise.race([this.lanes.whenIdle().then(() => true as const), deadline]);
     this.clock.clearTimer(timer);
     if (finished) {
-      this.logger.log({ msg: 'drained: every accepted call finished', event: 'shutdown' });
+      this.logger.log(logRecord({ msg: 'drained: every accepted call finished', event: 'shutdown' }));
       return;
     }
     const left = Object.values(this.lanes.snapshot()).reduce((sum, lane) => sum + lane.active + lane.waiting, 0);
-    this.logger.warn({
-      msg: `drain time over: stopping ${left} unfinished calls`,
-      event: 'shutdown',
-      unfinished: left,
-    });
+    this.logger.warn(
+      logRecord({
+        msg: `drain time over: stopping ${left} unfinished calls`,
+        event: 'shutdown',
+        unfinished: left,
+      }),
+    );
     this.lanes.stopNow(SHUTDOWN_STOPPED);
   }
 }

@@ -3,6 +3,7 @@ import type { LogLevel } from '@nestjs/common';
 import pino, { type DestinationStream } from 'pino';
 import type { LogFormat } from './log-format';
 import { PinoLoggerService } from './pino-logger.service';
+import { logRecord } from '../common';
 
 export interface ServiceLoggerOptions {
   /** `server.logLevel`: it and every more severe level are written. */
@@ -58,7 +59,7 @@ export function createServiceLogger(options: ServiceLoggerOptions): PinoLoggerSe
   }
   stream ??= stdout();
   const logger = new PinoLoggerService(pino(LINE_OPTIONS, stream), level);
-  if (problem) logger.warn({ msg: problem, event: 'logging' }, 'Bulkhead');
+  if (problem) logger.warn(logRecord({ msg: problem, event: 'logging' }), 'Bulkhead');
   return logger;
 }
 

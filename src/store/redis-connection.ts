@@ -1,6 +1,7 @@
 import type { Writable } from 'node:stream';
 import { Logger, type LoggerService } from '@nestjs/common';
 import Redis from 'ioredis';
+import { logRecord } from '../common';
 
 export interface RedisConnectionOptions {
   url: string;
@@ -51,7 +52,9 @@ function logStateChanges(redis: Redis, url: string, logger: LoggerService): void
   });
   redis.on('ready', () => {
     if (state !== 'up') {
-      logger.log({ msg: `redis: connected to ${where}`, event: 'redis', state: 'connected', endpoint: where });
+      logger.log(
+        logRecord({ msg: `redis: connected to ${where}`, event: 'redis', state: 'connected', endpoint: where }),
+      );
     }
     state = 'up';
     cause = 'connection closed';
@@ -61,10 +64,10 @@ function logStateChanges(redis: Redis, url: string, logger: LoggerService): void
   redis.on('reconnecting', () => {
     if (state === 'up') {
       const msg = `redis: connection to ${where} lost (${cause}); reconnecting`;
-      logger.warn({ msg, event: 'redis', state: 'lost', endpoint: where, cause });
+      logger.warn(logRecord({ msg, event: 'redis', state: 'lost', endpoint: where, cause }));
     } else if (state === 'starting') {
       const msg = `redis: cannot connect to ${where} (${cause}); retrying`;
-      logger.warn({ msg, event: 'redis', state: 'unreachable', endpoint: where, cause });
+      logger.warn(logRecord({ msg, event: 'redis', state: 'unreachable', endpoint: where, cause }));
     }
     state = 'down';
   });

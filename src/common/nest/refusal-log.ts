@@ -1,5 +1,6 @@
 import { Logger } from '@nestjs/common';
-import { callLogLevel, type CallLogLevel, type CallLogLine, callLogMessage, callLogRecord } from '../call-log-line';
+import { callLogLevel, type CallLogLevel, type CallLogLine, callLogMessage } from '../call-log-line';
+import { logRecord } from '../log-record';
 import type { ResilienceError } from '../errors/resilience-error';
 
 /** What is known of a request refused before any call began: only what was validated by then. */
@@ -38,5 +39,5 @@ export function logRefusal(logger: Logger, failure: ResilienceError, refusal: Re
     durationMs: refusal.durationMs,
     route: refusal.route,
   };
-  logger[level](callLogRecord(line));
+  logger[level](logRecord(line));
 }
