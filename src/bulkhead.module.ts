@@ -1,4 +1,4 @@
-import { type DynamicModule, Module } from '@nestjs/common';
+import { type DynamicModule, Logger, Module, type Provider } from '@nestjs/common';
 import { APP_FILTER } from '@nestjs/core';
 import { AuthModule } from './auth';
 import { BudgetModule } from './budget';
@@ -148,7 +148,10 @@ export class BulkheadModule {
       global: options.isGlobal ?? true,
       imports: modules,
       exports: modules,
-      providers: options.errorEnvelope === false ? [] : [{ provide: APP_FILTER, useClass: EnvelopeExceptionFilter }],
+      providers: [
+        ...(options.errorEnvelope === false ? [] : [{ provide: APP_FILTER, useClass: EnvelopeExceptionFilter }]),
+        mountedRoutesReport(routes),
+      ],
     };
   }
 }
@@ -176,6 +179,27 @@ function routeSwitches(routes: boolean | BulkheadRoutes | undefined): Required<B
     health: some.health ?? all,
     docs: some.docs ?? all,
   };
+}
+
+/** Says at start-up (debug) which of Bulkhead's own route groups are mounted and which were left out. */
+function mountedRoutesReport(routes: Required<BulkheadRoutes>): Provider {
+  return {
+    provide: Symbol('BULKHEAD_MOUNTED_ROUTES'),
+    useFactory: () => ({
+      onApplicationBootstrap: () => new Logger('Bulkhead').debug(describeMountedRoutes(routes)),
+    }),
+  };
+}
+
+/** `Bulkhead's own routes: tools, llm, ... mounted; docs left out (routes.docs: false)`. */
+export function describeMountedRoutes(routes: Required<BulkheadRoutes>): string {
+  const groups = Object.keys(routes) as Array<keyof BulkheadRoutes>;
+  const mounted = groups.filter((group) => routes[group]);
+  const left = groups.filter((group) => !routes[group]);
+  const mountedText = mounted.length > 0 ? `${mounted.join(', ')} mounted` : 'none mounted';
+  const leftText =
+    left.length > 0 ? `; left out: ${left.map((group) => `${group} (routes.${group}: false)`).join(', ')}` : '';
+  return `Bulkhead's own routes: ${mountedText}${leftText}`;
 }
 
 /** The route groups the OpenAPI document shows: those mounted. */
