@@ -19,7 +19,7 @@ async function main(): Promise<void> {
     appOptions(serviceLogger(config, process.env)),
   );
   configureApp(app);
-  await app.listen(config.server.port, config.server.host);
+  await listenOrExplain(app, config, path);
   const logger = new Logger('Bulkhead');
   logger.log(logRecord({ msg: `listening on ${await app.getUrl()} with ${path}`, event: 'listening' }));
 
@@ -40,6 +40,19 @@ async function main(): Promise<void> {
   };
   process.once('SIGTERM', stop);
   process.once('SIGINT', stop);
+}
+
+/** Listens; a port held by another process is said plainly, naming where the port came from. */
+async function listenOrExplain(app: NestFastifyApplication, config: BulkheadConfig, path: string): Promise<void> {
+  const { port, host } = config.server;
+  try {
+    await app.listen(port, host);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException)?.code !== 'EADDRINUSE') throw error;
+    await app.close().catch(() => undefined);
+    const from = process.env.PORT ? 'PORT' : `server.port in ${path}`;
+    throw new Error(`port ${port} on ${host} is in use (${from}): stop what holds it, or choose another port`);
+  }
 }
 
 /**

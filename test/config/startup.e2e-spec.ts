@@ -1,3 +1,5 @@
+import { createServer } from 'node:net';
+import type { AddressInfo } from 'node:net';
 import { resolve } from 'node:path';
 import { invoke, send } from '../support/http-client';
 import { listeningPort, spawnService, type ServiceProcess } from '../support/spawn-service';
@@ -113,6 +115,29 @@ describe('start-up from the config file', () => {
         expect(lines).toHaveLength(2);
         expect(lines[0]).toBe(`bulkhead: invalid config ${path}`);
         expect(lines[1].startsWith(`${path}: not valid YAML: `)).toBe(true);
+      },
+      TEST_TIMEOUT_MS,
+    );
+
+    it(
+      'when its port is taken, saying which port and where it came from',
+      async () => {
+        const holder = createServer();
+        await new Promise<void>((done) => holder.listen(0, '127.0.0.1', done));
+        const taken = (holder.address() as AddressInfo).port;
+        try {
+          const { exit, lines } = await runToExit({
+            BULKHEAD_CONFIG: fixture('minimal.yaml'),
+            PORT: String(taken),
+          });
+
+          expect(exit).toEqual({ code: 1, signal: null });
+          expect(lines.filter((line) => line.startsWith('bulkhead: failed to start:'))).toEqual([
+            `bulkhead: failed to start: port ${taken} on 127.0.0.1 is in use (PORT): stop what holds it, or choose another port`,
+          ]);
+        } finally {
+          holder.close();
+        }
       },
       TEST_TIMEOUT_MS,
     );
