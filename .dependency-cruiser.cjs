@@ -59,9 +59,9 @@ module.exports = {
     {
       name: 'umbrella-on-top',
       comment:
-        'the files directly in src/ (BulkheadModule, the service, the public entry) import; nothing imports them but the demo',
+        'the files directly in src/ (BulkheadModule, the service, the public entry) import; nothing imports them but the demo and the example (the public entry, as an app would)',
       severity: 'error',
-      from: { path: '^src/[^/]+/', pathNot: '^src/demo/' },
+      from: { path: '^src/[^/]+/', pathNot: '^src/(demo|example)/' },
       to: { path: '^src/[^/]+\\.ts$' },
     },
   ],

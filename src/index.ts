@@ -60,7 +60,7 @@ export {
 } from './circuit-breaker';
 export { MetricsRegistry } from './metrics';
 export { EventLedger, type LedgerEvent } from './events';
-export { CLOCK, type Clock, SystemClock, RANDOM, type Random } from './common';
+export { CLOCK, type Clock, SystemClock, RANDOM, type Random, sleep } from './common';
 export { FakeClock } from './common/fake-clock';
 
 // Store interfaces (each with its injection token of the same name) and their implementations.

@@ -1,6 +1,6 @@
 import { Body, Controller, Get, HttpCode, Inject, Post } from '@nestjs/common';
-import { Bulkhead, CallSignal, CircuitBreaker } from '../route-policies';
-import { CLOCK, type Clock, ResilienceError, sleep } from '../common';
+// Only the package's public entry, as in your app: there, `from 'nestjs-bulkhead'`.
+import { Bulkhead, CallSignal, CircuitBreaker, CLOCK, type Clock, ResilienceError, sleep } from '..';
 
 /**
  * An example of a company's own controller: copy it. Every route of the class runs in the
