@@ -4,12 +4,15 @@ import { runSeed004Demo } from './seed-004.demo';
 
 const print = (line: string) => process.stdout.write(`${line}\n`);
 
-/** `npm run demo`: the seed-000 story, then the seed-004 story, each followed by its JSON summary. */
+/**
+ * `npm run demo`: two stories against a real service and real upstreams on loopback, each line
+ * stamped with the time it happened. (Their summaries are what test/demo checks; not printed.)
+ */
 async function main(): Promise<void> {
-  print('== seed 000: lanes ==');
-  print(`\n${JSON.stringify(await runSeed000Demo(print), null, 2)}`);
-  print('\n== seed 004: the LLM route ==');
-  print(`\n${JSON.stringify(await runSeed004Demo(print), null, 2)}`);
+  print('== Lanes: a slow renderer fills its own lane, and the notes still answer at once ==');
+  await runSeed000Demo(print);
+  print('\n== The LLM route: retries, the cache, a breaker, failover, a budget, a stream, a hedge ==');
+  await runSeed004Demo(print);
 }
 
 main().then(
