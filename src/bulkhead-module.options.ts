@@ -19,9 +19,9 @@ export interface CustomStores {
 }
 
 /**
- * Everything BulkheadModule configures, in the shape of the service's YAML file (README,
- * "Configuration"): `lanes` (required), `tools`, `breakers`, `auth`, `containment`, `store`,
- * `rateLimits`, `budgets`, `idempotency`, `server.shutdownDrainMs`, `chaos`. Validated at start
+ * Everything BulkheadModule configures, in the shape of the service's YAML file
+ * (docs/configuration.md): `lanes` (required), `tools`, `breakers`, `auth`, `containment`,
+ * `store`, `rateLimits`, `budgets`, `idempotency`, `server.shutdownDrainMs`, `chaos`. Validated at start
  * like the file, with the same defaults; a problem stops the app with one line each
  * (`chaos.enabled: true` too, unless `BULKHEAD_ALLOW_CHAOS=true` is in `process.env`).
  */

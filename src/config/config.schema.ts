@@ -162,7 +162,7 @@ function isCidr(value: string): boolean {
 }
 
 /**
- * The whole config file (README's Configuration section). Every duration is in milliseconds.
+ * The whole config file (docs/configuration.md). Every duration is in milliseconds.
  * Problems between sections are checked on the document (cross-references.ts), so they are
  * reported beside every other problem.
  */
