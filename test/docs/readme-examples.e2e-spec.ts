@@ -4,6 +4,7 @@ import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { listeningPort, spawnService, type ServiceProcess } from '../support/spawn-service';
+import { type CodeBlock, codeBlocksOf } from './code-blocks';
 
 /**
  * Every code block of the README is run as a reader would run it, against the service started
@@ -20,26 +21,11 @@ const PUBLIC_ENTRY = join(ROOT, 'src/index');
 const run = promisify(execFile);
 const TIMEOUT_MS = 60_000;
 
-interface Block {
-  lang: string;
-  code: string;
-  /** Why it is not run, from the `<!-- not run: ... -->` line above it. */
-  notRun?: string;
-}
-
-function blocksOf(markdown: string): Block[] {
-  const blocks: Block[] = [];
-  for (const match of markdown.matchAll(/(?:<!-- not run: ([^>]*) -->\n\n?)?```(\w*)\n([\s\S]*?)```/g)) {
-    blocks.push({ notRun: match[1], lang: match[2], code: match[3] });
-  }
-  return blocks;
-}
-
-const blocks = blocksOf(README);
+const blocks = codeBlocksOf(README);
 const untested = new Set(blocks);
 
 /** The README's block whose text contains `marker`; it counts as tested. */
-function block(marker: string): Block {
+function block(marker: string): CodeBlock {
   const found = blocks.filter((candidate) => candidate.code.includes(marker));
   if (found.length !== 1) throw new Error(`${found.length} README blocks contain ${JSON.stringify(marker)}`);
   untested.delete(found[0]);
