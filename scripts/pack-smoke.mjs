@@ -1,18 +1,73 @@
 // The package as a company gets it: `npm pack` (which builds first), the tarball installed into a
-// fresh folder with nothing else of this repository, and a Nest app there that imports it by
-// name, starts, and answers through a @Bulkhead route. .ci/run runs it; a package that packs no
-// code, misses a dependency or fails to start fails CI.
+// fresh folder with nothing else of this repository, and two Nest apps there that import it by
+// name: a plain one that answers through a @Bulkhead route, and the README's embedding example
+// (its module and controller blocks as written, compiled the way the tests compile TypeScript),
+// which refuses a caller without the key and lets the one with it through. .ci/run runs it; a
+// package that packs no code, misses a dependency or fails to start fails CI.
 //
 //   node scripts/pack-smoke.mjs
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const work = mkdtempSync(join(tmpdir(), 'bulkhead-pack-'));
+const require = createRequire(import.meta.url);
+const { transformSync } = require('@swc/core');
+const swcOptions = require('../test/support/swc-options.js');
 const npm = (args, cwd) => execFileSync('npm', args, { cwd, encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] });
+
+/** The README's TypeScript block that contains `marker`, as written. */
+function readmeBlock(marker) {
+  const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
+  const blocks = [...readme.matchAll(/```ts\n([\s\S]*?)```/g)].map((match) => match[1]);
+  const found = blocks.filter((block) => block.includes(marker));
+  if (found.length !== 1) throw new Error(`${found.length} README blocks contain ${marker}`);
+  return found[0];
+}
+
+/** TypeScript to the CommonJS the host app runs, as the tests compile it. */
+function compile(code, filename) {
+  return transformSync(code, { ...swcOptions, sourceMaps: false, filename }).code;
+}
+
+/** Runs `main.js` of `dir` and reads the one JSON line it prints. */
+function runApp(dir, env = {}) {
+  const output = execFileSync(process.execPath, ['main.js'], {
+    cwd: dir,
+    encoding: 'utf8',
+    timeout: 60_000,
+    env: { PATH: process.env.PATH ?? '', ...env },
+  });
+  return JSON.parse(output);
+}
+
+// The README example's entry: boots its AppModule, then calls its route without and with the key.
+const README_MAIN = `require('reflect-metadata');
+const { NestFactory } = require('@nestjs/core');
+const { FastifyAdapter } = require('@nestjs/platform-fastify');
+const { AppModule } = require('./app.module');
+
+(async () => {
+  // Quiet: the failed render (no network here) is expected.
+  const app = await NestFactory.create(AppModule, new FastifyAdapter(), { logger: false });
+  await app.listen(0, '127.0.0.1');
+  const url = (await app.getUrl()) + '/reports/render';
+  const post = (headers) =>
+    fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: '{"title":"q3"}' });
+  const without = (await post({})).status;
+  const withKey = (await post({ authorization: 'Bearer ' + process.env.ACME_KEY })).status;
+  console.log(JSON.stringify({ without, withKey }));
+  await app.close();
+})().catch((error) => {
+  console.error(error);
+  process.exit(1);
+});
+`;
 
 // The host app, in plain JavaScript (decorators applied by hand), so it needs no build of its own.
 const HOST_APP = `require('reflect-metadata');
@@ -67,14 +122,29 @@ try {
   writeFileSync(join(app, 'package.json'), JSON.stringify({ name: 'host-app', private: true }));
   npm(['install', '--no-audit', '--no-fund', '--prefer-offline', join(work, packed.filename), 'reflect-metadata'], app);
   writeFileSync(join(app, 'main.js'), HOST_APP);
-  const result = JSON.parse(
-    execFileSync(process.execPath, ['main.js'], { cwd: app, encoding: 'utf8', timeout: 60_000 }),
-  );
+  const result = runApp(app);
   if (result.status !== 201 || result.body.rendered !== 'q3' || result.peak !== 1) {
     throw new Error(`the host app answered ${JSON.stringify(result)}`);
   }
+
+  // The README's embedding example, as written: the renderer it calls is not reachable from here,
+  // so a caller with the key gets through authentication to a failing upstream, not a 401.
+  const readmeApp = join(app, 'readme');
+  mkdirSync(readmeApp);
+  writeFileSync(join(readmeApp, 'app.module.js'), compile(readmeBlock('BulkheadModule.forRoot({'), 'app.module.ts'));
+  const controller = compile(readmeBlock('export class ReportsController'), 'reports.controller.ts');
+  writeFileSync(join(readmeApp, 'reports.controller.js'), controller);
+  writeFileSync(join(readmeApp, 'main.js'), README_MAIN);
+  const key = 'acme-key-of-the-pack-smoke';
+  const sha256 = createHash('sha256').update(key).digest('hex');
+  const readme = runApp(readmeApp, { ACME_KEY: key, ACME_KEY_SHA256: sha256 });
+  if (readme.without !== 401 || readme.withKey === 401) {
+    throw new Error(`the README's embedding example answered ${JSON.stringify(readme)}`);
+  }
   console.log(
-    `pack-smoke ok: ${packed.filename} (${files.length} files) installed into a fresh app, which answered through its lane`,
+    `pack-smoke ok: ${packed.filename} (${files.length} files) installed into a fresh app, which answered through ` +
+      `its lane; the README's embedding example refused a caller without the key (401) and let the one with it ` +
+      `through (${readme.withKey})`,
   );
 } finally {
   rmSync(work, { recursive: true, force: true });
