@@ -1,0 +1,122 @@
+import { execFile } from 'node:child_process';
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { promisify } from 'node:util';
+import { parse as parseYaml } from 'yaml';
+import { parseConfig } from '../../src/config';
+import { codeBlocksOf } from './code-blocks';
+
+/**
+ * The guides' code blocks: a block the README also shows is run there
+ * (test/docs/readme-examples.e2e-spec.ts); a config block is validated as the service would
+ * validate its file, on top of the lanes it names (`general`, `llm`) when it names none; a
+ * program is run as a reader would run it; any other block says in a `<!-- not run: ... -->`
+ * line why it is not run. None goes untested silently.
+ */
+const ROOT = resolve(__dirname, '../..');
+const GUIDES = ['getting-started', 'llm-gateway', 'mcp', 'embedding', 'configuration', 'operations', 'developing'];
+const README_BLOCKS = new Set(codeBlocksOf(readFileSync(join(ROOT, 'README.md'), 'utf8')).map((block) => block.code));
+/** What a config block's `${VAR}`s are set to, as in an environment that has them. */
+const ENV = {
+  OPENAI_API_KEY: 'sk-example',
+  ANTHROPIC_API_KEY: 'sk-ant-example',
+  SEARCH_MCP_TOKEN: 'token-example',
+  BULKHEAD_ALLOW_CHAOS: 'true',
+};
+const LANES = { general: { concurrency: 16, queueCapacity: 64 }, llm: { concurrency: 8, queueCapacity: 32 } };
+const WORK = join(ROOT, 'test/docs/.guide-examples');
+const REGISTER = join(ROOT, 'test/support/swc-register.js');
+const PUBLIC_ENTRY = join(ROOT, 'src/index');
+const TIMEOUT_MS = 60_000;
+const run = promisify(execFile);
+
+const blocks = GUIDES.flatMap((guide) =>
+  codeBlocksOf(readFileSync(join(ROOT, 'docs', `${guide}.md`), 'utf8')).map((block, index) => ({
+    ...block,
+    name: `docs/${guide}.md, block ${index + 1} (${block.lang || 'text'})`,
+  })),
+);
+
+const ran = new Set<string>();
+
+/** The guides' block whose text contains `marker`; it counts as run. */
+function block(marker: string): string {
+  const found = blocks.filter((candidate) => candidate.code.includes(marker));
+  if (found.length !== 1) throw new Error(`${found.length} guide blocks contain ${JSON.stringify(marker)}`);
+  ran.add(found[0].code);
+  return found[0].code;
+}
+
+describe("the guides' code blocks", () => {
+  afterAll(() => rmSync(WORK, { recursive: true, force: true }));
+
+  it(
+    "embedding: an app's own config and identity, through forRootAsync and a TenantResolver",
+    async () => {
+      mkdirSync(WORK, { recursive: true });
+      const app = block('export class SessionTenantResolver').replaceAll("'nestjs-bulkhead'", `'${PUBLIC_ENTRY}'`);
+      writeFileSync(join(WORK, 'app.module.ts'), app);
+      writeFileSync(
+        join(WORK, 'main.ts'),
+        `import 'reflect-metadata';
+import { NestFactory } from '@nestjs/core';
+import { FastifyAdapter } from '@nestjs/platform-fastify';
+import { AppModule } from './app.module';
+
+(async () => {
+  const app = await NestFactory.create(AppModule, new FastifyAdapter(), { logger: false });
+  await app.listen(0, '127.0.0.1');
+  const lanes = (await app.getUrl()) + '/v1/lanes';
+  const anonymous = await fetch(lanes);
+  const signedIn = await fetch(lanes, { headers: { authorization: 'Bearer token-of-acme' } });
+  const events = await fetch((await app.getUrl()) + '/v1/events', { headers: { authorization: 'Bearer token-of-acme' } });
+  console.log(JSON.stringify({ anonymous: [anonymous.status, await anonymous.json()], signedIn: [signedIn.status, await signedIn.json()], events: events.status }));
+  await app.close();
+})().catch((error) => {
+  console.error(error);
+  process.exit(1);
+});
+`,
+      );
+      const { stdout } = await run(process.execPath, ['-r', REGISTER, join(WORK, 'main.ts')], {
+        cwd: ROOT,
+        timeout: TIMEOUT_MS,
+        env: { PATH: process.env.PATH ?? '' },
+      });
+      const answers = JSON.parse(stdout);
+
+      expect(answers.anonymous).toEqual([
+        401,
+        expect.objectContaining({ error: expect.objectContaining({ message: 'sign in first' }) }),
+      ]);
+      expect(answers.signedIn).toEqual([
+        200,
+        { lanes: { main: expect.objectContaining({ concurrency: 4, queueCapacity: 8 }) } },
+      ]);
+      // routes: { events: false } leaves GET /v1/events out.
+      expect(answers.events).toBe(404);
+    },
+    TIMEOUT_MS,
+  );
+
+  const configs = blocks.filter((candidate) => candidate.lang === 'yaml' && candidate.notRun === undefined);
+
+  it.each(configs.map((candidate) => [candidate.name, candidate]))('%s is a valid config', (_name, candidate) => {
+    const document = parseYaml(candidate.code) as Record<string, unknown>;
+    const result = parseConfig({ lanes: LANES, ...document }, ENV);
+
+    expect(result.ok ? [] : result.problems).toEqual([]);
+  });
+
+  it('are each run (here or with the README), or say why not', () => {
+    const silent = blocks.filter(
+      (candidate) =>
+        candidate.notRun === undefined &&
+        candidate.lang !== 'yaml' &&
+        !README_BLOCKS.has(candidate.code) &&
+        !ran.has(candidate.code),
+    );
+
+    expect(silent.map((candidate) => `${candidate.name}: ${candidate.code.split('\n')[0]}`)).toEqual([]);
+  });
+});
