@@ -1,5 +1,5 @@
 import { type Deferred, deferred, track } from '../../../test/support/deferred';
-import { LazyAbortController, ResilienceError } from '../../common';
+import { LazyAbortController, raceWithAbort, ResilienceError } from '../../common';
 import { FakeClock, settle } from '../../common/fake-clock';
 import type { ChatChunk, ChatDelta } from '../chat.types';
 import { ProviderStream } from './provider-stream';
@@ -49,7 +49,7 @@ class Source {
   async *chunks(): AsyncGenerator<ChatChunk> {
     try {
       for (;;) {
-        const value = await this.untilAborted(this.slot(this.pulls++).promise);
+        const value = await raceWithAbort(this.slot(this.pulls++).promise, this.abort);
         if (value === undefined) return;
         yield value;
       }
@@ -60,22 +60,6 @@ class Source {
 
   private slot(index: number): Deferred<ChatChunk | undefined> {
     return (this.items[index] ??= deferred());
-  }
-
-  private untilAborted<T>(promise: Promise<T>): Promise<T> {
-    return new Promise((resolve, reject) => {
-      const detach = this.abort.onAbort(reject);
-      promise.then(
-        (value) => {
-          detach();
-          resolve(value);
-        },
-        (error: unknown) => {
-          detach();
-          reject(error);
-        },
-      );
-    });
   }
 }
 
