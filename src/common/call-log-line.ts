@@ -1,4 +1,6 @@
+import { inspect } from 'node:util';
 import { ERROR_KINDS, isErrorKind } from './errors/error-kinds';
+import { oneLineText } from './log-record';
 
 /** The Nest log level a call's line is written at. */
 export type CallLogLevel = 'debug' | 'log' | 'warn';
@@ -55,6 +57,53 @@ export interface CallLogLine {
   transport?: string;
   /** `METHOD /pattern` of a request refused before any call began (never the URL itself). */
   route?: string;
+}
+
+/**
+ * A call's line as the object a logger is handed: its fields for a JSON logger, one line of
+ * text under `util.inspect` (`oneLineText`). A class, not a prototype given to a copy: it is built
+ * for every refused call, and costs what the plain object does (a prototype set on a copy cost
+ * about 100 ns more a line, and slowed its JSON too).
+ */
+export class CallLogRecord implements CallLogLine {
+  msg: string;
+  event: 'call' | 'request';
+  callId: string | undefined;
+  tenant: string | undefined;
+  tool: string | undefined;
+  lane: string | undefined;
+  pool: 'normal' | 'isolated' | undefined;
+  kind: string;
+  statusCode: number | undefined;
+  attempts: number;
+  durationMs: number;
+  declare replayed?: true;
+  declare chaos?: readonly string[];
+  declare transport?: string;
+  declare route?: string;
+
+  constructor(line: CallLogLine) {
+    this.msg = line.msg;
+    this.event = line.event;
+    this.callId = line.callId;
+    this.tenant = line.tenant;
+    this.tool = line.tool;
+    this.lane = line.lane;
+    this.pool = line.pool;
+    this.kind = line.kind;
+    this.statusCode = line.statusCode;
+    this.attempts = line.attempts;
+    this.durationMs = line.durationMs;
+    // Only the fields a line has: a JSON line never shows one it has not.
+    if (line.replayed !== undefined) this.replayed = line.replayed;
+    if (line.chaos !== undefined) this.chaos = line.chaos;
+    if (line.transport !== undefined) this.transport = line.transport;
+    if (line.route !== undefined) this.route = line.route;
+  }
+
+  [inspect.custom](): string {
+    return oneLineText(this);
+  }
 }
 
 const messages = new Map<string, string>();

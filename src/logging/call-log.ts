@@ -3,7 +3,7 @@ import {
   type CallLogLevel,
   type CallLogLine,
   callLogMessage,
-  logRecord,
+  CallLogRecord,
   outcomeStatusCode,
 } from '../common';
 import type { CallOutcome } from '../events';
@@ -40,7 +40,7 @@ export class CallLog {
   write(outcome: CallOutcome): void {
     const level = callLogLevel(outcome.status);
     if (!this.levels[level]) return;
-    this.sink[level]?.(logRecord(lineOf(outcome)));
+    this.sink[level]?.(new CallLogRecord(lineOf(outcome)));
   }
 }
 

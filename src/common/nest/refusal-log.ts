@@ -1,6 +1,5 @@
 import { Logger } from '@nestjs/common';
-import { callLogLevel, type CallLogLevel, type CallLogLine, callLogMessage } from '../call-log-line';
-import { logRecord } from '../log-record';
+import { callLogLevel, type CallLogLevel, type CallLogLine, callLogMessage, CallLogRecord } from '../call-log-line';
 import type { ResilienceError } from '../errors/resilience-error';
 
 /** What is known of a request refused before any call began: only what was validated by then. */
@@ -39,5 +38,5 @@ export function logRefusal(logger: Logger, failure: ResilienceError, refusal: Re
     durationMs: refusal.durationMs,
     route: refusal.route,
   };
-  logger[level](logRecord(line));
+  logger[level](new CallLogRecord(line));
 }
