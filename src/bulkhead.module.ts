@@ -192,7 +192,7 @@ function mountedRoutesReport(routes: Required<BulkheadRoutes>): Provider {
 }
 
 /** `Bulkhead's own routes: tools, llm, ... mounted; docs left out (routes.docs: false)`. */
-export function describeMountedRoutes(routes: Required<BulkheadRoutes>): string {
+function describeMountedRoutes(routes: Required<BulkheadRoutes>): string {
   const groups = Object.keys(routes) as Array<keyof BulkheadRoutes>;
   const mounted = groups.filter((group) => routes[group]);
   const left = groups.filter((group) => !routes[group]);

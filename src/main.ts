@@ -5,7 +5,7 @@ import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { AppModule } from './app.module';
 import { appOptions, configureApp, createAdapter, serviceLogger } from './bootstrap';
 import { bulkheadConfig, type BulkheadConfig, bulkheadConfigValue, ConfigError, configPath } from './config';
-import { logRecord } from './common';
+import { logRecord, noop } from './common';
 
 const EXIT_GRACE_MS = 5_000;
 
@@ -49,7 +49,7 @@ async function listenOrExplain(app: NestFastifyApplication, config: BulkheadConf
     await app.listen(port, host);
   } catch (error) {
     if ((error as NodeJS.ErrnoException)?.code !== 'EADDRINUSE') throw error;
-    await app.close().catch(() => undefined);
+    await app.close().catch(noop);
     const from = process.env.PORT ? 'PORT' : `server.port in ${path}`;
     throw new Error(`port ${port} on ${host} is in use (${from}): stop what holds it, or choose another port`);
   }

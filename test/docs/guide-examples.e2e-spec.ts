@@ -1,10 +1,8 @@
-import { execFile } from 'node:child_process';
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { promisify } from 'node:util';
 import { parse as parseYaml } from 'yaml';
 import { parseConfig } from '../../src/config';
-import { codeBlocksOf } from './code-blocks';
+import { codeBlocksOf, runExample } from './code-blocks';
 
 /**
  * The guides' code blocks: a block the README also shows is run there
@@ -25,10 +23,8 @@ const ENV = {
 };
 const LANES = { general: { concurrency: 16, queueCapacity: 64 }, llm: { concurrency: 8, queueCapacity: 32 } };
 const WORK = join(ROOT, 'test/docs/.guide-examples');
-const REGISTER = join(ROOT, 'test/support/swc-register.js');
 const PUBLIC_ENTRY = join(ROOT, 'src/index');
 const TIMEOUT_MS = 60_000;
-const run = promisify(execFile);
 
 const blocks = GUIDES.flatMap((guide) =>
   codeBlocksOf(readFileSync(join(ROOT, 'docs', `${guide}.md`), 'utf8')).map((block, index) => ({
@@ -78,12 +74,7 @@ import { AppModule } from './app.module';
 });
 `,
       );
-      const { stdout } = await run(process.execPath, ['-r', REGISTER, join(WORK, 'main.ts')], {
-        cwd: ROOT,
-        timeout: TIMEOUT_MS,
-        env: { PATH: process.env.PATH ?? '' },
-      });
-      const answers = JSON.parse(stdout);
+      const answers = JSON.parse(await runExample(join(WORK, 'main.ts'), {}, TIMEOUT_MS));
 
       expect(answers.anonymous).toEqual([
         401,

@@ -4,7 +4,7 @@ import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { listeningPort, spawnService, type ServiceProcess } from '../support/spawn-service';
-import { type CodeBlock, codeBlocksOf } from './code-blocks';
+import { type CodeBlock, codeBlocksOf, runExample } from './code-blocks';
 
 /**
  * Every code block of the README is run as a reader would run it, against the service started
@@ -16,7 +16,6 @@ import { type CodeBlock, codeBlocksOf } from './code-blocks';
 const ROOT = resolve(__dirname, '../..');
 const README = readFileSync(join(ROOT, 'README.md'), 'utf8');
 const WORK = join(ROOT, 'test/docs/.examples');
-const REGISTER = join(ROOT, 'test/support/swc-register.js');
 const PUBLIC_ENTRY = join(ROOT, 'src/index');
 const run = promisify(execFile);
 const TIMEOUT_MS = 60_000;
@@ -58,13 +57,7 @@ describe('the README, run as written', () => {
   async function node(name: string, code: string, env: Record<string, string> = {}): Promise<string> {
     const file = join(WORK, name);
     writeFileSync(file, code.replaceAll('http://localhost:3000', `http://${base}`));
-    const args = name.endsWith('.ts') ? ['-r', REGISTER, file] : [file];
-    const { stdout } = await run(process.execPath, args, {
-      cwd: ROOT,
-      timeout: TIMEOUT_MS,
-      env: { PATH: process.env.PATH ?? '', ...env },
-    });
-    return stdout;
+    return runExample(file, env, TIMEOUT_MS);
   }
 
   /** A block that uses top-level `await`, as a CommonJS file: its imports first, the rest in an async function. */
