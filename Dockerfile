@@ -3,7 +3,8 @@
 # The base image: Node.js 22, a maintained LTS, on Debian bookworm. Pin it by digest for
 # builds you ship (scripts/pin-node-image.sh writes the digest in here; Dependabot, configured
 # in .github/dependabot.yml, then proposes each new one), so a rebuild never changes the
-# runtime under you. Node 24 works too: NODE_IMAGE=node:24-bookworm-slim.
+# runtime under you. CI runs the suite on Node 22 and installs the packed service on Node 24 too:
+# NODE_IMAGE=node:24-bookworm-slim.
 ARG NODE_IMAGE=node:22-bookworm-slim
 
 # Build: the whole toolchain, compiled to dist/.

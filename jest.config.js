@@ -5,7 +5,7 @@ module.exports = {
   testEnvironment: 'node',
   roots: ['<rootDir>/src', '<rootDir>/test'],
   testMatch: ['**/*.spec.ts', '**/*.e2e-spec.ts'],
-  // NestJS 12 and some of its dependencies are ESM-only; Jest on Node 20 cannot load ESM,
+  // NestJS 12 and some of its dependencies are ESM-only; Jest's CommonJS runtime cannot load ESM,
   // so everything, node_modules included, goes through swc to CommonJS.
   transform: { '^.+\\.(t|j|mj|cj)s$': swc },
   transformIgnorePatterns: [],

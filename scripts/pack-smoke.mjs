@@ -142,7 +142,7 @@ try {
     throw new Error(`the README's embedding example answered ${JSON.stringify(readme)}`);
   }
   console.log(
-    `pack-smoke ok: ${packed.filename} (${files.length} files) installed into a fresh app, which answered through ` +
+    `pack-smoke ok on Node ${process.versions.node}: ${packed.filename} (${files.length} files) installed into a fresh app, which answered through ` +
       `its lane; the README's embedding example refused a caller without the key (401) and let the one with it ` +
       `through (${readme.withKey})`,
   );

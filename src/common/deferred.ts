@@ -1,4 +1,4 @@
-/** A promise with its resolve and reject in hand (Node 20 has no `Promise.withResolvers`). */
+/** A promise with its resolve and reject in hand. */
 export interface Deferred<T> {
   promise: Promise<T>;
   resolve(value: T): void;
@@ -6,11 +6,5 @@ export interface Deferred<T> {
 }
 
 export function deferred<T = void>(): Deferred<T> {
-  let resolve!: (value: T) => void;
-  let reject!: (reason: unknown) => void;
-  const promise = new Promise<T>((res, rej) => {
-    resolve = res;
-    reject = rej;
-  });
-  return { promise, resolve, reject };
+  return Promise.withResolvers<T>();
 }

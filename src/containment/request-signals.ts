@@ -20,17 +20,17 @@ export function signalAbortable(signal: AbortSignal): Abortable {
 }
 
 /**
- * What undici accepts as a request's `signal` besides an AbortSignal (an EventEmitter with
- * `aborted` and `reason`), over an {@link Abortable}: no AbortSignal is made for the request.
+ * What undici accepts as a request's `signal` besides an AbortSignal (an EventEmitter with a
+ * `reason`), over an {@link Abortable}: no AbortSignal is made for the request.
+ *
+ * It has no `aborted`: undici 8 takes any object with one for an AbortSignal and calls its
+ * `addEventListener`. An attempt already aborted is heard at once instead, when undici adds its
+ * listener (before it dispatches, so no connection is opened).
  */
 export class UndiciSignal {
   private listening: Array<{ listener: () => void; stop: () => void }> | undefined;
 
   constructor(private readonly abort: Abortable) {}
-
-  get aborted(): boolean {
-    return this.abort.aborted;
-  }
 
   get reason(): unknown {
     return this.abort.reason;
@@ -42,6 +42,10 @@ export class UndiciSignal {
 
   /** An abort happens once, so every listener is a once listener. */
   once(_event: 'abort', listener: () => void): void {
+    if (this.abort.aborted) {
+      listener();
+      return;
+    }
     const stop = this.abort.onAbort(() => listener());
     (this.listening ??= []).push({ listener, stop });
   }

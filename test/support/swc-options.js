@@ -4,7 +4,7 @@ module.exports = {
   jsc: {
     parser: { syntax: 'typescript', decorators: true },
     transform: { legacyDecorator: true, decoratorMetadata: true },
-    target: 'es2022',
+    target: 'es2024',
   },
   module: { type: 'commonjs' },
   sourceMaps: 'inline',
