@@ -1,4 +1,5 @@
 import { Injectable } from '@nestjs/common';
+import { isResilienceError, unreachableError } from '../common';
 import { callStateOfSignal } from '../common/nest';
 import type { HttpRequestOptions, HttpResponse } from './http-pool';
 import { HttpPools } from './http-pools.service';
@@ -9,13 +10,29 @@ import { HttpPools } from './http-pools.service';
  * Pass the route's `@CallSignal()` signal: it stops the request when the call stops, and it
  * says whose call this is. There is no fallback to any other client: a request without a
  * call's signal is treated as having no session and goes to the isolated pool.
+ *
+ * An upstream that cannot be reached (DNS, refused, reset, TLS, a timeout) fails with
+ * `transient` (502 on the route, and a failure to its breaker), as an http tool's does, not
+ * with the socket's own error (which Nest would answer 500, with its stack in the log).
  */
 @Injectable()
 export class TenantHttpClient {
   constructor(private readonly pools: HttpPools) {}
 
-  request(url: string, options: HttpRequestOptions): Promise<HttpResponse> {
+  async request(url: string, options: HttpRequestOptions): Promise<HttpResponse> {
     const pool = callStateOfSignal(options.signal)?.pool ?? 'isolated';
-    return this.pools.get(pool).request(url, options);
+    try {
+      return await this.pools.get(pool).request(url, options);
+    } catch (error) {
+      throw options.signal.aborted || isResilienceError(error) || !isNetworkError(error)
+        ? error
+        : unreachableError('the upstream of an outbound request', error);
+    }
   }
+}
+
+/** A socket's or undici's error (ENOTFOUND, ECONNREFUSED, UND_ERR_HEADERS_TIMEOUT...), not a request that was never valid. */
+function isNetworkError(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  return typeof code === 'string' && code !== 'UND_ERR_INVALID_ARG' && /^(E|UND_ERR_)/.test(code);
 }

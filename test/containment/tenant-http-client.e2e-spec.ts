@@ -258,6 +258,21 @@ describe('TenantHttpClient in a company controller', () => {
     expect(up.connections).toBe(0);
   });
 
+  it('answers 502 transient, not 500, when the upstream cannot be reached, on a plain route and under @Bulkhead', async () => {
+    const gone = await Upstream.start();
+    const port = String(gone.port);
+    target = gone.url('/dependency');
+    await gone.close(); // its port now refuses connections
+    const app = await service();
+
+    for (const route of ['call', 'bulkhead']) {
+      const answer = await outbound(app.url, route, { who: 'acme' }, AS_ACME);
+      const error = expectEnvelope(answer, 502, 'transient');
+      expect(error.message).toBe('the upstream of an outbound request could not be reached (ECONNREFUSED)');
+      expectNothingLeaked(answer, port, target);
+    }
+  });
+
   it('routes by tenant on a route with @Bulkhead too', async () => {
     gate = new WhoGate();
     await upstream();

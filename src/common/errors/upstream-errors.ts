@@ -45,9 +45,12 @@ export function upstreamStatusError(
 
 /** The error for a request that never got an answer: refused, reset, DNS, TLS, socket errors. */
 export function upstreamNetworkError(toolId: string, error: unknown): ResilienceError {
+  return unreachableError(`upstream of tool '${toolId}'`, error);
+}
+
+/** {@link upstreamNetworkError} for any upstream, named by `upstream`; the error's code, never its message. */
+export function unreachableError(upstream: string, error: unknown): ResilienceError {
   const code = (error as { code?: unknown } | null)?.code;
   const reason = typeof code === 'string' && /^[A-Z0-9_]{1,40}$/.test(code) ? ` (${code})` : '';
-  return new ResilienceError('transient', `upstream of tool '${toolId}' could not be reached${reason}`, {
-    cause: error,
-  });
+  return new ResilienceError('transient', `${upstream} could not be reached${reason}`, { cause: error });
 }
