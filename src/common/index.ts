@@ -5,6 +5,7 @@ export * from './call-id';
 export * from './call-log-line';
 export * from './clock';
 export * from './deferred';
+export * from './errors/anthropic-error';
 export * from './errors/envelope';
 export * from './errors/error-kinds';
 export * from './errors/reported-failures';

@@ -19,7 +19,7 @@ export class ChatCompletionsController {
   @Post('completions')
   async create(@Req() request: FastifyRequest, @Res() reply: FastifyReply): Promise<void> {
     const state = callStateOf(request, reply);
-    state.openaiErrors = true;
+    state.errorWire = 'openai';
     state.callId = resolveCallId(request.headers['x-call-id']);
     void reply.header('x-call-id', state.callId);
     const chat = parseChatRequest(request.body);

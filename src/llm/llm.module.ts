@@ -9,6 +9,7 @@ import { ChatCompletions } from './chat-completions.service';
 import { CompletionCaches } from './completion-caches';
 import { LLM_MODULE_OPTIONS, LlmConfigurableModule, type LlmModuleOptions } from './llm.module-definition';
 import { LlmOutcomes } from './llm-outcomes';
+import { ModelsController } from './models/models.controller';
 import { LlmRoutes } from './routing/llm-routes.service';
 
 /**
@@ -34,5 +35,5 @@ import { LlmRoutes } from './routing/llm-routes.service';
   exports: [LlmCacheStore, LlmRoutes, ChatCompletions, LlmOutcomes, SemanticCache],
 })
 export class LlmModule extends LlmConfigurableModule {
-  static readonly routes = [ChatCompletionsController];
+  static readonly routes = [ChatCompletionsController, ModelsController];
 }

@@ -17,6 +17,7 @@ import {
   ledgerEventSchema,
 } from './schemas/introspection.schemas';
 import { mcpMessageSchema } from './schemas/mcp.schemas';
+import { modelListSchema, modelSchema } from './schemas/models.schemas';
 import { healthAnswerSchema } from './schemas/service.schemas';
 import { batchResponseSchema, errorEnvelopeOfAnyKind, toolCallSuccessSchema } from './schemas/tool-call.schemas';
 
@@ -50,6 +51,8 @@ export const RESPONSE_SCHEMAS = {
   Health: healthAnswerSchema,
   ChatCompletion: chatCompletionAnswerSchema,
   ChatCompletionChunk: chatCompletionChunkSchema,
+  ModelList: modelListSchema,
+  Model: modelSchema,
   BulkheadAnswerField: bulkheadAnswerFieldSchema,
 };
 

@@ -26,8 +26,9 @@ type Row = [method: string, path: string, who: keyof typeof WHO, body: unknown, 
 
 /** Failures under /v1/: known routes and unknown ones, before and after authentication. */
 const UNDER_V1: Row[] = [
-  ['GET', '/v1/models', 'acme', undefined, 404, 'not_found'],
-  ['GET', '/v1/models', 'no key', undefined, 404, 'not_found'],
+  ['GET', '/v1/models/nope', 'acme', undefined, 404, 'not_found'],
+  ['GET', '/v1/models', 'an unknown key', undefined, 401, 'unauthorized'],
+  ['GET', '/v1/files', 'no key', undefined, 404, 'not_found'],
   ['POST', '/v1/embeddings', 'acme', { input: 'hi' }, 404, 'not_found'],
   ['POST', '/v1/tools/nope/invoke', 'acme', { arguments: {} }, 404, 'not_found'],
   ['POST', '/v1/tools/echo/invoke', 'acme', { arguments: [] }, 400, 'invalid_request'],
@@ -98,14 +99,24 @@ describe('OpenAI’s error fields on every path under /v1/', () => {
   describe('read by the openai SDK', () => {
     const client = (apiKey = ACME.key) => new OpenAI({ apiKey, baseURL: `${app.url}/v1`, maxRetries: 0 });
 
-    it('throws NotFoundError with code and type for GET /v1/models, which the service does not serve', async () => {
+    it('throws NotFoundError with code and type for GET /v1/files, which the service does not serve', async () => {
       const failure = await client()
-        .models.list()
+        .files.list()
         .catch((error: unknown) => error);
 
       expect(failure).toBeInstanceOf(OpenAI.NotFoundError);
       expect(failure).toMatchObject({ status: 404, code: 'not_found', type: 'not_found', param: null });
       expect((failure as Error).message).toBe('404 no such route');
+    });
+
+    it('throws NotFoundError with code and type for a model that names no route', async () => {
+      const failure = await client()
+        .models.retrieve('nope')
+        .catch((error: unknown) => error);
+
+      expect(failure).toBeInstanceOf(OpenAI.NotFoundError);
+      expect(failure).toMatchObject({ status: 404, code: 'not_found', type: 'not_found', param: null });
+      expect((failure as Error).message).toMatch(/^404 no LLM route of that name \(/);
     });
 
     it('throws NotFoundError with code and type for an unknown tool', async () => {

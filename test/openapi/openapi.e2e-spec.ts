@@ -282,6 +282,21 @@ describe('the OpenAPI document and its page', () => {
       expect(invalid).toMatchObject({ status: 400, body: { error: { kind: 'invalid_request', param: null } } });
     });
 
+    it("GET /v1/models in OpenAI's shape and Anthropic's, and one model", async () => {
+      const anthropic = { ...ACME.headers, 'anthropic-version': '2023-06-01' };
+      const list = await call('GET', '/v1/models', '/v1/models', { headers: ACME.headers });
+      expect(list.body).toMatchObject({ object: 'list', data: [{ id: 'chat' }] });
+      const page = await call('GET', '/v1/models?limit=1', '/v1/models', { headers: anthropic });
+      expect(page.body).toMatchObject({ data: [{ type: 'model', id: 'chat' }], has_more: false });
+      await call('GET', '/v1/models/chat', '/v1/models/{id}', { headers: ACME.headers });
+      await call('GET', '/v1/models/chat', '/v1/models/{id}', { headers: anthropic });
+      expectEnvelope(
+        await call('GET', '/v1/models/nope', '/v1/models/{id}', { headers: ACME.headers }),
+        404,
+        'not_found',
+      );
+    });
+
     it('/mcp: an initialize answered as an event stream, its refusals, the session’s stream and its end', async () => {
       const mcp = '/mcp';
       const accept = { ...ACME.headers, accept: 'application/json, text/event-stream' };

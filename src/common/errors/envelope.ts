@@ -68,6 +68,21 @@ export function retryAfterHeaders(retryAfterMs: number): { 'retry-after': string
 
 /** Where OpenAI's SDKs call: their `baseURL` is the service + `/v1`. */
 const OPENAI_PREFIX = '/v1/';
+/** Anthropic's Messages API: `/v1/messages` and `/v1/messages/count_tokens`. */
+const ANTHROPIC_PREFIX = '/v1/messages';
+
+/** Whose error shape a failure takes: ours (the envelope), OpenAI's fields added, or Anthropic's. */
+export type ErrorWire = 'envelope' | 'openai' | 'anthropic';
+
+/**
+ * The error shape a request expects, from where it went and what it sent: Anthropic's on the
+ * Messages routes and for any request with `anthropic-version` (Anthropic's SDKs send it on
+ * everything, `/v1/models` too), OpenAI's fields elsewhere under `/v1/`, else the envelope.
+ */
+export function errorWireOf(url: string | undefined, anthropicVersion: unknown): ErrorWire {
+  if (anthropicVersion !== undefined || url?.startsWith(ANTHROPIC_PREFIX)) return 'anthropic';
+  return isOpenAiPath(url) ? 'openai' : 'envelope';
+}
 
 /**
  * Whether a request's URL (path and query, as its request line has it) is under `/v1/`, where

@@ -1,5 +1,6 @@
 import type { ServerResponse } from 'node:http';
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { ErrorWire } from '../errors/envelope';
 import { ResilienceError } from '../errors/resilience-error';
 import { LazyAbortController } from '../lazy-abort-controller';
 
@@ -22,8 +23,8 @@ export interface CallState {
   pool?: 'normal' | 'isolated';
   /** The tenant is contained (or unknown): `containment: deny` tools refuse it. */
   contained?: boolean;
-  /** The route speaks OpenAI's wire format: its errors carry OpenAI's fields too. */
-  openaiErrors?: boolean;
+  /** The wire the route speaks, which its errors follow; else {@link errorWireOf} the request. */
+  errorWire?: ErrorWire;
   /** Set once a route policy (lane, breaker) took the call, so a second interceptor applies none again. */
   underPolicy?: boolean;
 }

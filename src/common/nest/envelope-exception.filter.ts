@@ -1,7 +1,8 @@
 import { type ArgumentsHost, Catch, type ExceptionFilter, HttpException, Logger } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { CLIENT_CLOSED, type CallState, existingCallState } from './call-state';
-import { isOpenAiPath, retryAfterHeaders, toEnvelope } from '../errors/envelope';
+import { anthropicStatus, toAnthropicError } from '../errors/anthropic-error';
+import { errorWireOf, retryAfterHeaders, toEnvelope } from '../errors/envelope';
 import { fromHttpException } from './http-exception-mapping';
 import { wasReported } from '../errors/reported-failures';
 import { asResilienceError, type ResilienceError } from '../errors/resilience-error';
@@ -13,7 +14,7 @@ import { logIfUnexpected } from './unexpected-errors';
  * Nest's and Fastify's own HttpExceptions (unknown route, malformed JSON, wrong content type,
  * body over the limit), a company's own HttpExceptions, and anything unexpected as `internal`.
  * A wait goes out as `Retry-After` and `retry-after-ms`; a path under `/v1/` gets OpenAI's
- * error fields too (docs/http-contract.md section 6).
+ * error fields too, and an Anthropic client's request Anthropic's shape (docs/http-contract.md section 6).
  */
 @Catch()
 export class EnvelopeExceptionFilter implements ExceptionFilter {
@@ -28,12 +29,12 @@ export class EnvelopeExceptionFilter implements ExceptionFilter {
     if (reply.sent || reply.raw.headersSent) return;
     const state = existingCallState(request);
     if (error.retryAfterMs !== undefined) reply.headers(retryAfterHeaders(error.retryAfterMs));
-    // Every path under /v1/ is where an OpenAI SDK pointed at the service calls, known route or not.
-    const openai = state?.openaiErrors === true || isOpenAiPath(request.url);
-    void reply
-      .status(error.status)
-      .type('application/json; charset=utf-8')
-      .send(toEnvelope(error, { callId: state?.callId, toolId: state?.toolId, openai }));
+    // Every path under /v1/ is where an OpenAI or Anthropic SDK pointed at the service calls, known route or not.
+    const wire = state?.errorWire ?? errorWireOf(request.url, request.headers['anthropic-version']);
+    const labels = { callId: state?.callId, toolId: state?.toolId, openai: wire === 'openai' };
+    void reply.type('application/json; charset=utf-8');
+    if (wire === 'anthropic') void reply.status(anthropicStatus(error)).send(toAnthropicError(error, labels));
+    else void reply.status(error.status).send(toEnvelope(error, labels));
     // A call's own failure has its line already; a request refused before its call began gets one here.
     if (!wasReported(error)) this.logRefusal(request, reply, state, error);
   }

@@ -25,6 +25,8 @@ export class LlmRoutes {
   private readonly routes = new Map<string, LlmRoute>();
   /** The tenants of each route that has a list; a route without one is every caller's. */
   private readonly allowed = new Map<string, ReadonlySet<string>>();
+  /** When the routes were built (epoch ms): the age `GET /v1/models` gives them. */
+  readonly loadedAt: number;
 
   constructor(
     @Inject(LLM_MODULE_OPTIONS) options: LlmModuleOptions,
@@ -33,6 +35,7 @@ export class LlmRoutes {
     @Inject(CLOCK) clock: Clock,
     @Optional() @Inject(LlmProviderWrappers) wrappers?: LlmProviderWrappers | null,
   ) {
+    this.loadedAt = clock.wallNow();
     const prices = new PriceTable(options.llm.prices);
     for (const [name, config] of Object.entries(options.llm.routes)) {
       if (!lanes.get(config.lane)) {
@@ -92,9 +95,14 @@ export class LlmRoutes {
     return route && this.mayUse(name, tenant) ? route : undefined;
   }
 
+  /** The routes `tenant` may use, in the config's order. */
+  usableBy(tenant: string): string[] {
+    return this.names().filter((name) => this.mayUse(name, tenant));
+  }
+
   /** The answer to a `model` that names no route `tenant` may use: it lists only those it may. */
   unknownRouteError(tenant: string): ResilienceError {
-    const usable = this.names().filter((name) => this.mayUse(name, tenant));
+    const usable = this.usableBy(tenant);
     const which = usable.length === 0 ? 'this tenant may use none' : `routes: ${usable.join(', ')}`;
     return new ResilienceError('not_found', `no LLM route of that name (${which})`);
   }

@@ -1,8 +1,9 @@
-import { CALL_ID_PARAMETER, IDEMPOTENCY_KEY_PARAMETER, LLM_ANSWER_HEADERS } from '../headers';
+import { z } from 'zod';
+import { CALL_ID_PARAMETER, IDEMPOTENCY_KEY_PARAMETER, LLM_ANSWER_HEADERS, pathName } from '../headers';
 import type { RouteDoc } from '../route-doc';
 import { chatCompletionStreamSchema } from '../schemas/chat.schemas';
 
-/** The OpenAI-compatible LLM route. */
+/** The OpenAI-compatible LLM route, and the routes as models. */
 export const LLM_ROUTES: RouteDoc[] = [
   {
     group: 'llm',
@@ -25,5 +26,42 @@ export const LLM_ROUTES: RouteDoc[] = [
       headers: LLM_ANSWER_HEADERS,
     },
     errors: [400, 401, 402, 403, 404, 413, 422, 429, 500, 502, 503, 504],
+  },
+  {
+    group: 'llm',
+    method: 'get',
+    path: '/v1/models',
+    operationId: 'listModels',
+    tag: 'llm',
+    summary: "The LLM routes the caller's tenant may use, as models",
+    description:
+      "OpenAI's list shape; Anthropic's (paged by `limit`, `after_id`, `before_id`) when the request carries " +
+      "`anthropic-version`, as Anthropic's SDKs send it.",
+    auth: 'apiKey',
+    parameters: [
+      {
+        name: 'limit',
+        in: 'query',
+        description: "Anthropic's page size. Default 20.",
+        schema: z.int().min(1).max(1000),
+      },
+      { name: 'after_id', in: 'query', description: "Anthropic's: the page after this model.", schema: z.string() },
+      { name: 'before_id', in: 'query', description: "Anthropic's: the page before this model.", schema: z.string() },
+    ],
+    answer: { description: "The routes, in the config's order.", content: { 'application/json': 'ModelList' } },
+    errors: [400, 401, 403, 500],
+  },
+  {
+    group: 'llm',
+    method: 'get',
+    path: '/v1/models/{id}',
+    operationId: 'retrieveModel',
+    tag: 'llm',
+    summary: 'One LLM route as a model',
+    description: 'A route the tenant may not use is `404`, exactly as one that does not exist.',
+    auth: 'apiKey',
+    parameters: [pathName('id', "The route's name.")],
+    answer: { description: 'The route.', content: { 'application/json': 'Model' } },
+    errors: [401, 403, 404, 500],
   },
 ];
