@@ -1,6 +1,9 @@
 // The public entry a company's Nest app imports (package.json "exports"). Everything a host
 // needs is here; anything not exported is internal and may change.
 
+// Before anything else loads: a clear error on a Node too old for the dependencies.
+import './supported-node';
+
 // One import for everything, and its options.
 export { BulkheadModule, BULKHEAD_OPTIONS } from './bulkhead.module';
 export type {

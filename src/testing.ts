@@ -3,6 +3,8 @@
 // The suites call jest's globals (describe, it, expect), so they load only inside a jest run:
 // this entry is apart from the main one, which must never load them or jest.
 
+import './supported-node';
+
 // Time that moves only when a test says so; every suite hands one to the store it builds.
 export { FakeClock } from './common/fake-clock';
 // A store whose methods answer at once, seen as one whose methods answer promises.
