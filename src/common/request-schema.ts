@@ -16,6 +16,27 @@ export function parseRequestPart<S extends z.ZodType>(schema: S, value: unknown)
   throw new ResilienceError('invalid_request', issue.message);
 }
 
+/**
+ * A JSON request body parsed with its schema, or `invalid_request` naming where its first
+ * problem is: `messages.0.role: ...`, `model: is required`, `messages: must not be empty`.
+ */
+export function parseBodyFields<S extends z.ZodType>(schema: S, body: unknown): z.output<S> {
+  if (body === null || typeof body !== 'object' || Array.isArray(body)) {
+    throw new ResilienceError('invalid_request', 'the body must be a JSON object');
+  }
+  const result = schema.safeParse(body);
+  if (result.success) return result.data;
+  const issue = result.error.issues[0];
+  const at = issue.path.map(String).join('.') || '(body)';
+  throw new ResilienceError('invalid_request', `${at}: ${describeIssue(issue)}`);
+}
+
+function describeIssue(issue: z.core.$ZodIssue): string {
+  if (issue.code === 'invalid_type' && issue.input === undefined) return 'is required';
+  if (issue.code === 'too_small' && issue.origin === 'array') return 'must not be empty';
+  return issue.message;
+}
+
 // One compiler for every check; `strict: false` lets it take zod's annotations as they are.
 const ajv = new Ajv2020({ strict: false, unicodeRegExp: false });
 

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { ResilienceError } from '../common';
+import { parseBodyFields, ResilienceError } from '../common';
 import type { ChatRequest } from './chat.types';
 
 const count = z.int().min(1).max(10_000_000);
@@ -49,16 +49,7 @@ export const chatRequestSchema = z
 
 /** The request as the route reads it, or `invalid_request` naming the first field that is wrong. */
 export function parseChatRequest(body: unknown): ChatRequest {
-  if (body === null || typeof body !== 'object' || Array.isArray(body)) {
-    throw new ResilienceError('invalid_request', 'the body must be a JSON object');
-  }
-  const result = chatRequestSchema.safeParse(body);
-  if (!result.success) {
-    const issue = result.error.issues[0];
-    const at = issue.path.map(String).join('.') || '(body)';
-    throw new ResilienceError('invalid_request', `${at}: ${describe(issue)}`);
-  }
-  const request = result.data as ChatRequest;
+  const request = parseBodyFields(chatRequestSchema, body) as ChatRequest;
   if (request.service_tier !== undefined && request.service_tier !== 'auto' && request.service_tier !== 'default') {
     // Other tiers bill at other rates than the price table's: a reservation could not hold them.
     throw new ResilienceError('invalid_request', 'service_tier: only auto or default is supported');
@@ -68,10 +59,4 @@ export function parseChatRequest(body: unknown): ChatRequest {
     throw new ResilienceError('invalid_request', 'stream_options: only allowed when stream is true');
   }
   return request;
-}
-
-function describe(issue: z.core.$ZodIssue): string {
-  if (issue.code === 'invalid_type' && issue.input === undefined) return 'is required';
-  if (issue.code === 'too_small' && issue.origin === 'array') return 'must not be empty';
-  return issue.message;
 }

@@ -9,6 +9,7 @@ import { ChatCompletions } from './chat-completions.service';
 import { CompletionCaches } from './completion-caches';
 import { LLM_MODULE_OPTIONS, LlmConfigurableModule, type LlmModuleOptions } from './llm.module-definition';
 import { LlmOutcomes } from './llm-outcomes';
+import { MessagesController } from './messages/messages.controller';
 import { ModelsController } from './models/models.controller';
 import { LlmRoutes } from './routing/llm-routes.service';
 
@@ -35,5 +36,5 @@ import { LlmRoutes } from './routing/llm-routes.service';
   exports: [LlmCacheStore, LlmRoutes, ChatCompletions, LlmOutcomes, SemanticCache],
 })
 export class LlmModule extends LlmConfigurableModule {
-  static readonly routes = [ChatCompletionsController, ModelsController];
+  static readonly routes = [ChatCompletionsController, MessagesController, ModelsController];
 }

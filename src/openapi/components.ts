@@ -1,5 +1,6 @@
 import { containmentChangeSchema } from '../containment';
 import { batchCallSchema, batchRequestDocumentSchema, invokeBodySchema } from '../dispatch';
+import { countTokensRequestSchema, messagesRequestSchema } from '../llm';
 import { budgetViewSchema, circuitAdminAnswerSchema, containmentSnapshotSchema } from './schemas/admin.schemas';
 import {
   bulkheadAnswerFieldSchema,
@@ -17,6 +18,7 @@ import {
   ledgerEventSchema,
 } from './schemas/introspection.schemas';
 import { mcpMessageSchema } from './schemas/mcp.schemas';
+import { anthropicErrorSchema, messagesAnswerSchema, messageTokensCountSchema } from './schemas/messages.schemas';
 import { modelListSchema, modelSchema } from './schemas/models.schemas';
 import { healthAnswerSchema } from './schemas/service.schemas';
 import { batchResponseSchema, errorEnvelopeOfAnyKind, toolCallSuccessSchema } from './schemas/tool-call.schemas';
@@ -31,6 +33,8 @@ export const REQUEST_SCHEMAS = {
   BatchCall: batchCallSchema,
   ContainmentChange: containmentChangeSchema,
   ChatCompletionRequest: chatRequestSchema,
+  MessagesRequest: messagesRequestSchema,
+  CountTokensRequest: countTokensRequestSchema,
   McpMessage: mcpMessageSchema,
 };
 
@@ -51,6 +55,8 @@ export const RESPONSE_SCHEMAS = {
   Health: healthAnswerSchema,
   ChatCompletion: chatCompletionAnswerSchema,
   ChatCompletionChunk: chatCompletionChunkSchema,
+  Message: messagesAnswerSchema,
+  MessageTokensCount: messageTokensCountSchema,
   ModelList: modelListSchema,
   Model: modelSchema,
   BulkheadAnswerField: bulkheadAnswerFieldSchema,
@@ -71,6 +77,7 @@ export function errorStatusName(status: number): string {
 
 /** The error schemas: each kind's `error` object, and one envelope per status. */
 export const ERROR_SCHEMAS = {
+  AnthropicError: anthropicErrorSchema,
   ...Object.fromEntries(ALL_ERROR_KINDS.map((kind) => [errorDetailName(kind), ERROR_DETAILS[kind]])),
   ...Object.fromEntries(
     [...KINDS_BY_STATUS].map(([status, kinds]) => [errorStatusName(status), errorEnvelopeSchema(kinds)]),

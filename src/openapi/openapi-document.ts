@@ -112,9 +112,10 @@ function operation(route: RouteDoc, options: OpenApiDocumentOptions): Record<str
       ),
     },
   };
+  const errorResponse = (status: number) => (route.anthropicErrors ? 'AnthropicError' : errorStatusName(status));
   for (const status of route.errors)
-    responses[String(status)] = { $ref: `#/components/responses/${errorStatusName(status)}` };
-  responses.default = { $ref: '#/components/responses/Error' };
+    responses[String(status)] = { $ref: `#/components/responses/${errorResponse(status)}` };
+  responses.default = { $ref: `#/components/responses/${route.anthropicErrors ? 'AnthropicError' : 'Error'}` };
   return {
     operationId: route.operationId,
     tags: [route.tag],
@@ -167,6 +168,13 @@ function errorResponses(): Record<string, unknown> {
     Error: {
       description: 'The error envelope, any kind (protocol-level refusals: 408, 417, 431 `invalid_request`).',
       content: { 'application/json': { schema: { $ref: '#/components/schemas/ErrorEnvelope' } } },
+    },
+    AnthropicError: {
+      description:
+        "A failure in Anthropic's shape, the envelope's fields inside `error`: for Anthropic's clients " +
+        '(`/v1/messages...`, or any request with `anthropic-version`). Overloaded is 529, a failure behind it 500.',
+      headers: headers({ 'Retry-After': RETRY_AFTER_HEADER, 'retry-after-ms': RETRY_AFTER_MS_HEADER }),
+      content: { 'application/json': { schema: { $ref: '#/components/schemas/AnthropicError' } } },
     },
   };
   for (const [status, kinds] of KINDS_BY_STATUS) {

@@ -34,4 +34,6 @@ export interface RouteDoc {
   };
   /** The statuses the route's failures come with, each with the error envelope of its kinds. */
   errors: readonly number[];
+  /** Its failures are Anthropic's shape (`AnthropicError`) rather than the envelope. */
+  anthropicErrors?: boolean;
 }

@@ -2,6 +2,7 @@ import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { parseConfig } from '../../src/config';
+import { listeningPort, spawnService } from '../support/spawn-service';
 import { codeBlocksOf, runExample } from './code-blocks';
 
 /**
@@ -45,6 +46,27 @@ function block(marker: string): string {
 
 describe("the guides' code blocks", () => {
   afterAll(() => rmSync(WORK, { recursive: true, force: true }));
+
+  it(
+    "the LLM gateway: Anthropic's SDK asks the default config's route",
+    async () => {
+      mkdirSync(WORK, { recursive: true });
+      const service = spawnService({ PORT: '0' });
+      try {
+        const base = `http://127.0.0.1:${await listeningPort(service)}`;
+        const code = block("import Anthropic from '@anthropic-ai/sdk'").replaceAll('http://localhost:3000', base);
+        writeFileSync(join(WORK, 'anthropic.mjs'), `${code}\nconsole.log(JSON.stringify(message.content));\n`);
+
+        expect(JSON.parse(await runExample(join(WORK, 'anthropic.mjs'), {}, TIMEOUT_MS))).toEqual([
+          { type: 'text', text: 'hi' },
+        ]);
+      } finally {
+        service.child.kill('SIGTERM');
+        await service.exited;
+      }
+    },
+    TIMEOUT_MS,
+  );
 
   it(
     "embedding: an app's own config and identity, through forRootAsync and a TenantResolver",

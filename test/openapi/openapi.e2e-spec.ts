@@ -115,6 +115,7 @@ describe('the OpenAPI document and its page', () => {
     expect(Object.keys(document.components.responses).sort()).toEqual(
       [
         'Error',
+        'AnthropicError',
         ...[400, 401, 402, 403, 404, 413, 422, 429, 500, 502, 503, 504].map((status) => `Error${status}`),
       ].sort(),
     );
@@ -295,6 +296,35 @@ describe('the OpenAPI document and its page', () => {
         404,
         'not_found',
       );
+    });
+
+    it("POST /v1/messages and its token count: the JSON answer, the stream, and refusals in Anthropic's shape", async () => {
+      const messages = '/v1/messages';
+      const anthropic = { ...ACME.headers, 'anthropic-version': '2023-06-01' };
+      const ask = { model: 'chat', max_tokens: 50, messages: [{ role: 'user', content: 'hello' }] };
+      const answer = await call('POST', messages, messages, { json: ask, headers: anthropic });
+      expect(answer.body).toMatchObject({ type: 'message', bulkhead: { servedBy: 'fake/echo' } });
+      const stream = await call('POST', messages, messages, { json: { ...ask, stream: true }, headers: anthropic });
+      expect(String(stream.headers['content-type'])).toMatch(/^text\/event-stream/);
+      expect(stream.body as string).toMatch(/^event: message_start\n/);
+      expect(stream.body as string).toMatch(/event: message_stop\ndata: \{"type":"message_stop"\}\n\n$/);
+
+      const unknown = await call('POST', messages, messages, { json: { ...ask, model: 'nope' }, headers: anthropic });
+      expect(unknown).toMatchObject({ status: 404, body: { type: 'error', error: { type: 'not_found_error' } } });
+      const invalid = await call('POST', messages, messages, { json: { model: 'chat' }, headers: anthropic });
+      expect(invalid).toMatchObject({ status: 400, body: { error: { type: 'invalid_request_error' } } });
+
+      const count = '/v1/messages/count_tokens';
+      const counted = await call('POST', count, count, {
+        json: { model: 'chat', messages: ask.messages },
+        headers: anthropic,
+      });
+      expect(counted.body).toEqual({ input_tokens: expect.any(Number) });
+      const uncounted = await call('POST', count, count, {
+        json: { model: 'nope', messages: ask.messages },
+        headers: anthropic,
+      });
+      expect(uncounted).toMatchObject({ status: 404, body: { error: { type: 'not_found_error' } } });
     });
 
     it('/mcp: an initialize answered as an event stream, its refusals, the session’s stream and its end', async () => {

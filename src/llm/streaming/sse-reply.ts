@@ -41,15 +41,23 @@ export class SseReply implements ChatStreamSink {
   }
 
   end(): void {
-    const { raw } = this.reply;
-    if (raw.destroyed || raw.writableEnded) return;
-    raw.end('data: [DONE]\n\n');
+    this.finish('data: [DONE]\n\n');
   }
 
   fail(error: ResilienceError): void {
+    this.finish(`data: ${JSON.stringify(toEnvelope(error, { ...this.labels, openai: true }))}\n\n`);
+  }
+
+  /** One named event (`event: <name>`), as Anthropic's streams frame theirs. */
+  writeNamed(name: string, data: object): Promise<void> | undefined {
+    return this.send(`event: ${name}\ndata: ${JSON.stringify(data)}\n\n`);
+  }
+
+  /** Ends the response with `text`, its last events (already framed). */
+  finish(text: string): void {
     const { raw } = this.reply;
     if (raw.destroyed || raw.writableEnded) return;
-    raw.end(`data: ${JSON.stringify(toEnvelope(error, { ...this.labels, openai: true }))}\n\n`);
+    raw.end(text);
   }
 
   destroy(): void {

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { CALL_ID_PARAMETER, IDEMPOTENCY_KEY_PARAMETER, LLM_ANSWER_HEADERS, pathName } from '../headers';
 import type { RouteDoc } from '../route-doc';
 import { chatCompletionStreamSchema } from '../schemas/chat.schemas';
+import { messagesStreamSchema } from '../schemas/messages.schemas';
 
 /** The OpenAI-compatible LLM route, and the routes as models. */
 export const LLM_ROUTES: RouteDoc[] = [
@@ -63,5 +64,42 @@ export const LLM_ROUTES: RouteDoc[] = [
     parameters: [pathName('id', "The route's name.")],
     answer: { description: 'The route.', content: { 'application/json': 'Model' } },
     errors: [401, 403, 404, 500],
+  },
+  {
+    group: 'llm',
+    method: 'post',
+    path: '/v1/messages',
+    operationId: 'createMessage',
+    tag: 'llm',
+    summary: "Anthropic's Messages API, over the same pipeline as the chat route",
+    description:
+      '`model` names a route of `llm.routes`; `max_tokens` is required. The request is translated into the Chat ' +
+      'Completions request the route runs (any target serves it), and its answer back. With `stream: true` the ' +
+      "answer is Anthropic's event stream, from the same commit point. Errors are Anthropic's shape. The key may " +
+      'come as `x-api-key`.',
+    auth: 'apiKey',
+    parameters: [CALL_ID_PARAMETER, IDEMPOTENCY_KEY_PARAMETER],
+    body: { schema: 'MessagesRequest', required: true },
+    answer: {
+      description: 'A `message` with the `bulkhead` field, or its stream of events.',
+      content: { 'application/json': 'Message', 'text/event-stream': messagesStreamSchema },
+      headers: LLM_ANSWER_HEADERS,
+    },
+    errors: [400, 401, 402, 403, 404, 413, 422, 429, 500, 504, 529],
+    anthropicErrors: true,
+  },
+  {
+    group: 'llm',
+    method: 'post',
+    path: '/v1/messages/count_tokens',
+    operationId: 'countMessageTokens',
+    tag: 'llm',
+    summary: "A Messages request's input tokens, as Bulkhead estimates them",
+    description: 'The estimate its rate limits and budgets hold, said so in `x-bulkhead-token-count: estimate`.',
+    auth: 'apiKey',
+    body: { schema: 'CountTokensRequest', required: true },
+    answer: { description: 'The estimate.', content: { 'application/json': 'MessageTokensCount' } },
+    errors: [400, 401, 403, 404, 500],
+    anthropicErrors: true,
   },
 ];
