@@ -42,7 +42,7 @@ export interface BulkheadModuleOptions extends BulkheadConfigInput {
 export interface BulkheadRoutes {
   /** `POST /v1/tools/{id}/invoke`, `POST /v1/tools/batch`. */
   tools?: boolean;
-  /** `POST /v1/chat/completions`, `POST /v1/messages` (and its `count_tokens`), `GET /v1/models`. */
+  /** `POST /v1/chat/completions`, `POST /v1/messages` (and its `count_tokens`), `POST /v1/responses`, `GET /v1/models`. */
   llm?: boolean;
   /** `/mcp` (POST, GET, DELETE): the tools over the Model Context Protocol. */
   mcp?: boolean;

@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { isResilienceError } from './errors/resilience-error';
 import { durationHeaderSchema, invokeBodySchema } from '../dispatch/invoke-request';
 import { idempotencyKeySchema } from '../idempotency';
-import { compileRequestCheck, compileRequestParser, parseRequestPart } from './request-schema';
+import { compileRequestCheck, compileRequestParser, parseBodyFields, parseRequestPart } from './request-schema';
 
 /** The outcome of `fn` as data: what it returned, or the kind and message it threw. */
 function outcome(fn: () => unknown): unknown {
@@ -30,6 +30,31 @@ const nearHeader = fc.oneof(
   fc.string({ unit: fc.integer({ min: 0x1f, max: 0x7f }).map((code) => String.fromCharCode(code)), maxLength: 300 }),
   fc.array(fc.string(), { maxLength: 2 }),
 );
+
+describe('parseBodyFields', () => {
+  const schema = z.object({
+    model: z.string(),
+    input: z.union([z.string(), z.array(z.string())]),
+    messages: z.array(z.object({ role: z.enum(['user', 'assistant']) })).min(1),
+  });
+  const valid = { model: 'm', input: 'x', messages: [{ role: 'user' }] };
+
+  it.each<[string, unknown, string]>([
+    ['not an object', [1], 'the body must be a JSON object'],
+    ['a missing field', { ...valid, model: undefined }, 'model: is required'],
+    ['a field of the wrong type', { ...valid, model: 5 }, 'model: Invalid input: expected string, received number'],
+    ['a missing union', { ...valid, input: undefined }, 'input: is required'],
+    ['a union of the wrong type', { ...valid, input: 5 }, 'input: Invalid input'],
+    ['an empty list', { ...valid, messages: [] }, 'messages: must not be empty'],
+    [
+      'a nested field',
+      { ...valid, messages: [{ role: 'bot' }] },
+      'messages.0.role: Invalid option: expected one of "user"|"assistant"',
+    ],
+  ])('names where the problem is: %s', (_what, body, message) => {
+    expect(outcome(() => parseBodyFields(schema, body))).toEqual({ kind: 'invalid_request', message });
+  });
+});
 
 describe('parseRequestPart', () => {
   const schema = z.strictObject(

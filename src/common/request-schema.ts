@@ -28,13 +28,24 @@ export function parseBodyFields<S extends z.ZodType>(schema: S, body: unknown): 
   if (result.success) return result.data;
   const issue = result.error.issues[0];
   const at = issue.path.map(String).join('.') || '(body)';
-  throw new ResilienceError('invalid_request', `${at}: ${describeIssue(issue)}`);
+  throw new ResilienceError('invalid_request', `${at}: ${describeIssue(issue, body)}`);
 }
 
-function describeIssue(issue: z.core.$ZodIssue): string {
-  if (issue.code === 'invalid_type' && issue.input === undefined) return 'is required';
+function describeIssue(issue: z.core.$ZodIssue, body: object): string {
+  const missing = valueAt(body, issue.path) === undefined;
+  if (missing && (issue.code === 'invalid_type' || issue.code === 'invalid_union')) return 'is required';
   if (issue.code === 'too_small' && issue.origin === 'array') return 'must not be empty';
   return issue.message;
+}
+
+/** The value at `path` in `value`, or undefined where the path leads nowhere. */
+function valueAt(value: unknown, path: readonly PropertyKey[]): unknown {
+  let at = value;
+  for (const key of path) {
+    if (at === null || typeof at !== 'object') return undefined;
+    at = (at as Record<PropertyKey, unknown>)[key];
+  }
+  return at;
 }
 
 // One compiler for every check; `strict: false` lets it take zod's annotations as they are.

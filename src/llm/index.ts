@@ -1,6 +1,7 @@
 export * from './chat.types';
 export { chatRequestSchema } from './chat-request';
 export { countTokensRequestSchema, messagesRequestSchema } from './messages/messages-request';
+export { responsesRequestSchema } from './responses/responses-request';
 export * from './chat-completions.service';
 export * from './llm.module';
 export * from './llm.module-definition';

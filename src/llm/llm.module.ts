@@ -11,6 +11,7 @@ import { LLM_MODULE_OPTIONS, LlmConfigurableModule, type LlmModuleOptions } from
 import { LlmOutcomes } from './llm-outcomes';
 import { MessagesController } from './messages/messages.controller';
 import { ModelsController } from './models/models.controller';
+import { ResponsesController } from './responses/responses.controller';
 import { LlmRoutes } from './routing/llm-routes.service';
 
 /**
@@ -36,5 +37,5 @@ import { LlmRoutes } from './routing/llm-routes.service';
   exports: [LlmCacheStore, LlmRoutes, ChatCompletions, LlmOutcomes, SemanticCache],
 })
 export class LlmModule extends LlmConfigurableModule {
-  static readonly routes = [ChatCompletionsController, MessagesController, ModelsController];
+  static readonly routes = [ChatCompletionsController, MessagesController, ResponsesController, ModelsController];
 }

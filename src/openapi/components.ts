@@ -1,6 +1,6 @@
 import { containmentChangeSchema } from '../containment';
 import { batchCallSchema, batchRequestDocumentSchema, invokeBodySchema } from '../dispatch';
-import { countTokensRequestSchema, messagesRequestSchema } from '../llm';
+import { countTokensRequestSchema, messagesRequestSchema, responsesRequestSchema } from '../llm';
 import { budgetViewSchema, circuitAdminAnswerSchema, containmentSnapshotSchema } from './schemas/admin.schemas';
 import {
   bulkheadAnswerFieldSchema,
@@ -18,7 +18,12 @@ import {
   ledgerEventSchema,
 } from './schemas/introspection.schemas';
 import { mcpMessageSchema } from './schemas/mcp.schemas';
-import { anthropicErrorSchema, messagesAnswerSchema, messageTokensCountSchema } from './schemas/messages.schemas';
+import {
+  anthropicErrorSchema,
+  messagesAnswerSchema,
+  messageTokensCountSchema,
+  responseObjectSchema,
+} from './schemas/llm-ingress.schemas';
 import { modelListSchema, modelSchema } from './schemas/models.schemas';
 import { healthAnswerSchema } from './schemas/service.schemas';
 import { batchResponseSchema, errorEnvelopeOfAnyKind, toolCallSuccessSchema } from './schemas/tool-call.schemas';
@@ -35,6 +40,7 @@ export const REQUEST_SCHEMAS = {
   ChatCompletionRequest: chatRequestSchema,
   MessagesRequest: messagesRequestSchema,
   CountTokensRequest: countTokensRequestSchema,
+  ResponsesRequest: responsesRequestSchema,
   McpMessage: mcpMessageSchema,
 };
 
@@ -57,6 +63,7 @@ export const RESPONSE_SCHEMAS = {
   ChatCompletionChunk: chatCompletionChunkSchema,
   Message: messagesAnswerSchema,
   MessageTokensCount: messageTokensCountSchema,
+  Response: responseObjectSchema,
   ModelList: modelListSchema,
   Model: modelSchema,
   BulkheadAnswerField: bulkheadAnswerFieldSchema,

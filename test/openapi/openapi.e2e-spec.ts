@@ -327,6 +327,26 @@ describe('the OpenAPI document and its page', () => {
       expect(uncounted).toMatchObject({ status: 404, body: { error: { type: 'not_found_error' } } });
     });
 
+    it('POST /v1/responses: the JSON answer, the stream, and refusals with OpenAI fields', async () => {
+      const responses = '/v1/responses';
+      const answer = await call('POST', responses, responses, {
+        json: { model: 'chat', input: 'hello' },
+        headers: ACME.headers,
+      });
+      expect(answer.body).toMatchObject({ object: 'response', bulkhead: { servedBy: 'fake/echo' } });
+      const stream = await call('POST', responses, responses, {
+        json: { model: 'chat', input: 'hello', stream: true },
+        headers: ACME.headers,
+      });
+      expect(String(stream.headers['content-type'])).toMatch(/^text\/event-stream/);
+      expect(stream.body as string).toMatch(/^event: response\.created\n/);
+      const stored = await call('POST', responses, responses, {
+        json: { model: 'chat', input: 'hello', previous_response_id: 'resp_1' },
+        headers: ACME.headers,
+      });
+      expect(stored).toMatchObject({ status: 400, body: { error: { kind: 'invalid_request', param: null } } });
+    });
+
     it('/mcp: an initialize answered as an event stream, its refusals, the session’s stream and its end', async () => {
       const mcp = '/mcp';
       const accept = { ...ACME.headers, accept: 'application/json, text/event-stream' };

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { CALL_ID_PARAMETER, IDEMPOTENCY_KEY_PARAMETER, LLM_ANSWER_HEADERS, pathName } from '../headers';
 import type { RouteDoc } from '../route-doc';
 import { chatCompletionStreamSchema } from '../schemas/chat.schemas';
-import { messagesStreamSchema } from '../schemas/messages.schemas';
+import { messagesStreamSchema, responsesStreamSchema } from '../schemas/llm-ingress.schemas';
 
 /** The OpenAI-compatible LLM route, and the routes as models. */
 export const LLM_ROUTES: RouteDoc[] = [
@@ -101,5 +101,27 @@ export const LLM_ROUTES: RouteDoc[] = [
     answer: { description: 'The estimate.', content: { 'application/json': 'MessageTokensCount' } },
     errors: [400, 401, 403, 404, 500],
     anthropicErrors: true,
+  },
+  {
+    group: 'llm',
+    method: 'post',
+    path: '/v1/responses',
+    operationId: 'createResponse',
+    tag: 'llm',
+    summary: "OpenAI's Responses API, stateless, over the same pipeline as the chat route",
+    description:
+      '`model` names a route of `llm.routes`. The request is translated into the Chat Completions request the ' +
+      'route runs (any target serves it), and its answer back. With `stream: true` the answer is the typed event ' +
+      'stream, from the same commit point. Stateless: `previous_response_id`, `conversation`, item references and ' +
+      'built-in tools are refused (`400`), and `store` is always false.',
+    auth: 'apiKey',
+    parameters: [CALL_ID_PARAMETER, IDEMPOTENCY_KEY_PARAMETER],
+    body: { schema: 'ResponsesRequest', required: true },
+    answer: {
+      description: 'A `response` with the `bulkhead` field, or its stream of events.',
+      content: { 'application/json': 'Response', 'text/event-stream': responsesStreamSchema },
+      headers: LLM_ANSWER_HEADERS,
+    },
+    errors: [400, 401, 402, 403, 404, 413, 422, 429, 500, 502, 503, 504],
   },
 ];

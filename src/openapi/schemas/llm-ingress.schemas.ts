@@ -70,3 +70,54 @@ export const anthropicErrorSchema = z.strictObject({
   callId: z.string().optional(),
   toolId: z.string().optional(),
 });
+
+/** OpenAI's Responses `response` object, as `POST /v1/responses` gives it. */
+export const responseObjectSchema = z.looseObject({
+  id: z.string().meta({ description: '`resp_…`.' }),
+  object: z.literal('response'),
+  created_at: z.int().meta({ description: 'Unix seconds.' }),
+  status: z.enum(['completed', 'incomplete']),
+  incomplete_details: z.strictObject({ reason: z.enum(['max_output_tokens', 'content_filter']) }).nullable(),
+  model: z.string().meta({ description: "The target's model that served." }),
+  output: z.array(
+    z.discriminatedUnion('type', [
+      z.strictObject({
+        type: z.literal('message'),
+        id: z.string(),
+        status: z.literal('completed'),
+        role: z.literal('assistant'),
+        content: z.array(
+          z.strictObject({ type: z.literal('output_text'), text: z.string(), annotations: z.array(z.never()) }),
+        ),
+      }),
+      z.strictObject({
+        type: z.literal('function_call'),
+        id: z.string(),
+        call_id: z.string(),
+        name: z.string(),
+        arguments: z.string(),
+        status: z.literal('completed'),
+      }),
+    ]),
+  ),
+  usage: z.strictObject({
+    input_tokens: tokens,
+    input_tokens_details: z.strictObject({ cached_tokens: tokens }),
+    output_tokens: tokens,
+    output_tokens_details: z.strictObject({ reasoning_tokens: tokens }),
+    total_tokens: tokens,
+  }),
+  store: z.literal(false).meta({ description: 'Bulkhead keeps no responses.' }),
+  previous_response_id: z.null(),
+  bulkhead: bulkheadAnswerFieldSchema,
+});
+
+/** The Responses stream: its typed events. */
+export const responsesStreamSchema = z.string().meta({
+  description:
+    'Server-sent events, typed as OpenAI types them, each with its `sequence_number`: `response.created`, ' +
+    '`response.in_progress`, then each output item as `response.output_item.added`, its deltas ' +
+    '(`response.output_text.delta`, `response.function_call_arguments.delta`), their `.done` events and ' +
+    '`response.output_item.done`, then `response.completed` (or `response.incomplete`) with the whole response. ' +
+    'A failure after the first event is one `error` event and the end of the response.',
+});

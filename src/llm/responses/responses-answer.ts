@@ -1,0 +1,160 @@
+import type { ChatCompletion, ChatUsage, FinishReason } from '../chat.types';
+import type { ResponsesRequest } from './responses-request';
+
+export interface OutputText {
+  type: 'output_text';
+  text: string;
+  annotations: never[];
+}
+
+export interface MessageOutput {
+  type: 'message';
+  id: string;
+  status: 'in_progress' | 'completed';
+  role: 'assistant';
+  content: OutputText[];
+}
+
+export interface FunctionCallOutput {
+  type: 'function_call';
+  id: string;
+  call_id: string;
+  name: string;
+  arguments: string;
+  status: 'in_progress' | 'completed';
+}
+
+export type OutputItem = MessageOutput | FunctionCallOutput;
+
+/** OpenAI's Responses usage: its `input_tokens` include the cached ones, as Chat Completions' prompt tokens do. */
+export interface ResponsesUsage {
+  input_tokens: number;
+  input_tokens_details: { cached_tokens: number };
+  output_tokens: number;
+  output_tokens_details: { reasoning_tokens: number };
+  total_tokens: number;
+}
+
+/** A `response` object, as `POST /v1/responses` answers and its stream's last event carries. */
+export interface ResponseObject {
+  id: string;
+  object: 'response';
+  created_at: number;
+  status: 'in_progress' | 'completed' | 'incomplete';
+  incomplete_details: { reason: 'max_output_tokens' | 'content_filter' } | null;
+  error: null;
+  model: string;
+  output: OutputItem[];
+  usage: ResponsesUsage | null;
+  [field: string]: unknown;
+}
+
+/** The ids of one response and of its items, made from its call id: stable, and never the caller's text. */
+export class ResponseIds {
+  constructor(private readonly callId: string) {}
+
+  get response(): string {
+    return `resp_${this.callId}`;
+  }
+
+  message(index: number): string {
+    return `msg_${this.callId}_${index}`;
+  }
+
+  functionCall(callId: string): string {
+    return `fc_${callId}`;
+  }
+}
+
+export function responsesUsage(usage: ChatUsage | null | undefined): ResponsesUsage | null {
+  if (!usage) return null;
+  const reasoning = (usage.completion_tokens_details as { reasoning_tokens?: number } | undefined)?.reasoning_tokens;
+  return {
+    input_tokens: usage.prompt_tokens,
+    input_tokens_details: { cached_tokens: usage.prompt_tokens_details?.cached_tokens ?? 0 },
+    output_tokens: usage.completion_tokens,
+    output_tokens_details: { reasoning_tokens: reasoning ?? 0 },
+    total_tokens: usage.total_tokens,
+  };
+}
+
+/** `incomplete` when the answer was cut (its output cap, or a content filter); else `completed`. */
+export function responseStatus(
+  finish: FinishReason | null | undefined,
+): Pick<ResponseObject, 'status' | 'incomplete_details'> {
+  if (finish === 'length') return { status: 'incomplete', incomplete_details: { reason: 'max_output_tokens' } };
+  if (finish === 'content_filter') return { status: 'incomplete', incomplete_details: { reason: 'content_filter' } };
+  return { status: 'completed', incomplete_details: null };
+}
+
+/**
+ * The response object around `output`: the request's settings echoed as OpenAI echoes them,
+ * `store` false (Bulkhead keeps no responses) and no previous response.
+ */
+export function responseObject(
+  request: ResponsesRequest,
+  ids: ResponseIds,
+  fields: Pick<ResponseObject, 'created_at' | 'model' | 'output' | 'usage' | 'status' | 'incomplete_details'>,
+): ResponseObject {
+  return {
+    id: ids.response,
+    object: 'response',
+    ...fields,
+    error: null,
+    instructions: request.instructions ?? null,
+    max_output_tokens: request.max_output_tokens ?? null,
+    metadata: request.metadata ?? {},
+    parallel_tool_calls: request.parallel_tool_calls ?? true,
+    previous_response_id: null,
+    reasoning: { effort: null, summary: null },
+    store: false,
+    temperature: request.temperature ?? null,
+    text: { format: request.text?.format ?? { type: 'text' } },
+    tool_choice: request.tool_choice ?? 'auto',
+    tools: request.tools ?? [],
+    top_p: request.top_p ?? null,
+    truncation: 'disabled',
+    user: request.user ?? null,
+  };
+}
+
+/** The completion the pipeline served, as the Responses API's output items: its message, then its function calls. */
+export function outputItems(completion: ChatCompletion, ids: ResponseIds): OutputItem[] {
+  const choice = completion.choices[0];
+  const output: OutputItem[] = [];
+  const text = choice?.message.content;
+  if (typeof text === 'string' && text.length > 0) {
+    output.push({
+      type: 'message',
+      id: ids.message(0),
+      status: 'completed',
+      role: 'assistant',
+      content: [{ type: 'output_text', text, annotations: [] }],
+    });
+  }
+  for (const call of choice?.message.tool_calls ?? []) {
+    output.push({
+      type: 'function_call',
+      id: ids.functionCall(call.id),
+      call_id: call.id,
+      name: call.function.name,
+      arguments: call.function.arguments,
+      status: 'completed',
+    });
+  }
+  return output;
+}
+
+export function toResponseObject(
+  request: ResponsesRequest,
+  completion: ChatCompletion,
+  ids: ResponseIds,
+): ResponseObject {
+  return responseObject(request, ids, {
+    created_at: completion.created,
+    model: completion.model,
+    output: outputItems(completion, ids),
+    usage: responsesUsage(completion.usage),
+    ...responseStatus(completion.choices[0]?.finish_reason),
+  });
+}

@@ -1,0 +1,214 @@
+import { type ResilienceError, toEnvelope } from '../../common';
+import type { ChatChunk, ChatUsage, FinishReason } from '../chat.types';
+import type { ChatStreamSink } from '../streaming/chat-stream-sink';
+import type { SseReply } from '../streaming/sse-reply';
+import type { ResponsesRequest } from './responses-request';
+import {
+  type FunctionCallOutput,
+  type MessageOutput,
+  type OutputItem,
+  responseObject,
+  type ResponseIds,
+  responseStatus,
+  responsesUsage,
+} from './responses-answer';
+
+/**
+ * A streamed answer as the Responses API's typed events, from the chunks the pipeline streams:
+ * `response.created` and `response.in_progress` with the first chunk; each output item as
+ * `response.output_item.added`, its deltas (`response.output_text.delta`,
+ * `response.function_call_arguments.delta`), their `.done` events and
+ * `response.output_item.done`; then `response.completed` (or `response.incomplete`) with the
+ * whole response and its usage. A failure after the commit point is an `error` event.
+ */
+export class ResponsesStreamSink implements ChatStreamSink {
+  private sequence = 0;
+  private started = false;
+  private createdAt = 0;
+  private model = '';
+  private readonly output: OutputItem[] = [];
+  /** The item being streamed now, and its index in `output`. */
+  private current: { item: OutputItem; index: number } | undefined;
+  /** A tool call's index in the chunks → its item. */
+  private readonly calls = new Map<number, { item: FunctionCallOutput; index: number }>();
+  private finish: FinishReason | null = null;
+  private usage: ChatUsage | undefined;
+  private bulkhead: unknown;
+
+  constructor(
+    private readonly sse: SseReply,
+    private readonly request: ResponsesRequest,
+    private readonly ids: ResponseIds,
+    private readonly labels: { callId?: string },
+    /** Unix seconds: when the request came, for a stream that would have no chunk to say it. */
+    private readonly requestedAt: number,
+  ) {}
+
+  get opened(): boolean {
+    return this.sse.opened;
+  }
+
+  open(headers: Record<string, string>): void {
+    this.sse.open(headers);
+  }
+
+  write(event: object): Promise<void> | undefined {
+    const chunk = event as ChatChunk;
+    let waiting = this.start(chunk);
+    if (chunk.usage) this.usage = chunk.usage;
+    if (chunk.bulkhead !== undefined) this.bulkhead = chunk.bulkhead;
+    const choice = chunk.choices[0];
+    if (!choice) return waiting;
+    const { delta } = choice;
+    if (typeof delta.content === 'string' && delta.content.length > 0) {
+      const { item, index } = this.messageItem();
+      item.content[0].text += delta.content;
+      waiting = this.emit('response.output_text.delta', {
+        item_id: item.id,
+        output_index: index,
+        content_index: 0,
+        delta: delta.content,
+        logprobs: [],
+      });
+    }
+    for (const part of delta.tool_calls ?? []) {
+      let call = this.calls.get(part.index);
+      if (!call) {
+        const callId = part.id ?? `call_${this.ids.response}_${part.index}`;
+        const item: FunctionCallOutput = {
+          type: 'function_call',
+          id: this.ids.functionCall(callId),
+          call_id: callId,
+          name: part.function?.name ?? '',
+          arguments: '',
+          status: 'in_progress',
+        };
+        call = { item, index: this.addItem(item) };
+        this.calls.set(part.index, call);
+      }
+      const piece = part.function?.arguments;
+      if (piece) {
+        call.item.arguments += piece;
+        waiting = this.emit('response.function_call_arguments.delta', {
+          item_id: call.item.id,
+          output_index: call.index,
+          delta: piece,
+        });
+      }
+    }
+    if (choice.finish_reason) {
+      this.finish = choice.finish_reason;
+      this.closeItem();
+    }
+    return waiting;
+  }
+
+  end(): void {
+    // Every stream has chunks; should one have none, its client still gets a whole response.
+    this.start({ id: '', object: 'chat.completion.chunk', created: this.requestedAt, model: '', choices: [] });
+    this.closeItem();
+    const response = {
+      ...responseObject(this.request, this.ids, {
+        created_at: this.createdAt,
+        model: this.model,
+        output: this.output,
+        usage: responsesUsage(this.usage),
+        ...responseStatus(this.finish),
+      }),
+      ...(this.bulkhead !== undefined ? { bulkhead: this.bulkhead } : {}),
+    };
+    const type = response.status === 'incomplete' ? 'response.incomplete' : 'response.completed';
+    this.sse.finish(this.frame(type, { response }));
+  }
+
+  fail(error: ResilienceError): void {
+    const { error: fields } = toEnvelope(error, { ...this.labels, openai: true });
+    // OpenAI's error event (type, code, message, param), and the envelope under `error`, which
+    // OpenAI's SDKs raise as their APIError.
+    this.sse.finish(this.frame('error', { code: error.kind, message: error.message, param: null, error: fields }));
+  }
+
+  destroy(): void {
+    this.sse.destroy();
+  }
+
+  private start(chunk: ChatChunk): Promise<void> | undefined {
+    if (this.started) return undefined;
+    this.started = true;
+    this.createdAt = chunk.created;
+    this.model = chunk.model;
+    const response = responseObject(this.request, this.ids, {
+      created_at: this.createdAt,
+      model: this.model,
+      output: [],
+      usage: null,
+      status: 'in_progress',
+      incomplete_details: null,
+    });
+    this.emit('response.created', { response });
+    return this.emit('response.in_progress', { response });
+  }
+
+  /** The message item being streamed, started (and the item before it done) if needed. */
+  private messageItem(): { item: MessageOutput; index: number } {
+    if (this.current?.item.type === 'message') return this.current as { item: MessageOutput; index: number };
+    const item: MessageOutput = {
+      type: 'message',
+      id: this.ids.message(this.output.length),
+      status: 'in_progress',
+      role: 'assistant',
+      content: [{ type: 'output_text', text: '', annotations: [] }],
+    };
+    const index = this.addItem(item);
+    this.emit('response.content_part.added', {
+      item_id: item.id,
+      output_index: index,
+      content_index: 0,
+      part: { type: 'output_text', text: '', annotations: [] },
+    });
+    return { item, index };
+  }
+
+  private addItem(item: OutputItem): number {
+    this.closeItem();
+    const index = this.output.length;
+    this.output.push(item);
+    this.current = { item, index };
+    const added = item.type === 'message' ? { ...item, content: [] } : item;
+    this.emit('response.output_item.added', { output_index: index, item: { ...added } });
+    return index;
+  }
+
+  private closeItem(): void {
+    if (!this.current) return;
+    const { item, index } = this.current;
+    this.current = undefined;
+    if (item.type === 'message') {
+      const part = item.content[0];
+      this.emit('response.output_text.done', {
+        item_id: item.id,
+        output_index: index,
+        content_index: 0,
+        text: part.text,
+        logprobs: [],
+      });
+      this.emit('response.content_part.done', { item_id: item.id, output_index: index, content_index: 0, part });
+    } else {
+      this.emit('response.function_call_arguments.done', {
+        item_id: item.id,
+        output_index: index,
+        arguments: item.arguments,
+      });
+    }
+    item.status = 'completed';
+    this.emit('response.output_item.done', { output_index: index, item });
+  }
+
+  private emit(type: string, fields: object): Promise<void> | undefined {
+    return this.sse.writeNamed(type, { type, sequence_number: this.sequence++, ...fields });
+  }
+
+  private frame(type: string, fields: object): string {
+    return `event: ${type}\ndata: ${JSON.stringify({ type, sequence_number: this.sequence++, ...fields })}\n\n`;
+  }
+}
