@@ -27,7 +27,19 @@ export { DispatchModule, type DispatchModuleOptions } from './dispatch';
 export { EventsModule, EventsRoutesModule } from './events';
 export { HealthModule } from './health';
 export { LifecycleModule, type LifecycleModuleOptions } from './lifecycle';
-export { LlmModule, type LlmModuleOptions, type LlmProvider, type ProviderAttempt } from './llm';
+export {
+  type ChatAnswer,
+  type ChatChunk,
+  type ChatCompletion,
+  type ChatRequest,
+  type LlmCallOptions,
+  type LlmChunkStream,
+  LlmGateway,
+  LlmModule,
+  type LlmModuleOptions,
+  type LlmProvider,
+  type ProviderAttempt,
+} from './llm';
 export { LoggingModule } from './logging';
 export { McpModule, type McpModuleOptions } from './mcp';
 export { MetricsModule, type MetricsModuleOptions } from './metrics';

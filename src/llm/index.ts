@@ -3,6 +3,7 @@ export { chatRequestSchema } from './chat-request';
 export { countTokensRequestSchema, messagesRequestSchema } from './messages/messages-request';
 export { responsesRequestSchema } from './responses/responses-request';
 export * from './chat-completions.service';
+export * from './llm-gateway.service';
 export * from './llm.module';
 export * from './llm.module-definition';
 export * from './llm-outcomes';

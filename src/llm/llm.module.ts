@@ -8,6 +8,7 @@ import { ChatCompletionsController } from './chat-completions.controller';
 import { ChatCompletions } from './chat-completions.service';
 import { CompletionCaches } from './completion-caches';
 import { LLM_MODULE_OPTIONS, LlmConfigurableModule, type LlmModuleOptions } from './llm.module-definition';
+import { LlmGateway } from './llm-gateway.service';
 import { LlmOutcomes } from './llm-outcomes';
 import { MessagesController } from './messages/messages.controller';
 import { ModelsController } from './models/models.controller';
@@ -31,10 +32,11 @@ import { LlmRoutes } from './routing/llm-routes.service';
     LlmRoutes,
     CompletionCaches,
     ChatCompletions,
+    LlmGateway,
     LlmOutcomes,
     ...semanticCacheProviders,
   ],
-  exports: [LlmCacheStore, LlmRoutes, ChatCompletions, LlmOutcomes, SemanticCache],
+  exports: [LlmCacheStore, LlmRoutes, ChatCompletions, LlmGateway, LlmOutcomes, SemanticCache],
 })
 export class LlmModule extends LlmConfigurableModule {
   static readonly routes = [ChatCompletionsController, MessagesController, ResponsesController, ModelsController];
