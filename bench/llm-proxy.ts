@@ -29,6 +29,9 @@
  *   service  the route `chat` (`cache: false`): auth, containment routing, the request parsed and
  *            checked, the lane, the breaker, the provider's request built, undici to the server,
  *            the answer parsed and checked, the cost computed, the answer with its headers;
+ *   messages the route `chat` through Anthropic's Messages API (`POST /v1/messages`): the
+ *            ingress's translation of the request and of the answer, on top of the service's path;
+ *   responses the route `chat` through OpenAI's Responses API (`POST /v1/responses`), the same;
  *   cached   the route `chat-cached` (the same target, the exact cache on): after the warm-up,
  *            every request is a hit and never reaches the server;
  *   tool     an http tool of the same service forwarding the same request to the server
@@ -36,7 +39,7 @@
  *            plain proxy path, to tell the LLM route's own cost from the service's;
  *   portkey  Portkey's `/v1/chat/completions` with `x-portkey-provider: openai` and
  *            `x-portkey-custom-host: <server>/v1`: its OpenAI provider, forwarding to the server.
- * Each round runs direct, service, cached, tool, portkey once, in that order; a ratio "per
+ * Each round runs direct, service, messages, responses, cached, tool, portkey once, in that order; a ratio "per
  * round" is X/Y within a round, summarised as median (min-max). The route `chat` has its cache
  * off because a hit would measure the cache, not the proxying: the cache's cost is the `cached`
  * side's, measured on its own. Each side names itself in the request's `user`, so the server
@@ -48,7 +51,7 @@
  * upstream's text and usage (every answer is checked, Portkey's too), a proxied answer that did
  * not reach the server once, a cache hit that did, a request the server refused, the service's
  * metrics not showing every call through the normal pool and the right route, or a process
- * still running at the end. About 55 s (70 s with --profile); bounded at about 105 s (more with
+ * still running at the end. About 75 s (90 s with --profile); bounded at about 130 s (more with
  * more rounds, longer runs or --profile). `--quick` takes about 9 s, warm-up left out.
  */
 import { loadavg } from 'node:os';
@@ -60,8 +63,10 @@ import { printProfile, profileService } from './llm-proxy/profile';
 import {
   directEndpoint,
   type Endpoint,
+  messagesEndpoint,
   portkeyEndpoint,
   probe,
+  responsesEndpoint,
   serviceConfig,
   serviceEndpoint,
   toolEndpoint,
@@ -75,7 +80,7 @@ import { printRatiosTable, printSidesTable, writeRunHeader, writeRunLine } from 
 import { apiKey, startService } from './support/service';
 import { runOptions } from './support/options';
 
-const BUDGET_MS = 100_000;
+const BUDGET_MS = 130_000;
 const PROFILE_S = 3;
 const TOP_FRAMES = 15;
 
@@ -102,6 +107,8 @@ async function main(s: Settings): Promise<void> {
   const endpoints: Partial<Record<Side, Endpoint>> = {
     direct: directEndpoint(upstream),
     service: serviceEndpoint(service.base, key, false),
+    messages: messagesEndpoint(service.base, key),
+    responses: responsesEndpoint(service.base, key),
     cached: serviceEndpoint(service.base, key, true),
     tool: toolEndpoint(service.base, key),
   };
@@ -109,6 +116,8 @@ async function main(s: Settings): Promise<void> {
   const probes: Array<[Side, number]> = [
     ['direct', 1],
     ['service', 1],
+    ['messages', 1],
+    ['responses', 1],
     ['cached', 1],
     ['cached', 0],
     ['tool', 1],
@@ -201,5 +210,8 @@ const chosen = settings();
 // Start-up (service and Portkey side by side), warm-up, the rounds, the profile; half as much
 // again for a slow machine.
 const estimateMs =
-  12_000 + 5 * 1_000 + chosen.pairs * 5 * (chosen.durationS * 1_000 + 600) + (chosen.profile ? 12_000 : 0);
+  12_000 +
+  SIDES.length * 1_000 +
+  chosen.pairs * SIDES.length * (chosen.durationS * 1_000 + 600) +
+  (chosen.profile ? 12_000 : 0);
 runMain('llm-proxy', () => main(chosen), { budgetMs: Math.max(BUDGET_MS, 1.5 * estimateMs) });

@@ -52,12 +52,15 @@ export async function checkMetrics(service: Service, runs: Run[], connections: n
   if (routed.length === 0 || elsewhere.length > 0) {
     problems.push(`calls were not all routed to the normal pool: ${JSON.stringify(routed)}`);
   }
+  // The chat route and both ingresses run the one route.
+  const onRoute = ['service', 'messages', 'responses'] as const;
+  const routeAnswers = onRoute.reduce((total, side) => total + answered(side), 0);
   const attempts = sum('bulkhead_llm_requests_total', { route: ROUTE, target: TARGET_LABEL, outcome: 'ok' });
-  if (attempts < answered('service')) {
-    problems.push(`${answered('service')} answers of route ${ROUTE} but ${attempts} good attempts at ${TARGET_LABEL}`);
+  if (attempts < routeAnswers) {
+    problems.push(`${routeAnswers} answers of route ${ROUTE} but ${attempts} good attempts at ${TARGET_LABEL}`);
   }
   // A run's end leaves up to one call per connection whose client left: `stopped`, not failed.
-  const cut = runs.filter((run) => run.side === 'service').length + 1;
+  const cut = runs.filter((run) => (onRoute as readonly Side[]).includes(run.side)).length + 1;
   const stopped = sum('bulkhead_llm_requests_total', { outcome: 'stopped' });
   const failed =
     sum('bulkhead_llm_requests_total', {}) - sum('bulkhead_llm_requests_total', { outcome: 'ok' }) - stopped;

@@ -98,6 +98,40 @@ export function serviceEndpoint(serviceBase: string, key: ApiKey, cached: boolea
   };
 }
 
+/**
+ * The same question through Anthropic's Messages API (`POST /v1/messages`) to the same route:
+ * the ingress's translation both ways, on top of the chat route's path.
+ */
+export function messagesEndpoint(serviceBase: string, key: ApiKey): Endpoint {
+  return {
+    url: `${serviceBase}/v1/messages`,
+    headers: { ...key.headers, 'anthropic-version': '2023-06-01' },
+    body: JSON.stringify({
+      model: ROUTE,
+      max_tokens: 1024,
+      system: MESSAGES[0].content,
+      messages: [MESSAGES[1]],
+      metadata: { user_id: userOf('messages') },
+    }),
+    expect: [`"text":"${ANSWER_TEXT}"`, `"output_tokens":${USAGE.completion_tokens}`],
+  };
+}
+
+/** The same question through OpenAI's Responses API (`POST /v1/responses`) to the same route. */
+export function responsesEndpoint(serviceBase: string, key: ApiKey): Endpoint {
+  return {
+    url: `${serviceBase}/v1/responses`,
+    headers: key.headers,
+    body: JSON.stringify({
+      model: ROUTE,
+      instructions: MESSAGES[0].content,
+      input: MESSAGES[1].content,
+      user: userOf('responses'),
+    }),
+    expect: [`"text":"${ANSWER_TEXT}"`, `"total_tokens":${USAGE.total_tokens}`],
+  };
+}
+
 /** The tool POSTs its arguments as the JSON body: the same request as the direct side's. */
 export function toolEndpoint(serviceBase: string, key: ApiKey): Endpoint {
   return {
@@ -139,22 +173,16 @@ export async function probe(
   const reached = ((await upstream.stats()).byUser[userOf(side)] ?? 0) - before;
   const what = `${side}'s probe answered ${answer.status} ${answer.text.slice(0, 300)}`;
   if (answer.status !== 200) return what;
-  interface Completion {
-    choices?: Array<{ message?: { content?: unknown } }>;
-    usage?: Record<string, unknown>;
-  }
-  let body: Completion;
+  let read: { text: unknown; tokens: unknown };
   try {
-    const parsed = JSON.parse(answer.text) as Completion & { result?: Completion };
-    // The tool answers the upstream's JSON as its result.
-    body = side === 'tool' ? (parsed.result ?? {}) : parsed;
+    read = textAndTokens(side, JSON.parse(answer.text));
   } catch {
     return `${what}: not JSON`;
   }
-  if (body.choices?.[0]?.message?.content !== ANSWER_TEXT) return `${what}: not the upstream's text`;
-  if (body.usage?.total_tokens !== USAGE.total_tokens) return `${what}: not the upstream's usage`;
+  if (read.text !== ANSWER_TEXT) return `${what}: not the upstream's text`;
+  if (read.tokens !== USAGE.total_tokens) return `${what}: not the upstream's usage`;
   if (reached !== reaches) return `${what}: reached the upstream ${reached} times, not ${reaches}`;
-  if (side === 'service' || side === 'cached') {
+  if (side !== 'direct' && side !== 'tool' && side !== 'portkey') {
     const cache = side === 'cached' ? (reaches === 0 ? 'hit' : 'miss') : 'bypass';
     const headers = { servedBy: answer.headers['x-bulkhead-served-by'], cache: answer.headers['x-bulkhead-cache'] };
     const servedBy = cache === 'hit' ? 'cache' : TARGET_LABEL;
@@ -169,4 +197,24 @@ export async function probe(
       : endpoint.expect;
   if (!expect.every((part) => answer.text.includes(part))) return `${what}: lacks one of ${expect.join(' ')}`;
   return undefined;
+}
+
+/** An answer's text and total tokens, in the wire its side speaks. */
+function textAndTokens(side: Side, answer: unknown): { text: unknown; tokens: unknown } {
+  type Body = {
+    choices?: Array<{ message?: { content?: unknown } }>;
+    content?: Array<{ text?: unknown }>;
+    output?: Array<{ content?: Array<{ text?: unknown }> }>;
+    usage?: Record<string, number>;
+    result?: Body;
+  };
+  const body = (answer ?? {}) as Body;
+  if (side === 'messages') {
+    const usage = body.usage ?? {};
+    return { text: body.content?.[0]?.text, tokens: (usage.input_tokens ?? 0) + (usage.output_tokens ?? 0) };
+  }
+  if (side === 'responses') return { text: body.output?.[0]?.content?.[0]?.text, tokens: body.usage?.total_tokens };
+  // The tool answers the upstream's JSON as its result.
+  const completion = side === 'tool' ? (body.result ?? {}) : body;
+  return { text: completion.choices?.[0]?.message?.content, tokens: completion.usage?.total_tokens };
 }

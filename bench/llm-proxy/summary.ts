@@ -4,16 +4,19 @@ import { median } from '../support/stats';
 import type { CheckedLoadResult } from './checked-load';
 
 /**
- * direct: the upstream itself; service: the LLM route, cache off; cached: the LLM route
- * answering from its exact cache; tool: the service's http tool forwarding the same request;
- * portkey: Portkey's gateway.
+ * direct: the upstream itself; service: the LLM route, cache off; messages and responses: the
+ * same route through Anthropic's Messages and OpenAI's Responses ingresses; cached: the LLM
+ * route answering from its exact cache; tool: the service's http tool forwarding the same
+ * request; portkey: Portkey's gateway.
  */
-export type Side = 'direct' | 'service' | 'cached' | 'tool' | 'portkey';
-export const SIDES: readonly Side[] = ['direct', 'service', 'cached', 'tool', 'portkey'];
+export type Side = 'direct' | 'service' | 'messages' | 'responses' | 'cached' | 'tool' | 'portkey';
+export const SIDES: readonly Side[] = ['direct', 'service', 'messages', 'responses', 'cached', 'tool', 'portkey'];
 
 /** The ratios the tables show, x / y. */
 export const COMPARED: ReadonlyArray<readonly [Side, Side]> = [
   ['service', 'direct'],
+  ['messages', 'service'],
+  ['responses', 'service'],
   ['service', 'portkey'],
   ['portkey', 'direct'],
   ['cached', 'direct'],
