@@ -8,6 +8,11 @@ export interface AnthropicTextBlock {
   text: string;
 }
 
+export interface AnthropicImageBlock {
+  type: 'image';
+  source: { type: 'base64'; media_type: string; data: string } | { type: 'url'; url: string };
+}
+
 export interface AnthropicToolUseBlock {
   type: 'tool_use';
   id: string;
@@ -18,10 +23,11 @@ export interface AnthropicToolUseBlock {
 export interface AnthropicToolResultBlock {
   type: 'tool_result';
   tool_use_id: string;
-  content: string | AnthropicTextBlock[];
+  content: string | Array<AnthropicTextBlock | AnthropicImageBlock>;
 }
 
-export type AnthropicBlock = AnthropicTextBlock | AnthropicToolUseBlock | AnthropicToolResultBlock;
+export type AnthropicBlock =
+  AnthropicTextBlock | AnthropicImageBlock | AnthropicToolUseBlock | AnthropicToolResultBlock;
 
 export interface AnthropicMessage {
   role: 'user' | 'assistant';
@@ -117,7 +123,7 @@ function conversation(
       const block: AnthropicToolResultBlock = {
         type: 'tool_result',
         tool_use_id: message.tool_call_id,
-        content: textContent(message.content ?? '', refuse),
+        content: userContent(message.content ?? '', refuse),
       };
       if (toolResults) toolResults.push(block);
       else messages.push({ role: 'user', content: (toolResults = [block]) });
@@ -130,7 +136,7 @@ function conversation(
       // Anthropic refuses empty text blocks; an empty system message says nothing anyway.
       system.push(...blocks.filter((block) => block.text.length > 0));
     } else if (message.role === 'user') {
-      messages.push({ role: 'user', content: textContent(message.content ?? '', refuse) });
+      messages.push({ role: 'user', content: userContent(message.content ?? '', refuse) });
     } else if (message.role === 'assistant') {
       messages.push(assistantMessage(message, refuse));
     } else {
@@ -172,6 +178,33 @@ function toolInput(
   }
   if (!isObject(input)) throw refuse(`the arguments of tool call ${index} are not a JSON object`);
   return input;
+}
+
+/** The image types Anthropic takes inline. */
+const IMAGE_TYPES = new Set(['image/jpeg', 'image/png', 'image/gif', 'image/webp']);
+const DATA_URL = /^data:([^;,]+);base64,(.*)$/s;
+
+/**
+ * What a user (or a tool result) says: text parts as text blocks, `image_url` parts as image
+ * blocks (a `data:` URL inline, an http(s) URL by reference); any other part is refused.
+ */
+function userContent(
+  content: string | readonly ChatContentPart[],
+  refuse: (reason: string) => Error,
+): string | Array<AnthropicTextBlock | AnthropicImageBlock> {
+  if (typeof content === 'string') return content;
+  return content.map((part) => {
+    if (part.type !== 'image_url') return textContent([part], refuse)[0] as AnthropicTextBlock;
+    const url = isObject(part.image_url) ? part.image_url.url : undefined;
+    if (typeof url !== 'string') throw refuse('an image_url part has no url');
+    const inline = DATA_URL.exec(url);
+    if (inline) {
+      if (!IMAGE_TYPES.has(inline[1])) throw refuse('images must be JPEG, PNG, GIF or WebP');
+      return { type: 'image', source: { type: 'base64', media_type: inline[1], data: inline[2] } };
+    }
+    if (!/^https?:\/\//.test(url)) throw refuse('an image is a data: URL or an http(s) URL');
+    return { type: 'image', source: { type: 'url', url } };
+  });
 }
 
 /** A string stays a string; text parts become text blocks; any other part is refused, not dropped. */

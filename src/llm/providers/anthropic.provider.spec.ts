@@ -216,6 +216,54 @@ describe('AnthropicProvider', () => {
       expect(sent(server)).not.toHaveProperty('tools');
     });
 
+    it('sends images as image blocks: a data URL inline, an http(s) URL by reference, in user turns and tool results', async () => {
+      const server = await upstream(json(200, message()));
+
+      await provider.complete(
+        providerAttempt(
+          target(server),
+          {
+            ...HELLO,
+            messages: [
+              {
+                role: 'user',
+                content: [
+                  { type: 'text', text: 'Compare' },
+                  { type: 'image_url', image_url: { url: 'data:image/png;base64,iVBORw0KGgo=' } },
+                  { type: 'image_url', image_url: { url: 'https://example.com/b.jpg', detail: 'high' } },
+                ],
+              },
+              {
+                role: 'assistant',
+                content: null,
+                tool_calls: [{ id: 'c', type: 'function', function: { name: 'shot', arguments: '{}' } }],
+              },
+              {
+                role: 'tool',
+                tool_call_id: 'c',
+                content: [{ type: 'image_url', image_url: { url: 'data:image/webp;base64,UklGR' } }],
+              },
+            ],
+          },
+          { pool: loopback.pool },
+        ),
+      );
+
+      const [question, , results] = sent(server).messages as Array<{ content: unknown }>;
+      expect(question.content).toEqual([
+        { type: 'text', text: 'Compare' },
+        { type: 'image', source: { type: 'base64', media_type: 'image/png', data: 'iVBORw0KGgo=' } },
+        { type: 'image', source: { type: 'url', url: 'https://example.com/b.jpg' } },
+      ]);
+      expect(results.content).toEqual([
+        {
+          type: 'tool_result',
+          tool_use_id: 'c',
+          content: [{ type: 'image', source: { type: 'base64', media_type: 'image/webp', data: 'UklGR' } }],
+        },
+      ]);
+    });
+
     const call = (args: string): ChatRequest => ({
       ...HELLO,
       messages: [
@@ -232,10 +280,31 @@ describe('AnthropicProvider', () => {
     it.each([
       ['n above 1', { ...HELLO, n: 2 }, 'n must be 1'],
       [
-        'an image part',
+        'an image that is no image type Anthropic takes',
         {
           ...HELLO,
-          messages: [{ role: 'user', content: [{ type: 'image_url', image_url: { url: 'https://x/y.png' } }] }],
+          messages: [
+            { role: 'user', content: [{ type: 'image_url', image_url: { url: 'data:image/tiff;base64,AAAA' } }] },
+          ],
+        },
+        'images must be JPEG, PNG, GIF or WebP',
+      ],
+      [
+        'an image by a file path',
+        {
+          ...HELLO,
+          messages: [{ role: 'user', content: [{ type: 'image_url', image_url: { url: 'file:///etc/passwd' } }] }],
+        },
+        'an image is a data: URL or an http(s) URL',
+      ],
+      [
+        'an image in a system message',
+        {
+          ...HELLO,
+          messages: [
+            { role: 'system', content: [{ type: 'image_url', image_url: { url: 'https://x/y.png' } }] },
+            { role: 'user', content: 'x' },
+          ],
         },
         "content parts of type 'image_url' are not supported",
       ],
