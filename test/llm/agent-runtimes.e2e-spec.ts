@@ -1,12 +1,13 @@
 import { createOpenAI } from '@ai-sdk/openai';
 import { Agent, OpenAIProvider, Runner, setTracingDisabled, tool as agentTool } from '@openai/agents';
-import { generateText, stepCountIs, streamText, tool } from 'ai';
+import { APICallError, generateText, stepCountIs, streamText, tool } from 'ai';
 import OpenAI from 'openai';
 import { z } from 'zod';
 import { createTestApp, type TestApp } from '../support/create-app';
 import { testTenant } from '../support/tenants';
 
 const ACME = testTenant('acme');
+const SLOW = testTenant('slow');
 
 /** A route that calls `get_weather` for Paris, then answers. One per client, so each starts at the first step. */
 const weatherRoute = (model: string) => ({
@@ -47,7 +48,8 @@ describe('agent runtimes with their defaults', () => {
   beforeAll(async () => {
     setTracingDisabled(true);
     app = await createTestApp({
-      auth: { allowAnonymous: false, apiKeys: [ACME.apiKey] },
+      auth: { allowAnonymous: false, apiKeys: [ACME.apiKey, SLOW.apiKey] },
+      rateLimits: { tenants: { slow: { rpm: 1 } } },
       lanes: { llm: { concurrency: 4, queueCapacity: 4 } },
       llm: { routes: ROUTES },
     });
@@ -73,6 +75,23 @@ describe('agent runtimes with their defaults', () => {
       for await (const piece of result.textStream) text += piece;
 
       expect(text).toBe('a streamed answer of several chunks');
+    });
+
+    it('sees an unknown model and a rate limit as its APICallError, with the status', async () => {
+      const slow = createOpenAI({ baseURL: `${app.url}/v1`, apiKey: SLOW.key, fetch: recording });
+      const unknown = await generateText({ model: openai()('nope'), prompt: 'x', maxRetries: 0 }).catch(
+        (e: unknown) => e,
+      );
+      await generateText({ model: slow('echo'), prompt: 'the one of this minute', maxRetries: 0 });
+      const limited = await generateText({ model: slow('echo'), prompt: 'one more', maxRetries: 0 }).catch(
+        (e: unknown) => e,
+      );
+
+      expect(APICallError.isInstance(unknown) && [unknown.statusCode, unknown.message]).toEqual([
+        404,
+        'no LLM route of that name (routes: echo, vercel-tools, agents-tools)',
+      ]);
+      expect(APICallError.isInstance(limited) && [limited.statusCode, limited.isRetryable]).toEqual([429, true]);
     });
 
     it('runs a tool in two steps', async () => {
@@ -128,6 +147,19 @@ describe('agent runtimes with their defaults', () => {
       expect(calls).toEqual(['Paris']);
       expect(result.finalOutput).toBe('Sunny in Paris.');
       expect(paths).toEqual(['/v1/responses', '/v1/responses']);
+    });
+
+    it("sees an unknown model as OpenAI's NotFoundError", async () => {
+      const agent = new Agent({ name: 'Lost', instructions: 'Answer.', model: 'nope' });
+      const runner = new Runner({
+        modelProvider: new OpenAIProvider({
+          openAIClient: new OpenAI({ baseURL: `${app.url}/v1`, apiKey: ACME.key, maxRetries: 0 }),
+        }),
+      });
+
+      const failure = await runner.run(agent, 'hello').catch((error: unknown) => error);
+
+      expect(failure).toBeInstanceOf(OpenAI.NotFoundError);
     });
   });
 });
