@@ -1,12 +1,13 @@
 import { Controller, HttpCode, Post, Req, Res } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { HttpPools } from '../../containment';
 import { answerHeaders, bulkheadField } from '../answer-meta';
 import { ChatCompletions } from '../chat-completions.service';
 import { startChatCall } from '../ingress-call';
-import { estimateInputTokens } from '../pricing';
 import { LlmRoutes } from '../routing/llm-routes.service';
 import { SseReply } from '../streaming/sse-reply';
 import { toMessagesAnswer } from './messages-answer';
+import { countInputTokens } from './input-token-count';
 import { countTokensRequestSchema, parseMessagesRequest, toChatRequest } from './messages-request';
 import { MessagesStreamSink } from './messages-stream-sink';
 
@@ -23,6 +24,7 @@ export class MessagesController {
   constructor(
     private readonly completions: ChatCompletions,
     private readonly routes: LlmRoutes,
+    private readonly pools: HttpPools,
   ) {}
 
   @Post()
@@ -41,20 +43,27 @@ export class MessagesController {
   }
 
   /**
-   * `POST /v1/messages/count_tokens`: Bulkhead's own estimate of the request's input tokens (the
-   * one its rate limits and budgets hold), said so in `x-bulkhead-token-count: estimate`.
+   * `POST /v1/messages/count_tokens`: the route's first target counts the request where it can
+   * (an `anthropic` target), else Bulkhead's own estimate (the one its limits hold); which of
+   * them answered is in `x-bulkhead-token-count` (the target's `provider/model`, or `estimate`).
    */
   @Post('count_tokens')
   @HttpCode(200)
-  countTokens(
+  async countTokens(
     @Req() request: FastifyRequest,
     @Res({ passthrough: true }) reply: FastifyReply,
-  ): { input_tokens: number } {
+  ): Promise<{ input_tokens: number }> {
     const call = startChatCall(request, reply, 'anthropic', (body) =>
       toChatRequest(parseMessagesRequest(body, countTokensRequestSchema)),
     );
-    if (!this.routes.forTenant(call.request.model, call.tenant)) throw this.routes.unknownRouteError(call.tenant);
-    void reply.header('x-bulkhead-token-count', 'estimate');
-    return { input_tokens: estimateInputTokens(call.request) };
+    const route = this.routes.forTenant(call.request.model, call.tenant);
+    if (!route) throw this.routes.unknownRouteError(call.tenant);
+    const counted = await countInputTokens(route, call.request, {
+      tenant: call.tenant,
+      pool: this.pools.get(call.pool),
+      abort: call.abort,
+    });
+    void reply.header('x-bulkhead-token-count', counted.countedBy);
+    return { input_tokens: counted.tokens };
   }
 }

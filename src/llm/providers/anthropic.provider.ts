@@ -4,7 +4,9 @@ import { fromAnthropicAnswer } from './anthropic-answer';
 import { toAnthropicRequest } from './anthropic-request';
 import { anthropicChunks, anthropicSseEvents } from './anthropic-stream';
 import type { LlmProvider, ProviderAttempt, ProviderTarget } from './llm-provider';
+import { isCount, isObject } from './json-shape';
 import { endpointUrl, postJson, postStream, providerEvents } from './provider-exchange';
+import { malformedAnswerError } from './provider-errors';
 
 /** @default base URL of an `anthropic` target without its own. */
 export const ANTHROPIC_BASE_URL = 'https://api.anthropic.com/v1';
@@ -36,6 +38,25 @@ export class AnthropicProvider implements LlmProvider {
     return fromAnthropicAnswer(target, answer, this.clock.wallNow());
   }
 
+  /** `POST /v1/messages/count_tokens` with the request's prompt: Anthropic's own count, free of charge. */
+  async countTokens(attempt: ProviderAttempt): Promise<number> {
+    const { target } = attempt;
+    const request = toAnthropicRequest(attempt);
+    const body = Object.fromEntries(
+      COUNTED_FIELDS.filter((field) => field in request).map((field) => [field, request[field]]),
+    );
+    const answer = await postJson(
+      attempt,
+      endpointUrl(target.baseUrl ?? ANTHROPIC_BASE_URL, 'messages/count_tokens'),
+      headersOf(target, 'application/json'),
+      body,
+      this.clock,
+    );
+    const counted = isObject(answer) ? answer.input_tokens : undefined;
+    if (!isCount(counted)) throw malformedAnswerError(target, 200);
+    return counted;
+  }
+
   /** The same request with `stream: true`; Anthropic's stream always ends with the usage. */
   async *stream(attempt: ProviderAttempt): AsyncGenerator<ChatChunk> {
     const { target } = attempt;
@@ -50,6 +71,9 @@ export class AnthropicProvider implements LlmProvider {
     yield* anthropicChunks(anthropicSseEvents(providerEvents(attempt, answer), target), target, this.clock);
   }
 }
+
+/** What Anthropic's `count_tokens` takes of a Messages request: the prompt, not how to answer it. */
+const COUNTED_FIELDS = ['model', 'messages', 'system', 'tools', 'tool_choice'] as const;
 
 function messagesUrl(target: ProviderTarget): string {
   return endpointUrl(target.baseUrl ?? ANTHROPIC_BASE_URL, 'messages');

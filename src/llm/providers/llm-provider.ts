@@ -62,4 +62,9 @@ export interface LlmProvider {
    * slow reader holds the provider back (TCP) instead of filling memory.
    */
   stream(attempt: ProviderAttempt): AsyncIterable<ChatChunk>;
+  /**
+   * The input tokens of the attempt's request, as the provider itself counts them, where it has
+   * an endpoint for that (Anthropic's `count_tokens`). Free of charge; fails as {@link complete}.
+   */
+  countTokens?(attempt: ProviderAttempt): Promise<number>;
 }

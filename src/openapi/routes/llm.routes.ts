@@ -94,11 +94,14 @@ export const LLM_ROUTES: RouteDoc[] = [
     path: '/v1/messages/count_tokens',
     operationId: 'countMessageTokens',
     tag: 'llm',
-    summary: "A Messages request's input tokens, as Bulkhead estimates them",
-    description: 'The estimate its rate limits and budgets hold, said so in `x-bulkhead-token-count: estimate`.',
+    summary: "A Messages request's input tokens, as the route's first target or Bulkhead counts them",
+    description:
+      "The route's first target counts where it can (an `anthropic` target's own `count_tokens`); else Bulkhead's " +
+      'estimate, the one its rate limits and budgets hold. `x-bulkhead-token-count` says which: the target, or ' +
+      '`estimate`.',
     auth: 'apiKey',
     body: { schema: 'CountTokensRequest', required: true },
-    answer: { description: 'The estimate.', content: { 'application/json': 'MessageTokensCount' } },
+    answer: { description: 'The count.', content: { 'application/json': 'MessageTokensCount' } },
     errors: [400, 401, 403, 404, 500],
     anthropicErrors: true,
   },

@@ -34,7 +34,7 @@ export const messagesAnswerSchema = z.looseObject({
 
 /** `POST /v1/messages/count_tokens`. */
 export const messageTokensCountSchema = z.strictObject({
-  input_tokens: tokens.meta({ description: "Bulkhead's estimate, the one its rate limits and budgets hold." }),
+  input_tokens: tokens.meta({ description: "The target's own count, or Bulkhead's estimate." }),
 });
 
 /** The stream: Anthropic's named events. */

@@ -1,0 +1,45 @@
+import type { LazyAbortController } from '../../common';
+import { AttemptHttp, type HttpPool } from '../../containment';
+import type { ChatRequest } from '../chat.types';
+import { estimateInputTokens } from '../pricing';
+import type { LlmRoute } from '../routing/llm-route';
+
+/** A request's input tokens, and who counted them: a target (`provider/model`), or `estimate`. */
+export interface InputTokenCount {
+  tokens: number;
+  countedBy: string;
+}
+
+/**
+ * `count_tokens`: the route's first target counts the request itself where its provider can
+ * (Anthropic's endpoint, free of charge), through the caller's pool, while its breaker lets the
+ * tenant through; else, or when that fails, Bulkhead's own estimate (the upper bound its limits
+ * and budgets hold). The first target is the one whose count matters: the one a request goes to.
+ */
+export async function countInputTokens(
+  route: LlmRoute,
+  request: ChatRequest,
+  caller: { tenant: string; pool: HttpPool; abort: LazyAbortController },
+): Promise<InputTokenCount> {
+  const first = route.targets[0];
+  if (first?.provider.countTokens && !first.breaker.refusal(caller.tenant)) {
+    const { abort } = caller;
+    try {
+      const tokens = await first.provider.countTokens({
+        target: first.target,
+        request: { ...request, model: first.target.model },
+        // Not an answer: no output is asked for, and the count ignores it.
+        maxOutputTokens: 1,
+        http: new AttemptHttp(caller.pool, abort),
+        get signal() {
+          return abort.signal;
+        },
+        timeoutMs: first.timeoutMs,
+      });
+      return { tokens, countedBy: first.label };
+    } catch {
+      // Counting is advice: the estimate answers instead, and says so.
+    }
+  }
+  return { tokens: estimateInputTokens(request), countedBy: 'estimate' };
+}
