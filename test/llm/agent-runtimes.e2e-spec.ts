@@ -149,17 +149,30 @@ describe('agent runtimes with their defaults', () => {
       expect(paths).toEqual(['/v1/responses', '/v1/responses']);
     });
 
-    it("sees an unknown model as OpenAI's NotFoundError", async () => {
-      const agent = new Agent({ name: 'Lost', instructions: 'Answer.', model: 'nope' });
-      const runner = new Runner({
+    const runnerOf = (key: string) =>
+      new Runner({
         modelProvider: new OpenAIProvider({
-          openAIClient: new OpenAI({ baseURL: `${app.url}/v1`, apiKey: ACME.key, maxRetries: 0 }),
+          openAIClient: new OpenAI({ baseURL: `${app.url}/v1`, apiKey: key, maxRetries: 0 }),
         }),
       });
 
-      const failure = await runner.run(agent, 'hello').catch((error: unknown) => error);
+    it("sees an unknown model and a rate limit as OpenAI's NotFoundError and RateLimitError", async () => {
+      const lost = new Agent({ name: 'Lost', instructions: 'Answer.', model: 'nope' });
+      const echo = new Agent({ name: 'Echo', instructions: 'Answer.', model: 'echo' });
 
-      expect(failure).toBeInstanceOf(OpenAI.NotFoundError);
+      const unknown = await runnerOf(ACME.key)
+        .run(lost, 'hello')
+        .catch((error: unknown) => error);
+      // The slow tenant's one request of this minute went to the AI SDK's test, or goes now.
+      await runnerOf(SLOW.key)
+        .run(echo, 'the one of this minute')
+        .catch(() => undefined);
+      const limited = await runnerOf(SLOW.key)
+        .run(echo, 'one more')
+        .catch((error: unknown) => error);
+
+      expect(unknown).toBeInstanceOf(OpenAI.NotFoundError);
+      expect(limited).toBeInstanceOf(OpenAI.RateLimitError);
     });
   });
 });

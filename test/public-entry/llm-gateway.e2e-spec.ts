@@ -97,6 +97,14 @@ describe('LlmGateway in a company app', () => {
     expect(answer.costUsd).toBeGreaterThan(0);
   });
 
+  it('answers a repeated request from the cache, at no cost', async () => {
+    await agent.ask('acme', 'the same question twice');
+    const again = await agent.ask('acme', 'the same question twice');
+
+    expect(again).toMatchObject({ servedBy: 'cache', cache: 'hit', attempts: 0, costUsd: 0 });
+    expect(again.completion.choices[0].message.content).toBe('the same question twice');
+  });
+
   it('streams a request chunk by chunk, its usage chunk last', async () => {
     const { text, chunks } = await collect(await agent.stream('acme', 'a streamed answer of several chunks'));
 
