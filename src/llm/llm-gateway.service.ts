@@ -61,10 +61,15 @@ export class LlmGateway {
     const sink = new ChunkQueueSink();
     let finished = false;
     const running = this.completions.stream({ ...call, sink }).then(
-      () => sink.end(),
-      (error: unknown) => sink.fail(asResilienceError(error)),
+      () => {
+        finished = true;
+        sink.end();
+      },
+      (error: unknown) => {
+        finished = true;
+        sink.fail(asResilienceError(error));
+      },
     );
-    void running.then(() => (finished = true));
     try {
       for (;;) {
         const chunk = await sink.next();

@@ -1,7 +1,7 @@
 import { type ResilienceError, toAnthropicError } from '../../common';
-import type { ChatChunk, ChatUsage } from '../chat.types';
-import type { ChatStreamSink } from '../streaming/chat-stream-sink';
+import type { ChatChunk, ChatChunkChoice } from '../chat.types';
 import type { SseReply } from '../streaming/sse-reply';
+import { TranslatedStreamSink } from '../streaming/translated-stream-sink';
 import { messageId, messagesStopReason, type MessagesStopReason, messagesUsage } from './messages-answer';
 
 /** The block being streamed now: its index in the message, and what it is. */
@@ -17,42 +17,48 @@ interface OpenBlock {
  * reason and the usage, with the `bulkhead` field) and `message_stop`. A failure after the commit
  * point is an `error` event, as Anthropic sends one mid-stream.
  */
-export class MessagesStreamSink implements ChatStreamSink {
-  private started = false;
+export class MessagesStreamSink extends TranslatedStreamSink {
   private current: OpenBlock | undefined;
   private blocks = 0;
   /** A tool call's index in the chunks → its block's index in the message. */
   private readonly toolBlocks = new Map<number, number>();
   private stopReason: MessagesStopReason = 'end_turn';
-  private usage: ChatUsage | undefined;
-  private bulkhead: unknown;
 
   constructor(
-    private readonly sse: SseReply,
+    sse: SseReply,
     private readonly labels: { callId?: string },
-  ) {}
-
-  get opened(): boolean {
-    return this.sse.opened;
+  ) {
+    super(sse);
   }
 
-  open(headers: Record<string, string>): void {
-    this.sse.open(headers);
+  fail(error: ResilienceError): void {
+    this.sse.finish(`event: error\ndata: ${JSON.stringify(toAnthropicError(error, this.labels))}\n\n`);
   }
 
-  write(event: object): Promise<void> | undefined {
-    const chunk = event as ChatChunk;
-    let waiting = this.start(chunk);
-    if (chunk.usage) this.usage = chunk.usage;
-    if (chunk.bulkhead !== undefined) this.bulkhead = chunk.bulkhead;
-    const choice = chunk.choices[0];
-    if (!choice) return waiting;
-    const { delta } = choice;
+  /** `message_start` and a `ping`, from the first chunk's id and model. */
+  protected begin(first: ChatChunk | undefined): Promise<void> | undefined {
+    this.sse.writeNamed('message_start', {
+      type: 'message_start',
+      message: {
+        id: messageId(first?.id ?? this.labels.callId ?? 'empty'),
+        type: 'message',
+        role: 'assistant',
+        model: first?.model ?? '',
+        content: [],
+        stop_reason: null,
+        stop_sequence: null,
+        usage: { input_tokens: 0, output_tokens: 0 },
+      },
+    });
+    return this.sse.writeNamed('ping', { type: 'ping' });
+  }
+
+  protected translate({ delta, finish_reason: finish }: ChatChunkChoice): Promise<void> | undefined {
+    let waiting: Promise<void> | undefined;
     if (typeof delta.content === 'string' && delta.content.length > 0) {
-      const index = this.blockFor('text');
       waiting = this.sse.writeNamed('content_block_delta', {
         type: 'content_block_delta',
-        index,
+        index: this.textBlock(),
         delta: { type: 'text_delta', text: delta.content },
       });
     }
@@ -76,22 +82,15 @@ export class MessagesStreamSink implements ChatStreamSink {
         });
       }
     }
-    if (choice.finish_reason) {
-      this.stopReason = messagesStopReason(choice.finish_reason);
+    if (finish) {
+      this.stopReason = messagesStopReason(finish);
       this.closeBlock();
     }
     return waiting;
   }
 
-  end(): void {
-    // Every stream has chunks; should one have none, its client still gets a whole message.
-    this.start({
-      id: this.labels.callId ?? 'empty',
-      object: 'chat.completion.chunk',
-      created: 0,
-      model: '',
-      choices: [],
-    });
+  /** The open block's last events, `message_delta` (stop reason, usage, `bulkhead`) and `message_stop`. */
+  protected closingEvents(): string {
     this.closeBlock();
     const { input_tokens, output_tokens, cache_read_input_tokens, cache_creation_input_tokens } = messagesUsage(
       this.usage,
@@ -102,44 +101,16 @@ export class MessagesStreamSink implements ChatStreamSink {
       usage: { input_tokens, output_tokens, cache_read_input_tokens, cache_creation_input_tokens },
       ...(this.bulkhead !== undefined ? { bulkhead: this.bulkhead } : {}),
     };
-    this.sse.finish(
+    return (
       `event: message_delta\ndata: ${JSON.stringify(messageDelta)}\n\n` +
-        `event: message_stop\ndata: ${JSON.stringify({ type: 'message_stop' })}\n\n`,
+      `event: message_stop\ndata: ${JSON.stringify({ type: 'message_stop' })}\n\n`
     );
   }
 
-  fail(error: ResilienceError): void {
-    this.sse.finish(`event: error\ndata: ${JSON.stringify(toAnthropicError(error, this.labels))}\n\n`);
-  }
-
-  destroy(): void {
-    this.sse.destroy();
-  }
-
-  /** `message_start` and a `ping`, once, from the first chunk's id and model. */
-  private start(chunk: ChatChunk): Promise<void> | undefined {
-    if (this.started) return undefined;
-    this.started = true;
-    this.sse.writeNamed('message_start', {
-      type: 'message_start',
-      message: {
-        id: messageId(chunk.id),
-        type: 'message',
-        role: 'assistant',
-        model: chunk.model,
-        content: [],
-        stop_reason: null,
-        stop_sequence: null,
-        usage: { input_tokens: 0, output_tokens: 0 },
-      },
-    });
-    return this.sse.writeNamed('ping', { type: 'ping' });
-  }
-
-  /** The index of the open block of `kind`, starting one (and stopping the one before) if needed. */
-  private blockFor(kind: 'text'): number {
-    if (this.current?.kind === kind) return this.current.index;
-    return this.startBlock(kind, { type: 'text', text: '' });
+  /** The index of the open text block, starting one (and stopping the one before) if needed. */
+  private textBlock(): number {
+    if (this.current?.kind === 'text') return this.current.index;
+    return this.startBlock('text', { type: 'text', text: '' });
   }
 
   private startBlock(kind: OpenBlock['kind'], contentBlock: object): number {

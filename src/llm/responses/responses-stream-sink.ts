@@ -1,7 +1,7 @@
 import { type ResilienceError, toEnvelope } from '../../common';
-import type { ChatChunk, ChatUsage, FinishReason } from '../chat.types';
-import type { ChatStreamSink } from '../streaming/chat-stream-sink';
+import type { ChatChunk, ChatChunkChoice, FinishReason } from '../chat.types';
 import type { SseReply } from '../streaming/sse-reply';
+import { TranslatedStreamSink } from '../streaming/translated-stream-sink';
 import type { ResponsesRequest } from './responses-request';
 import {
   type FunctionCallOutput,
@@ -21,9 +21,8 @@ import {
  * `response.output_item.done`; then `response.completed` (or `response.incomplete`) with the
  * whole response and its usage. A failure after the commit point is an `error` event.
  */
-export class ResponsesStreamSink implements ChatStreamSink {
+export class ResponsesStreamSink extends TranslatedStreamSink {
   private sequence = 0;
-  private started = false;
   private createdAt = 0;
   private model = '';
   private readonly output: OutputItem[] = [];
@@ -32,34 +31,43 @@ export class ResponsesStreamSink implements ChatStreamSink {
   /** A tool call's index in the chunks → its item. */
   private readonly calls = new Map<number, { item: FunctionCallOutput; index: number }>();
   private finish: FinishReason | null = null;
-  private usage: ChatUsage | undefined;
-  private bulkhead: unknown;
 
   constructor(
-    private readonly sse: SseReply,
+    sse: SseReply,
     private readonly request: ResponsesRequest,
     private readonly ids: ResponseIds,
     private readonly labels: { callId?: string },
     /** Unix seconds: when the request came, for a stream that would have no chunk to say it. */
     private readonly requestedAt: number,
-  ) {}
-
-  get opened(): boolean {
-    return this.sse.opened;
+  ) {
+    super(sse);
   }
 
-  open(headers: Record<string, string>): void {
-    this.sse.open(headers);
+  fail(error: ResilienceError): void {
+    const { error: fields } = toEnvelope(error, { ...this.labels, openai: true });
+    // OpenAI's error event (type, code, message, param), and the envelope under `error`, which
+    // OpenAI's SDKs raise as their APIError.
+    this.sse.finish(this.frame('error', { code: error.kind, message: error.message, param: null, error: fields }));
   }
 
-  write(event: object): Promise<void> | undefined {
-    const chunk = event as ChatChunk;
-    let waiting = this.start(chunk);
-    if (chunk.usage) this.usage = chunk.usage;
-    if (chunk.bulkhead !== undefined) this.bulkhead = chunk.bulkhead;
-    const choice = chunk.choices[0];
-    if (!choice) return waiting;
-    const { delta } = choice;
+  /** `response.created` and `response.in_progress`, from the first chunk's time and model. */
+  protected begin(first: ChatChunk | undefined): Promise<void> | undefined {
+    this.createdAt = first?.created ?? this.requestedAt;
+    this.model = first?.model ?? '';
+    const response = responseObject(this.request, this.ids, {
+      created_at: this.createdAt,
+      model: this.model,
+      output: [],
+      usage: null,
+      status: 'in_progress',
+      incomplete_details: null,
+    });
+    this.emit('response.created', { response });
+    return this.emit('response.in_progress', { response });
+  }
+
+  protected translate({ delta, finish_reason: finish }: ChatChunkChoice): Promise<void> | undefined {
+    let waiting: Promise<void> | undefined;
     if (typeof delta.content === 'string' && delta.content.length > 0) {
       const { item, index } = this.messageItem();
       item.content[0].text += delta.content;
@@ -96,16 +104,15 @@ export class ResponsesStreamSink implements ChatStreamSink {
         });
       }
     }
-    if (choice.finish_reason) {
-      this.finish = choice.finish_reason;
+    if (finish) {
+      this.finish = finish;
       this.closeItem();
     }
     return waiting;
   }
 
-  end(): void {
-    // Every stream has chunks; should one have none, its client still gets a whole response.
-    this.start({ id: '', object: 'chat.completion.chunk', created: this.requestedAt, model: '', choices: [] });
+  /** The open item's last events, then `response.completed` (or `.incomplete`) with the whole response. */
+  protected closingEvents(): string {
     this.closeItem();
     const response = {
       ...responseObject(this.request, this.ids, {
@@ -118,35 +125,7 @@ export class ResponsesStreamSink implements ChatStreamSink {
       ...(this.bulkhead !== undefined ? { bulkhead: this.bulkhead } : {}),
     };
     const type = response.status === 'incomplete' ? 'response.incomplete' : 'response.completed';
-    this.sse.finish(this.frame(type, { response }));
-  }
-
-  fail(error: ResilienceError): void {
-    const { error: fields } = toEnvelope(error, { ...this.labels, openai: true });
-    // OpenAI's error event (type, code, message, param), and the envelope under `error`, which
-    // OpenAI's SDKs raise as their APIError.
-    this.sse.finish(this.frame('error', { code: error.kind, message: error.message, param: null, error: fields }));
-  }
-
-  destroy(): void {
-    this.sse.destroy();
-  }
-
-  private start(chunk: ChatChunk): Promise<void> | undefined {
-    if (this.started) return undefined;
-    this.started = true;
-    this.createdAt = chunk.created;
-    this.model = chunk.model;
-    const response = responseObject(this.request, this.ids, {
-      created_at: this.createdAt,
-      model: this.model,
-      output: [],
-      usage: null,
-      status: 'in_progress',
-      incomplete_details: null,
-    });
-    this.emit('response.created', { response });
-    return this.emit('response.in_progress', { response });
+    return this.frame(type, { response });
   }
 
   /** The message item being streamed, started (and the item before it done) if needed. */
