@@ -1,11 +1,7 @@
 import Anthropic from '@anthropic-ai/sdk';
-import { createTestApp, type TestApp } from '../support/create-app';
+import type { TestApp } from '../support/create-app';
 import { send } from '../support/http-client';
-import { testTenant } from '../support/tenants';
-
-const ACME = testTenant('acme');
-const POOR = testTenant('poor');
-const SLOW = testTenant('slow');
+import { ACME, errorOf, POOR, SLOW, startIngressApp } from '../support/llm-ingress-app';
 
 const WEATHER_TOOL = {
   name: 'get_weather',
@@ -13,43 +9,8 @@ const WEATHER_TOOL = {
   input_schema: { type: 'object' as const, properties: { city: { type: 'string' } }, required: ['city'] },
 };
 
-/** Routes of offline targets: `echo` answers the last user text; `tools` calls the tool, then answers. */
-const ROUTES = {
-  echo: { lane: 'llm', targets: [{ provider: 'fake', model: 'echo-1' }] },
-  cached: { lane: 'llm', cache: true, targets: [{ provider: 'fake', model: 'cached-1' }] },
-  tools: {
-    lane: 'llm',
-    targets: [
-      {
-        provider: 'fake',
-        model: 'tools-1',
-        script: [{ toolCall: { name: 'get_weather', arguments: { city: 'Paris' } } }, { text: 'Sunny in Paris.' }],
-      },
-    ],
-  },
-  'tools-streamed': {
-    lane: 'llm',
-    targets: [
-      {
-        provider: 'fake',
-        model: 'tools-2',
-        script: [{ toolCall: { name: 'get_weather', arguments: { city: 'Paris' } } }],
-      },
-    ],
-  },
-  failover: {
-    lane: 'llm',
-    targets: [
-      { provider: 'fake', model: 'down-1', script: [{ status: 503 }] },
-      { provider: 'fake', model: 'up-1' },
-    ],
-  },
-  cut: { lane: 'llm', targets: [{ provider: 'fake', model: 'cut-1', script: [{ cutAfterChunks: 1 }] }] },
-};
-
 const client = (app: TestApp, key: string) => new Anthropic({ baseURL: app.url, apiKey: key, maxRetries: 0 });
 const ask = (text: string) => [{ role: 'user' as const, content: text }];
-const errorOf = (promise: Promise<unknown>) => promise.then(() => undefined).catch((error: unknown) => error);
 
 /**
  * `POST /v1/messages` and `/v1/messages/count_tokens`, through Anthropic's own SDK pointed at the
@@ -59,21 +20,7 @@ describe('the Anthropic Messages API', () => {
   let app: TestApp;
 
   beforeAll(async () => {
-    app = await createTestApp({
-      auth: { allowAnonymous: false, apiKeys: [ACME.apiKey, POOR.apiKey, SLOW.apiKey] },
-      lanes: { llm: { concurrency: 4, queueCapacity: 4 } },
-      rateLimits: { tenants: { slow: { rpm: 1 } } },
-      budgets: { tenants: { poor: 0.000001 } },
-      llm: {
-        routes: ROUTES,
-        prices: Object.fromEntries(
-          ['echo-1', 'cached-1', 'tools-1', 'tools-2', 'down-1', 'up-1', 'cut-1'].map((model) => [
-            `fake/${model}`,
-            { inputPerMTokUsd: 1, outputPerMTokUsd: 1 },
-          ]),
-        ),
-      },
-    });
+    app = await startIngressApp();
   });
 
   afterAll(() => app.close());

@@ -1,11 +1,7 @@
 import OpenAI from 'openai';
-import { createTestApp, type TestApp } from '../support/create-app';
+import type { TestApp } from '../support/create-app';
 import { send } from '../support/http-client';
-import { testTenant } from '../support/tenants';
-
-const ACME = testTenant('acme');
-const POOR = testTenant('poor');
-const SLOW = testTenant('slow');
+import { ACME, errorOf, POOR, SLOW, startIngressApp } from '../support/llm-ingress-app';
 
 const WEATHER_TOOL = {
   type: 'function' as const,
@@ -20,38 +16,7 @@ const WEATHER_TOOL = {
   strict: true,
 };
 
-const toolCall = (model: string, then?: string) => ({
-  lane: 'llm',
-  targets: [
-    {
-      provider: 'fake',
-      model,
-      script: [
-        { toolCall: { name: 'get_weather', arguments: { city: 'Paris' } } },
-        ...(then === undefined ? [] : [{ text: then }]),
-      ],
-    },
-  ],
-});
-
-const ROUTES = {
-  echo: { lane: 'llm', targets: [{ provider: 'fake', model: 'echo-1' }] },
-  cached: { lane: 'llm', cache: true, targets: [{ provider: 'fake', model: 'cached-1' }] },
-  tools: toolCall('tools-1', 'Sunny in Paris.'),
-  'tools-streamed': toolCall('tools-2'),
-  failover: {
-    lane: 'llm',
-    targets: [
-      { provider: 'fake', model: 'down-1', script: [{ status: 503 }] },
-      { provider: 'fake', model: 'up-1' },
-    ],
-  },
-  cut: { lane: 'llm', targets: [{ provider: 'fake', model: 'cut-1', script: [{ cutAfterChunks: 1 }] }] },
-};
-const MODELS = ['echo-1', 'cached-1', 'tools-1', 'tools-2', 'down-1', 'up-1', 'cut-1'];
-
 const client = (app: TestApp, key: string) => new OpenAI({ baseURL: `${app.url}/v1`, apiKey: key, maxRetries: 0 });
-const errorOf = (promise: Promise<unknown>) => promise.then(() => undefined).catch((error: unknown) => error);
 
 /**
  * `POST /v1/responses`, stateless, through OpenAI's own SDK pointed at the service: the same
@@ -61,18 +26,7 @@ describe('the OpenAI Responses API', () => {
   let app: TestApp;
 
   beforeAll(async () => {
-    app = await createTestApp({
-      auth: { allowAnonymous: false, apiKeys: [ACME.apiKey, POOR.apiKey, SLOW.apiKey] },
-      lanes: { llm: { concurrency: 4, queueCapacity: 4 } },
-      rateLimits: { tenants: { slow: { rpm: 1 } } },
-      budgets: { tenants: { poor: 0.000001 } },
-      llm: {
-        routes: ROUTES,
-        prices: Object.fromEntries(
-          MODELS.map((model) => [`fake/${model}`, { inputPerMTokUsd: 1, outputPerMTokUsd: 1 }]),
-        ),
-      },
-    });
+    app = await startIngressApp();
   });
 
   afterAll(() => app.close());
