@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { asResilienceError, isPromiseLike, LazyAbortController, resolveCallId, ResilienceError } from '../common';
+import { NAME_PATTERN } from '../config';
 import { ContainmentRouter } from '../containment';
 import { parseIdempotencyKey } from '../idempotency';
 import type { ChatAnswer, ChatCall } from './chat-call';
@@ -24,8 +25,6 @@ export interface LlmCallOptions {
 
 /** A streamed answer in the same process: its chunks, in order; stop reading (break) to cancel it. */
 export type LlmChunkStream = AsyncIterable<ChatChunk>;
-
-const TENANT_NAME = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/;
 
 /**
  * The LLM gateway for a company's own code in the same Nest app (its agent loop): the pipeline
@@ -90,7 +89,7 @@ export class LlmGateway {
     options: LlmCallOptions,
     stream: boolean,
   ): Promise<ChatCall & { release(): void }> {
-    if (!TENANT_NAME.test(options.tenant)) {
+    if (!NAME_PATTERN.test(options.tenant)) {
       throw new ResilienceError('invalid_request', 'tenant: must be 1-64 letters, digits, "_", "." or "-"');
     }
     // A whole answer takes no stream options; a stream's are the caller's (the usage chunk).
