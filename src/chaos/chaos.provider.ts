@@ -45,13 +45,21 @@ export interface ChaosTarget {
  *   streamed has no stream to cut and is left alone.
  */
 export class ChaosProvider implements LlmProvider {
+  /**
+   * The inner provider's own count, where it has one, without chaos: a count is advice that
+   * falls back to the estimate, and faults are for the answers the route serves.
+   */
+  readonly countTokens?: (attempt: ProviderAttempt) => Promise<number>;
+
   constructor(
     private readonly inner: LlmProvider,
     private readonly target: ChaosTarget,
     private readonly decider: ChaosDecider<LlmFaultKind>,
     private readonly clock: Clock,
     private readonly report: ChaosReport,
-  ) {}
+  ) {
+    if (inner.countTokens) this.countTokens = (attempt) => inner.countTokens!(attempt);
+  }
 
   get name(): string {
     return this.inner.name;

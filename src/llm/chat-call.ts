@@ -2,11 +2,17 @@ import type { LazyAbortController } from '../common';
 import type { PoolName } from '../containment';
 import type { HeaderSink } from '../rate-limit';
 import type { ChatCompletion, ChatRequest } from './chat.types';
+import type { NativeMessagesRequest } from './providers/llm-provider';
 import type { ChatStreamSink } from './streaming/chat-stream-sink';
 
 /** One validated chat request, with its caller, ready for the route. */
 export interface ChatCall {
   request: ChatRequest;
+  /**
+   * A request that came in Anthropic's Messages API, as it came: what `anthropic` and `bedrock`
+   * targets are sent instead of `request`. Part of the cache key and the idempotency fingerprint.
+   */
+  native?: NativeMessagesRequest;
   callId: string;
   tenant: string;
   /** The HTTP pool the containment snapshot gave this call. */

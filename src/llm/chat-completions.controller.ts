@@ -17,7 +17,7 @@ export class ChatCompletionsController {
    */
   @Post('completions')
   async create(@Req() request: FastifyRequest, @Res() reply: FastifyReply): Promise<void> {
-    const call = startChatCall(request, reply, 'openai', parseChatRequest);
+    const call = startChatCall(request, reply, 'openai', (body) => ({ request: parseChatRequest(body) }));
     if (call.request.stream === true) {
       await this.completions.stream({ ...call, sink: new SseReply(reply, { callId: call.callId }) });
       return;

@@ -160,7 +160,7 @@ export class ChatCompletions {
     const { request, outputCap } = cappedRequest(call.request, route.maxOutputTokens);
     // Every choice is billed: n of them may each use the whole cap.
     const outputTokens = outputCap * (request.n ?? 1);
-    const inputTokens = estimateInputTokens(request);
+    const inputTokens = estimateInputTokens(request) + (call.native?.extraInputTokens ?? 0);
     const worstCase = inputTokens + outputTokens;
     const admitting = this.limiter.admit(call.tenant, worstCase, call.headers);
     const took = isPromiseLike(admitting) ? await admitting : admitting;
@@ -267,7 +267,9 @@ export class ChatCompletions {
     const { call, route, request, progress } = plan;
     const scoped = scopedIdempotencyKey(call.tenant, `llm.${route.name}`, idempotencyKey);
     const leaseMs = leaseLifetimeMs(this.lanes.get(route.lane)!.queueTtlMs, route.deadlineMs);
-    const decision = await this.idempotency.begin(scoped, request, leaseMs, call.abort);
+    // A request as it came is part of what was asked: the same key with another of its fields conflicts.
+    const fingerprinted = call.native ? { request, native: call.native } : request;
+    const decision = await this.idempotency.begin(scoped, fingerprinted, leaseMs, call.abort);
     if (decision.kind !== 'lead') {
       const outcome = decision.kind === 'join' ? await raceWithAbort(decision.outcome, call.abort) : decision.outcome;
       if (!outcome.ok) throw fromStored(outcome);
@@ -302,6 +304,7 @@ export class ChatCompletions {
         serveWithFailover(this.clock, this.random, {
           route,
           request,
+          native: call.native,
           pool: this.pools.get(call.pool),
           abort,
           account,

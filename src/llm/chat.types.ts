@@ -83,6 +83,12 @@ export interface ChatCompletion {
   model: string;
   choices: ChatChoice[];
   usage: ChatUsage;
+  /**
+   * The answer of an `anthropic` or `bedrock` target to a request sent as its client sent it
+   * (`ProviderAttempt.native`): Anthropic's `message` as the target answered it, thinking blocks
+   * and all, which the Messages API answers with instead of a translation.
+   */
+  anthropicMessage?: Record<string, unknown>;
   [field: string]: unknown;
 }
 
@@ -120,5 +126,19 @@ export interface ChatChunk {
   model: string;
   choices: ChatChunkChoice[];
   usage?: ChatUsage | null;
+  /**
+   * A native stream (`ChatCompletion.anthropicMessage`'s): the Anthropic event this chunk was
+   * read from, which the Messages API streams as it came. An event that says nothing in Chat
+   * Completions' terms (thinking, a ping) comes in a chunk with no choices.
+   */
+  anthropicEvent?: AnthropicStreamEvent;
+  /** The last chunk of a native stream: the whole message its events add up to. */
+  anthropicMessage?: Record<string, unknown>;
+  [field: string]: unknown;
+}
+
+/** One event of Anthropic's stream, parsed: `{ type: 'content_block_delta', … }`. */
+export interface AnthropicStreamEvent {
+  type: string;
   [field: string]: unknown;
 }

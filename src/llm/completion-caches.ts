@@ -57,7 +57,7 @@ export class CompletionCaches {
     const semantic = route.semanticCache && this.semantic.enabled && isSemanticCacheable(call.request);
     const key =
       route.cache && (directives.lookup || directives.store)
-        ? exactCacheKey(call.tenant, route.cacheScope, call.request)
+        ? exactCacheKey(call.tenant, route.cacheScope, call.request, call.native)
         : undefined;
     const cache = key === undefined && !semantic ? 'bypass' : 'miss';
     return { key, lookup: directives.lookup, store: directives.store, semantic, cache };
@@ -76,7 +76,10 @@ export class CompletionCaches {
   rememberAnswer(call: ChatCall, route: LlmRoute, plan: CachePlan, answer: ChatAnswer): void {
     if (plan.semantic && plan.store && answer.attempts > 0 && !answer.replayed) {
       const pool = this.pools.get(call.pool);
-      void this.semantic.remember(call.tenant, route.cacheScope, call.request, answer.completion, pool);
+      // A similar question may come from any client of the route: it learns the answer every
+      // client reads, not the one a target sent in the Messages API's own shape.
+      const { anthropicMessage: _native, ...completion } = answer.completion;
+      void this.semantic.remember(call.tenant, route.cacheScope, call.request, completion, pool);
     }
   }
 

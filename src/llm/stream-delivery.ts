@@ -6,6 +6,7 @@ import type { FailoverCall, FailoverProgress } from './routing/failover';
 import type { LlmRoute } from './routing/llm-route';
 import type { RequestAccount } from './routing/request-account';
 import type { ChatStreamSink } from './streaming/chat-stream-sink';
+import { nativeMessageChunks } from './providers/anthropic-native-message';
 import { completionChunks } from './streaming/completion-chunks';
 
 /** How long a replayed stream waits for a client that reads nothing, when its route is gone. */
@@ -90,7 +91,11 @@ export class StreamDelivery {
       'x-bulkhead-hedged': String(answer.hedged),
     });
     const withUsage = includeUsage(call.request);
-    for (const chunk of completionChunks(answer.completion)) {
+    const { completion } = answer;
+    const native = completion.anthropicMessage;
+    // A native answer is replayed as the events it came in, thinking and all.
+    const chunks = native ? nativeMessageChunks(completion, native) : completionChunks(completion);
+    for (const chunk of chunks) {
       if (chunk.usage) {
         if (!withUsage) continue;
         chunk.bulkhead = {

@@ -45,13 +45,17 @@ describe('count_tokens by the target itself', () => {
 
   const client = () => new Anthropic({ baseURL: app.url, apiKey: ACME.key, maxRetries: 0 });
 
-  it("answers the target's own count, sent as Anthropic takes it: the prompt, the target's model and key", async () => {
+  it("answers the target's own count of the prompt as sent (thinking too), with the target's model, key and the betas", async () => {
     const { data, response } = await client()
-      .messages.countTokens({
-        ...QUESTION,
-        system: 'Be brief.',
-        tools: [{ name: 'f', input_schema: { type: 'object' } }],
-      })
+      .messages.countTokens(
+        {
+          ...QUESTION,
+          system: 'Be brief.',
+          thinking: { type: 'enabled', budget_tokens: 1024 },
+          tools: [{ name: 'f', input_schema: { type: 'object' } }],
+        },
+        { headers: { 'anthropic-beta': 'interleaved-thinking-2025-05-14' } },
+      )
       .withResponse();
 
     expect(data.input_tokens).toBe(42);
@@ -60,12 +64,42 @@ describe('count_tokens by the target itself', () => {
     const [sent] = anthropic.requests;
     expect(sent.path).toBe('/v1/messages/count_tokens');
     expect(sent.headers['x-api-key']).toBe(PROVIDER_KEY);
+    expect(sent.headers['anthropic-beta']).toBe('interleaved-thinking-2025-05-14');
     expect(JSON.parse(sent.body)).toEqual({
       model: 'claude-test',
       messages: [{ role: 'user', content: 'How many tokens is this?' }],
-      system: [{ type: 'text', text: 'Be brief.' }],
+      system: 'Be brief.',
+      thinking: { type: 'enabled', budget_tokens: 1024 },
       tools: [{ name: 'f', input_schema: { type: 'object' } }],
     });
+  });
+
+  it("counts earlier turns' thinking in the estimate, which the translation does not show", async () => {
+    anthropic.use(json(500, { type: 'error', error: { type: 'api_error', message: 'down' } }));
+    const thinking = 'a long thought '.repeat(100);
+    const turns = [
+      { role: 'user' as const, content: 'First question' },
+      {
+        role: 'assistant' as const,
+        content: [
+          { type: 'thinking' as const, thinking, signature: 'sig' },
+          { type: 'text' as const, text: 'First answer' },
+        ],
+      },
+      { role: 'user' as const, content: 'Second question' },
+    ];
+
+    const { data } = await client().messages.countTokens({ model: 'claude', messages: turns }).withResponse();
+
+    const translated = estimateInputTokens({
+      model: 'claude',
+      messages: [
+        { role: 'user', content: 'First question' },
+        { role: 'assistant', content: 'First answer' },
+        { role: 'user', content: 'Second question' },
+      ],
+    });
+    expect(data.input_tokens).toBe(translated + Buffer.byteLength(thinking));
   });
 
   it('answers the estimate, and says so, when the target fails to count', async () => {

@@ -3,6 +3,7 @@ import { createHash } from 'node:crypto';
 import { canonicalJson } from '../../idempotency';
 import type { LlmTargetConfig } from '../../config';
 import type { ChatRequest } from '../chat.types';
+import type { NativeMessagesRequest } from '../providers/llm-provider';
 
 /**
  * Bumped whenever what goes into a key changes, so that entries a previous version left in a
@@ -39,17 +40,36 @@ export const FIELDS_NOT_KEYED: readonly string[] = Object.freeze([
  * pass for the scope. Values are not normalised beyond JSON (`temperature: 1` and no
  * temperature are two keys), since a normalisation that is wrong for one provider is a wrong hit.
  *
+ * A request that came in Anthropic's Messages API is keyed on that request too (`native`): a
+ * target that speaks the API is sent it whole, so a field the translation drops can change the
+ * answer, and its answer (thinking included) is not the one a Chat Completions client would get.
+ *
  * @param tenant The caller's tenant (never empty: a key without one would be shared).
  * @param route What names the route's answers: {@link routeCacheScope} of the route, so that
  *   a change of its targets or output cap starts fresh entries.
  */
-export function exactCacheKey(tenant: string, route: string, request: ChatRequest): string {
+export function exactCacheKey(
+  tenant: string,
+  route: string,
+  request: ChatRequest,
+  native?: NativeMessagesRequest,
+): string {
   if (typeof tenant !== 'string' || tenant === '') throw new RangeError('the cache key needs a tenant');
   if (typeof route !== 'string' || route === '') throw new RangeError('the cache key needs a route');
   const keyed: Record<string, unknown> = { ...request };
   for (const field of FIELDS_NOT_KEYED) delete keyed[field];
-  const scoped = canonicalJson({ v: KEY_VERSION, tenant, route, request: keyed });
+  const scope = { v: KEY_VERSION, tenant, route, request: keyed };
+  const scoped = canonicalJson(native ? { ...scope, native: nativeKeyed(native) } : scope);
   return createHash('sha256').update(scoped).digest('hex');
+}
+
+/**
+ * A request as it came in the Messages API, as far as it can change an answer: its body (thinking
+ * and all) and its betas, not `metadata` (the end user's id, as `user` above).
+ */
+function nativeKeyed({ body, betas }: NativeMessagesRequest): object {
+  const { metadata: _metadata, ...keyed } = body;
+  return { body: keyed, betas: [...betas].sort() };
 }
 
 /** What of a route's config shapes its answers: its targets (in order) and its output cap. */

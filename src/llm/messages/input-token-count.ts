@@ -1,6 +1,6 @@
 import type { LazyAbortController } from '../../common';
 import { AttemptHttp, type HttpPool } from '../../containment';
-import type { ChatRequest } from '../chat.types';
+import type { ChatCall } from '../chat-call';
 import { estimateInputTokens } from '../pricing';
 import type { LlmRoute } from '../routing/llm-route';
 
@@ -18,7 +18,7 @@ export interface InputTokenCount {
  */
 export async function countInputTokens(
   route: LlmRoute,
-  request: ChatRequest,
+  { request, native }: Pick<ChatCall, 'request' | 'native'>,
   caller: { tenant: string; pool: HttpPool; abort: LazyAbortController },
 ): Promise<InputTokenCount> {
   const first = route.targets[0];
@@ -28,6 +28,7 @@ export async function countInputTokens(
       const tokens = await first.provider.countTokens({
         target: first.target,
         request: { ...request, model: first.target.model },
+        native,
         // Not an answer: no output is asked for, and the count ignores it.
         maxOutputTokens: 1,
         http: new AttemptHttp(caller.pool, abort),
@@ -41,5 +42,5 @@ export async function countInputTokens(
       // Counting is advice: the estimate answers instead, and says so.
     }
   }
-  return { tokens: estimateInputTokens(request), countedBy: 'estimate' };
+  return { tokens: estimateInputTokens(request) + (native?.extraInputTokens ?? 0), countedBy: 'estimate' };
 }

@@ -1,5 +1,5 @@
 import { isResilienceError } from '../../common';
-import { countTokensRequestSchema, parseMessagesRequest, toChatRequest } from './messages-request';
+import { countTokensRequestSchema, parseMessagesRequest, readMessagesCall, toChatRequest } from './messages-request';
 
 const translate = (body: Record<string, unknown>) =>
   toChatRequest(parseMessagesRequest({ model: 'route', max_tokens: 100, ...body }));
@@ -123,6 +123,28 @@ describe('a Messages request as the Chat Completions request the route runs', ()
     ]);
   });
 
+  it('sends a PDF as a file part and a text document as text; another source stays a document part', () => {
+    const pdf = { type: 'base64', media_type: 'application/pdf', data: 'JVBERi0=' };
+    const { messages } = translate({
+      messages: [
+        {
+          role: 'user',
+          content: [
+            { type: 'document', source: pdf, title: 'report.pdf' },
+            { type: 'document', source: { type: 'text', media_type: 'text/plain', data: 'Notes.' }, title: 'Notes' },
+            { type: 'document', source: { type: 'url', url: 'https://example.com/a.pdf' } },
+          ],
+        },
+      ],
+    });
+
+    expect(messages[0].content).toEqual([
+      { type: 'file', file: { filename: 'report.pdf', file_data: 'data:application/pdf;base64,JVBERi0=' } },
+      { type: 'text', text: 'Notes\n\nNotes.' },
+      { type: 'document', source: { type: 'url', url: 'https://example.com/a.pdf' } },
+    ]);
+  });
+
   it('asks for the usage chunk of a stream, which becomes its message_delta', () => {
     const chat = translate({ messages: [{ role: 'user', content: 'x' }], stream: true });
 
@@ -172,5 +194,51 @@ describe('a Messages request as the Chat Completions request the route runs', ()
     ],
   ])('refuses %s', (_what, body, expected) => {
     expect(refusal(body)).toBe(expected);
+  });
+});
+
+describe('a Messages request as it came, for the targets that speak the Messages API', () => {
+  const body = {
+    model: 'route',
+    max_tokens: 100,
+    stream: true,
+    thinking: { type: 'enabled', budget_tokens: 50 },
+    messages: [
+      { role: 'user', content: 'hi' },
+      {
+        role: 'assistant',
+        content: [
+          { type: 'thinking', thinking: 'héllo', signature: 's' },
+          { type: 'redacted_thinking', data: 'abc' },
+          { type: 'text', text: 'hello' },
+        ],
+      },
+      { role: 'user', content: 'again' },
+    ],
+    new_field: 1,
+  };
+
+  it("keeps the body (fields Bulkhead does not know too) without the route's name and the stream flag", () => {
+    const { native } = readMessagesCall(body, undefined);
+
+    const { model: _model, stream: _stream, ...rest } = body;
+    expect(native.body).toEqual(rest);
+  });
+
+  it("counts earlier turns' thinking, in UTF-8 bytes, as input the translation does not show", () => {
+    expect(readMessagesCall(body, undefined).native.extraInputTokens).toBe(Buffer.byteLength('héllo') + 3);
+  });
+
+  it('reads anthropic-beta as comma-separated names, repeated headers too, each once', () => {
+    const { native } = readMessagesCall(body, ['a-1, b.2', 'a-1,c_3']);
+
+    expect(native.betas).toEqual(['a-1', 'b.2', 'c_3']);
+  });
+
+  it('refuses an anthropic-beta that is not a list of names', () => {
+    expect(() => readMessagesCall(body, 'a b')).toThrow(/anthropic-beta/);
+    expect(() => readMessagesCall(body, Array.from({ length: 33 }, (_, index) => `f${index}`).join(','))).toThrow(
+      /anthropic-beta/,
+    );
   });
 });

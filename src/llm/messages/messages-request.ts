@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { parseBodyFields, ResilienceError } from '../../common';
 import type { ChatContentPart, ChatMessage, ChatRequest, ChatTool, ChatToolCall, ChatToolChoice } from '../chat.types';
+import type { NativeMessagesRequest } from '../providers/llm-provider';
 
 const count = z.int().min(1).max(10_000_000);
 const cacheControl = { cache_control: z.unknown().optional() };
@@ -28,9 +29,31 @@ const toolResultBlock = z.looseObject({
   is_error: z.boolean().optional(),
   ...cacheControl,
 });
-/** Earlier turns' thinking, which Claude Code sends back: accepted, and not passed on. */
+/**
+ * Earlier turns' thinking, which Claude Code sends back: passed on to the targets that speak the
+ * Messages API, left out of a translation.
+ */
 const thinkingBlock = z.looseObject({ type: z.enum(['thinking', 'redacted_thinking']) });
-const block = z.discriminatedUnion('type', [textBlock, imageBlock, toolUseBlock, toolResultBlock, thinkingBlock]);
+/** A PDF or a plain text to read: inline (base64 or text) or by URL. */
+const documentBlock = z.looseObject({
+  type: z.literal('document'),
+  source: z.union([
+    z.looseObject({ type: z.literal('base64'), media_type: z.string().min(1), data: z.string() }),
+    z.looseObject({ type: z.literal('text'), media_type: z.string().min(1), data: z.string() }),
+    z.looseObject({ type: z.literal('url'), url: z.string().min(1) }),
+    z.looseObject({ type: z.literal('content'), content: z.unknown() }),
+  ]),
+  title: z.string().nullable().optional(),
+  ...cacheControl,
+});
+const block = z.discriminatedUnion('type', [
+  textBlock,
+  imageBlock,
+  documentBlock,
+  toolUseBlock,
+  toolResultBlock,
+  thinkingBlock,
+]);
 
 const message = z.strictObject({
   role: z.enum(['user', 'assistant']),
@@ -57,9 +80,11 @@ const toolChoice = z.discriminatedUnion('type', [
 ]);
 
 /**
- * Anthropic's Messages request, as far as Bulkhead reads it. `thinking`, `cache_control` and
- * earlier turns' thinking blocks are accepted and not passed on; the server-side features a
- * translation cannot keep (`mcp_servers`, `container`, server tools) are refused by name.
+ * Anthropic's Messages request, as far as Bulkhead reads it; fields it does not know are kept.
+ * `anthropic` and `bedrock` targets are sent it as it came (`thinking`, `cache_control`, thinking
+ * and document blocks, new fields); other targets its translation, which leaves out what Chat
+ * Completions cannot say. The server-side features no target of a route would run the same
+ * (`mcp_servers`, `container`, server tools) are refused by name.
  */
 export const messagesRequestSchema = z
   .looseObject({
@@ -124,6 +149,57 @@ export function parseMessagesRequest(
   return parseBodyFields(schema, body);
 }
 
+/** `anthropic-beta` features as Anthropic names them (`interleaved-thinking-2025-05-14`). */
+const BETA_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$/;
+const MAX_BETAS = 32;
+
+/**
+ * A Messages request as the pipeline runs it: the Chat Completions translation, and the request
+ * itself for the targets that speak the Messages API.
+ *
+ * @param betaHeader the request's `anthropic-beta` (comma-separated, maybe repeated)
+ */
+export function readMessagesCall(
+  body: unknown,
+  betaHeader: string | string[] | undefined,
+  schema: typeof messagesRequestSchema | typeof countTokensRequestSchema = messagesRequestSchema,
+): { request: ChatRequest; native: NativeMessagesRequest } {
+  const betas = parseBetas(betaHeader);
+  const parsed = parseMessagesRequest(body, schema as typeof countTokensRequestSchema);
+  const { model: _model, stream: _stream, ...nativeBody } = parsed;
+  return {
+    request: toChatRequest(parsed),
+    native: { body: nativeBody, betas, extraInputTokens: thinkingBytes(parsed.messages) },
+  };
+}
+
+function parseBetas(header: string | string[] | undefined): string[] {
+  const values = header === undefined ? [] : typeof header === 'string' ? [header] : header;
+  const betas = values.flatMap((value) => value.split(',').map((name) => name.trim())).filter(Boolean);
+  const wrong = betas.find((name) => !BETA_NAME.test(name));
+  if (wrong !== undefined || betas.length > MAX_BETAS) {
+    throw new ResilienceError(
+      'invalid_request',
+      `anthropic-beta: at most ${MAX_BETAS} comma-separated feature names (letters, digits, '.', '_', '-')`,
+    );
+  }
+  return [...new Set(betas)];
+}
+
+/** Earlier turns' thinking, in UTF-8 bytes: a bound of its tokens, which the translation does not show. */
+function thinkingBytes(messages: CountTokensRequest['messages']): number {
+  let bytes = 0;
+  for (const { content } of messages) {
+    if (typeof content === 'string') continue;
+    for (const part of content) {
+      if (part.type !== 'thinking' && part.type !== 'redacted_thinking') continue;
+      const text = part.type === 'thinking' ? part.thinking : part.data;
+      if (typeof text === 'string') bytes += Buffer.byteLength(text, 'utf8');
+    }
+  }
+  return bytes;
+}
+
 /**
  * The Messages request as the Chat Completions request the pipeline runs: `system` first,
  * each tool result as a tool message (before the rest of its user turn), tool uses as tool
@@ -182,6 +258,8 @@ function userMessages(content: Content): ChatMessage[] {
       messages.push({ role: 'tool', tool_call_id: part.tool_use_id, content: toolResultContent(part) });
     } else if (part.type === 'text' || part.type === 'image') {
       parts.push(contentPart(part));
+    } else if (part.type === 'document') {
+      parts.push(documentPart(part));
     }
   }
   if (parts.length > 0) messages.push({ role: 'user', content: parts });
@@ -222,6 +300,23 @@ function contentPart(part: Extract<Block, { type: 'text' | 'image' }>): ChatCont
   const { source } = part;
   const url = source.type === 'base64' ? `data:${source.media_type};base64,${source.data}` : source.url;
   return { type: 'image_url', image_url: { url } };
+}
+
+/**
+ * A document in Chat Completions' terms: a PDF as a `file` part (OpenAI reads PDFs), a plain text
+ * as text. A source it has no part for (a URL, custom content) stays a `document` part, which a
+ * target that cannot read it refuses.
+ */
+function documentPart(part: Extract<Block, { type: 'document' }>): ChatContentPart {
+  const { source, title } = part;
+  if (source.type === 'base64' && source.media_type === 'application/pdf') {
+    return {
+      type: 'file',
+      file: { filename: title ?? 'document.pdf', file_data: `data:application/pdf;base64,${source.data}` },
+    };
+  }
+  if (source.type === 'text') return { type: 'text', text: title ? `${title}\n\n${source.data}` : source.data };
+  return { type: 'document', source };
 }
 
 function chatToolChoice(choice: NonNullable<CountTokensRequest['tool_choice']>): ChatToolChoice {

@@ -1,5 +1,5 @@
 import { type ResilienceError, toAnthropicError } from '../../common';
-import type { ChatChunk, ChatChunkChoice } from '../chat.types';
+import type { AnthropicStreamEvent, ChatChunk, ChatChunkChoice } from '../chat.types';
 import type { SseReply } from '../streaming/sse-reply';
 import { TranslatedStreamSink } from '../streaming/translated-stream-sink';
 import { messageId, messagesStopReason, type MessagesStopReason, messagesUsage } from './messages-answer';
@@ -10,12 +10,19 @@ interface OpenBlock {
   kind: 'text' | 'tool_use';
 }
 
+/** An event type as Anthropic names them: anything else is not written into the stream's framing. */
+const EVENT_TYPE = /^[a-z_]{1,64}$/;
+
 /**
  * A streamed answer in Anthropic's events, from the chunks the pipeline streams: `message_start`
  * and a `ping` with the first chunk, then each block as `content_block_start`, its deltas
  * (`text_delta`, `input_json_delta`) and `content_block_stop`, then `message_delta` (the stop
  * reason and the usage, with the `bulkhead` field) and `message_stop`. A failure after the commit
  * point is an `error` event, as Anthropic sends one mid-stream.
+ *
+ * A native stream (an `anthropic` or `bedrock` target sent the request as it came) is passed on
+ * event by event as the target sent it, thinking included; only its `message_delta` waits for the
+ * end, to carry the `bulkhead` field.
  */
 export class MessagesStreamSink extends TranslatedStreamSink {
   private current: OpenBlock | undefined;
@@ -23,6 +30,8 @@ export class MessagesStreamSink extends TranslatedStreamSink {
   /** A tool call's index in the chunks → its block's index in the message. */
   private readonly toolBlocks = new Map<number, number>();
   private stopReason: MessagesStopReason = 'end_turn';
+  /** A native stream's `message_delta`, written at the end with the `bulkhead` field. */
+  private nativeDelta: AnthropicStreamEvent | undefined;
 
   constructor(
     sse: SseReply,
@@ -35,8 +44,9 @@ export class MessagesStreamSink extends TranslatedStreamSink {
     this.sse.finish(`event: error\ndata: ${JSON.stringify(toAnthropicError(error, this.labels))}\n\n`);
   }
 
-  /** `message_start` and a `ping`, from the first chunk's id and model. */
+  /** `message_start` and a `ping`, from the first chunk's id and model; a native stream has its own. */
   protected begin(first: ChatChunk | undefined): Promise<void> | undefined {
+    if (first?.anthropicEvent) return undefined;
     this.sse.writeNamed('message_start', {
       type: 'message_start',
       message: {
@@ -51,6 +61,15 @@ export class MessagesStreamSink extends TranslatedStreamSink {
       },
     });
     return this.sse.writeNamed('ping', { type: 'ping' });
+  }
+
+  protected override translateChunk(chunk: ChatChunk): Promise<void> | undefined {
+    const event = chunk.anthropicEvent;
+    if (!event) return super.translateChunk(chunk);
+    if (event.type === 'message_delta') this.nativeDelta = event;
+    else if (event.type !== 'message_stop' && EVENT_TYPE.test(event.type))
+      return this.sse.writeNamed(event.type, event);
+    return undefined;
   }
 
   protected translate({ delta, finish_reason: finish }: ChatChunkChoice): Promise<void> | undefined {
@@ -92,19 +111,23 @@ export class MessagesStreamSink extends TranslatedStreamSink {
   /** The open block's last events, `message_delta` (stop reason, usage, `bulkhead`) and `message_stop`. */
   protected closingEvents(): string {
     this.closeBlock();
-    const { input_tokens, output_tokens, cache_read_input_tokens, cache_creation_input_tokens } = messagesUsage(
-      this.usage,
-    );
-    const messageDelta = {
-      type: 'message_delta',
-      delta: { stop_reason: this.stopReason, stop_sequence: null },
-      usage: { input_tokens, output_tokens, cache_read_input_tokens, cache_creation_input_tokens },
-      ...(this.bulkhead !== undefined ? { bulkhead: this.bulkhead } : {}),
-    };
+    const messageDelta = this.nativeDelta ? { ...this.nativeDelta } : this.messageDelta();
+    if (this.bulkhead !== undefined) messageDelta.bulkhead = this.bulkhead;
     return (
       `event: message_delta\ndata: ${JSON.stringify(messageDelta)}\n\n` +
       `event: message_stop\ndata: ${JSON.stringify({ type: 'message_stop' })}\n\n`
     );
+  }
+
+  private messageDelta(): AnthropicStreamEvent {
+    const { input_tokens, output_tokens, cache_read_input_tokens, cache_creation_input_tokens } = messagesUsage(
+      this.usage,
+    );
+    return {
+      type: 'message_delta',
+      delta: { stop_reason: this.stopReason, stop_sequence: null },
+      usage: { input_tokens, output_tokens, cache_read_input_tokens, cache_creation_input_tokens },
+    };
   }
 
   /** The index of the open text block, starting one (and stopping the one before) if needed. */

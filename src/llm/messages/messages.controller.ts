@@ -8,16 +8,15 @@ import { LlmRoutes } from '../routing/llm-routes.service';
 import { SseReply } from '../streaming/sse-reply';
 import { toMessagesAnswer } from './messages-answer';
 import { countInputTokens } from './input-token-count';
-import { countTokensRequestSchema, parseMessagesRequest, toChatRequest } from './messages-request';
+import { countTokensRequestSchema, readMessagesCall } from './messages-request';
 import { MessagesStreamSink } from './messages-stream-sink';
-
-const readChat = (body: unknown) => toChatRequest(parseMessagesRequest(body));
 
 /**
  * Anthropic's Messages API (`POST /v1/messages`) over the same pipeline as the chat route:
  * Anthropic's SDKs and Claude Code point their base URL at the service, with a Bulkhead key in
- * `x-api-key` (or `Authorization: Bearer`). The request is translated into the Chat Completions
- * request the pipeline runs, and its answer (or stream) back; errors are Anthropic's shape.
+ * `x-api-key` (or `Authorization: Bearer`). `anthropic` and `bedrock` targets are sent the request
+ * as it came and answer as they answered; for any other target it is translated into the Chat
+ * Completions request the pipeline runs, and its answer (or stream) back. Errors are Anthropic's shape.
  */
 @Controller('v1/messages')
 export class MessagesController {
@@ -29,15 +28,18 @@ export class MessagesController {
 
   @Post()
   async create(@Req() request: FastifyRequest, @Res() reply: FastifyReply): Promise<void> {
-    const call = startChatCall(request, reply, 'anthropic', readChat);
+    const call = startChatCall(request, reply, 'anthropic', (body) =>
+      readMessagesCall(body, request.headers['anthropic-beta']),
+    );
     if (call.request.stream === true) {
       const sink = new MessagesStreamSink(new SseReply(reply, { callId: call.callId }), { callId: call.callId });
       await this.completions.stream({ ...call, sink });
       return;
     }
     const answer = await this.completions.complete(call);
+    const { anthropicMessage } = answer.completion;
     void answerHeaders(reply.code(200), answer).send({
-      ...toMessagesAnswer(answer.completion),
+      ...(anthropicMessage ?? toMessagesAnswer(answer.completion)),
       bulkhead: bulkheadField(answer),
     });
   }
@@ -54,11 +56,11 @@ export class MessagesController {
     @Res({ passthrough: true }) reply: FastifyReply,
   ): Promise<{ input_tokens: number }> {
     const call = startChatCall(request, reply, 'anthropic', (body) =>
-      toChatRequest(parseMessagesRequest(body, countTokensRequestSchema)),
+      readMessagesCall(body, request.headers['anthropic-beta'], countTokensRequestSchema),
     );
     const route = this.routes.forTenant(call.request.model, call.tenant);
     if (!route) throw this.routes.unknownRouteError(call.tenant);
-    const counted = await countInputTokens(route, call.request, {
+    const counted = await countInputTokens(route, call, {
       tenant: call.tenant,
       pool: this.pools.get(call.pool),
       abort: call.abort,

@@ -1,5 +1,6 @@
 import type { Clock } from '../../common';
-import type { ChatChunk, ChatDelta, FinishReason } from '../chat.types';
+import type { AnthropicStreamEvent, ChatChunk, ChatDelta, FinishReason } from '../chat.types';
+import { NativeMessageAssembly } from './anthropic-native-message';
 import { chatFinishReason, chatUsage } from './anthropic-answer';
 import { isCount, isObject } from './json-shape';
 import type { ProviderTarget } from './llm-provider';
@@ -18,15 +19,32 @@ import type { SseEvent } from './sse';
  * {@link streamErrorEvent}, events that are not the Messages API's as a malformed answer, and an
  * end without `message_stop` as {@link streamCutError}. Ends at `message_stop`, which lets the
  * source go (its `return()`).
+ *
+ * `native`: the stream of a request sent as its client sent it. Each chunk also carries the event
+ * it was read from (`anthropicEvent`; an event with nothing to say in chunks, thinking or a ping,
+ * comes in a chunk of its own with no choices), and the last one the whole `anthropicMessage`
+ * the events add up to, for the cache and an idempotent replay.
  */
 export async function* anthropicChunks(
   events: AsyncIterable<unknown>,
   target: ProviderTarget,
   clock: Clock,
+  native = false,
 ): AsyncGenerator<ChatChunk> {
   const translation = new AnthropicStreamTranslation(target, clock);
+  const message = native ? new NativeMessageAssembly() : undefined;
   for await (const event of events) {
-    yield* translation.read(event);
+    const chunks = translation.read(event);
+    if (message) {
+      const last = chunks.at(-1) ?? translation.bareChunk();
+      if (last) {
+        last.anthropicEvent = event as AnthropicStreamEvent;
+        if (!chunks.includes(last)) chunks.push(last);
+      }
+      message.add(event as AnthropicStreamEvent);
+      if (translation.ended && last) last.anthropicMessage = message.whole();
+    }
+    yield* chunks;
     if (translation.ended) return;
   }
   throw streamCutError(target);
@@ -172,6 +190,11 @@ class AnthropicStreamTranslation {
       const count = usage[name];
       if (isCount(count)) this.usage[name] = count;
     }
+  }
+
+  /** A chunk that adds nothing (for a native event with no chunk of its own); none before `message_start`. */
+  bareChunk(): ChatChunk | undefined {
+    return this.head ? { ...this.chunk({}), choices: [] } : undefined;
   }
 
   private arguments(call: ToolCallState, text: string): ChatChunk {

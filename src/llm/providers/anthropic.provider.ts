@@ -2,6 +2,7 @@ import type { Clock } from '../../common';
 import type { ChatChunk, ChatCompletion } from '../chat.types';
 import { fromAnthropicAnswer } from './anthropic-answer';
 import { toAnthropicRequest } from './anthropic-request';
+import { betaHeaders, nativeBody } from './anthropic-native';
 import { anthropicChunks, anthropicSseEvents } from './anthropic-stream';
 import type { LlmProvider, ProviderAttempt, ProviderTarget } from './llm-provider';
 import { isCount, isObject } from './json-shape';
@@ -26,29 +27,30 @@ export class AnthropicProvider implements LlmProvider {
   constructor(private readonly clock: Clock) {}
 
   async complete(attempt: ProviderAttempt): Promise<ChatCompletion> {
-    const { target } = attempt;
-    const body = toAnthropicRequest(attempt);
+    const { target, native } = attempt;
     const answer = await postJson(
       attempt,
       messagesUrl(target),
-      headersOf(target, 'application/json'),
-      body,
+      headersOf(attempt, 'application/json'),
+      messagesRequest(attempt),
       this.clock,
     );
-    return fromAnthropicAnswer(target, answer, this.clock.wallNow());
+    const completion = fromAnthropicAnswer(target, answer, this.clock.wallNow());
+    if (native) completion.anthropicMessage = answer as Record<string, unknown>;
+    return completion;
   }
 
   /** `POST /v1/messages/count_tokens` with the request's prompt: Anthropic's own count, free of charge. */
   async countTokens(attempt: ProviderAttempt): Promise<number> {
     const { target } = attempt;
-    const request = toAnthropicRequest(attempt);
+    const request: Record<string, unknown> = messagesRequest(attempt);
     const body = Object.fromEntries(
       COUNTED_FIELDS.filter((field) => field in request).map((field) => [field, request[field]]),
     );
     const answer = await postJson(
       attempt,
       endpointUrl(target.baseUrl ?? ANTHROPIC_BASE_URL, 'messages/count_tokens'),
-      headersOf(target, 'application/json'),
+      headersOf(attempt, 'application/json'),
       body,
       this.clock,
     );
@@ -60,30 +62,38 @@ export class AnthropicProvider implements LlmProvider {
   /** The same request with `stream: true`; Anthropic's stream always ends with the usage. */
   async *stream(attempt: ProviderAttempt): AsyncGenerator<ChatChunk> {
     const { target } = attempt;
-    const body = { ...toAnthropicRequest(attempt), stream: true };
+    const body = { ...messagesRequest(attempt), stream: true };
     const answer = await postStream(
       attempt,
       messagesUrl(target),
-      headersOf(target, 'text/event-stream'),
+      headersOf(attempt, 'text/event-stream'),
       body,
       this.clock,
     );
-    yield* anthropicChunks(anthropicSseEvents(providerEvents(attempt, answer), target), target, this.clock);
+    const events = anthropicSseEvents(providerEvents(attempt, answer), target);
+    yield* anthropicChunks(events, target, this.clock, attempt.native !== undefined);
   }
 }
 
 /** What Anthropic's `count_tokens` takes of a Messages request: the prompt, not how to answer it. */
-const COUNTED_FIELDS = ['model', 'messages', 'system', 'tools', 'tool_choice'] as const;
+const COUNTED_FIELDS = ['model', 'messages', 'system', 'tools', 'tool_choice', 'thinking'] as const;
+
+/** The client's own body for a request that came in the Messages API, else the translation. */
+function messagesRequest(attempt: ProviderAttempt): Record<string, unknown> {
+  const { native, target } = attempt;
+  return native ? { model: target.model, ...nativeBody(attempt, native) } : { ...toAnthropicRequest(attempt) };
+}
 
 function messagesUrl(target: ProviderTarget): string {
   return endpointUrl(target.baseUrl ?? ANTHROPIC_BASE_URL, 'messages');
 }
 
-function headersOf(target: ProviderTarget, accept: string): Record<string, string> {
+function headersOf({ target, native }: ProviderAttempt, accept: string): Record<string, string> {
   const headers: Record<string, string> = {
     'content-type': 'application/json',
     accept,
     'anthropic-version': ANTHROPIC_VERSION,
+    ...betaHeaders(native),
   };
   // An unset `${ANTHROPIC_API_KEY:-}` is an empty string: no header, and Anthropic's 401 says why.
   if (target.apiKey) headers['x-api-key'] = target.apiKey;

@@ -1,4 +1,5 @@
 import { sign } from 'aws4';
+import { nativeBedrockBody } from './anthropic-native';
 import { type AnthropicBody, toAnthropicBody } from './anthropic-request';
 import type { AwsSigningMaterial } from './bedrock-credentials';
 import type { ProviderAttempt, ProviderTarget } from './llm-provider';
@@ -15,8 +16,13 @@ export interface BedrockAnthropicBody extends AnthropicBody {
   anthropic_version: string;
 }
 
-/** The attempt's request through the Anthropic translation, for Bedrock. */
-export function toBedrockBody(attempt: ProviderAttempt): BedrockAnthropicBody {
+/**
+ * The attempt's request for Bedrock: the client's own body when it came in the Messages API
+ * (`anthropic-beta` as the body's `anthropic_beta`), else through the Anthropic translation.
+ */
+export function toBedrockBody(attempt: ProviderAttempt): BedrockAnthropicBody | Record<string, unknown> {
+  const { native } = attempt;
+  if (native) return nativeBedrockBody(attempt, native, BEDROCK_ANTHROPIC_VERSION);
   return { anthropic_version: BEDROCK_ANTHROPIC_VERSION, ...toAnthropicBody(attempt) };
 }
 
@@ -27,17 +33,26 @@ export function bedrockBaseUrl(region: string): string {
   return `https://bedrock-runtime.${region}.${domain}`;
 }
 
-/** Bedrock's two ways to invoke a model: one JSON answer, or an event stream of it. */
-export type BedrockInvocation = 'invoke' | 'invoke-with-response-stream';
+/** Bedrock's ways to invoke a model: one JSON answer, an event stream of it, or a count of its input. */
+export type BedrockInvocation = 'invoke' | 'invoke-with-response-stream' | 'count-tokens';
 
 /** What each invocation answers, as its `accept` header says. */
 export const BEDROCK_ACCEPT: Readonly<Record<BedrockInvocation, string>> = {
   invoke: 'application/json',
   'invoke-with-response-stream': 'application/vnd.amazon.eventstream',
+  'count-tokens': 'application/json',
 };
 
 /**
- * `{base}/model/{model id}/invoke` (or `/invoke-with-response-stream`), the id encoded as one
+ * CountTokens' body: the InvokeModel body it counts, as the base64 blob AWS's JSON protocol
+ * carries bytes in.
+ */
+export function bedrockCountTokensBody(invokeBody: object): { input: { invokeModel: { body: string } } } {
+  return { input: { invokeModel: { body: Buffer.from(JSON.stringify(invokeBody)).toString('base64') } } };
+}
+
+/**
+ * `{base}/model/{model id}/invoke` (or `/invoke-with-response-stream`, `/count-tokens`), the id encoded as one
  * path segment: model ids hold `:` (`…-v1:0`) and ARNs `/` (`…:inference-profile/us.anthropic…`).
  */
 export function bedrockInvokeUrl(

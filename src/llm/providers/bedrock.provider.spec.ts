@@ -806,4 +806,71 @@ describe('BedrockProvider', () => {
       expect(error).toMatchObject({ kind: 'unavailable', code: 'missing_credentials' });
     });
   });
+
+  describe('a request as it came in the Messages API', () => {
+    const THINKING = { type: 'thinking', thinking: 'Greet back.', signature: 'sig-1' };
+    const native = {
+      body: {
+        max_tokens: 4096,
+        thinking: { type: 'enabled', budget_tokens: 1024 },
+        system: [{ type: 'text', text: 'Be warm.', cache_control: { type: 'ephemeral' } }],
+        messages: [{ role: 'user', content: 'Hello' }],
+        metadata: { user_id: 'end-user-7' },
+        service_tier: 'auto',
+      },
+      betas: ['interleaved-thinking-2025-05-14'],
+      extraInputTokens: 0,
+    };
+    const nativeAttempt = (server: Upstream) => ({
+      ...providerAttempt(target(server), HELLO, { pool: loopback.pool, maxOutputTokens: 2048 }),
+      native,
+    });
+
+    it("sends the client's body for InvokeModel: the betas in it, its output cap held, what Bedrock refuses left out", async () => {
+      const answer = message({ content: [THINKING, { type: 'text', text: 'Hi.' }] });
+      const server = await upstream(json(200, answer));
+
+      const completion = await new BedrockProvider(clock, KEYS).complete(nativeAttempt(server));
+
+      const received = only(server);
+      expect(JSON.parse(received.body)).toEqual({
+        anthropic_version: 'bedrock-2023-05-31',
+        anthropic_beta: ['interleaved-thinking-2025-05-14'],
+        max_tokens: 2048,
+        thinking: { type: 'enabled', budget_tokens: 1024 },
+        system: [{ type: 'text', text: 'Be warm.', cache_control: { type: 'ephemeral' } }],
+        messages: [{ role: 'user', content: 'Hello' }],
+      });
+      const auth = parseAuthorization(received.headers.authorization);
+      expect(auth.signature).toBe(expectedSignature(received, SECRET_ACCESS_KEY, auth));
+      expect(completion.anthropicMessage).toEqual(answer);
+      expect(completion.choices[0].message.content).toBe('Hi.');
+    });
+
+    it('counts the tokens of that body with CountTokens, signed, and answers its count', async () => {
+      const server = await upstream(json(200, { inputTokens: 17 }));
+
+      const counted = await new BedrockProvider(clock, KEYS).countTokens(nativeAttempt(server));
+
+      const received = only(server);
+      expect(received.path).toBe('/model/anthropic.claude-3-5-haiku-20241022-v1%3A0/count-tokens');
+      const { input } = JSON.parse(received.body) as { input: { invokeModel: { body: string } } };
+      expect(JSON.parse(Buffer.from(input.invokeModel.body, 'base64').toString('utf8'))).toMatchObject({
+        anthropic_version: 'bedrock-2023-05-31',
+        thinking: { type: 'enabled', budget_tokens: 1024 },
+        messages: [{ role: 'user', content: 'Hello' }],
+      });
+      const auth = parseAuthorization(received.headers.authorization);
+      expect(auth.signature).toBe(expectedSignature(received, SECRET_ACCESS_KEY, auth));
+      expect(counted).toBe(17);
+    });
+
+    it('fails a count answer without a count as a malformed answer', async () => {
+      const server = await upstream(json(200, { tokens: 'many' }));
+
+      const error = await rejection(new BedrockProvider(clock, KEYS).countTokens(nativeAttempt(server)));
+
+      expect(error).toMatchObject({ kind: 'transient' });
+    });
+  });
 });

@@ -3,7 +3,15 @@ import type { ChatChunk, ChatCompletion } from '../chat.types';
 import { fromAnthropicAnswer } from './anthropic-answer';
 import { anthropicChunks } from './anthropic-stream';
 import { awsSigningMaterial, type Environment } from './bedrock-credentials';
-import { type BedrockInvocation, bedrockInvokeUrl, signedBedrockHeaders, toBedrockBody } from './bedrock-request';
+import {
+  bedrockCountTokensBody,
+  type BedrockInvocation,
+  bedrockInvokeUrl,
+  signedBedrockHeaders,
+  toBedrockBody,
+} from './bedrock-request';
+import { isCount, isObject } from './json-shape';
+import { malformedAnswerError } from './provider-errors';
 import { bedrockEvents } from './bedrock-stream';
 import type { LlmProvider, ProviderAttempt } from './llm-provider';
 import { postJson, postStream } from './provider-exchange';
@@ -33,21 +41,34 @@ export class BedrockProvider implements LlmProvider {
     const { url, headers, body } = this.signedRequest(attempt, 'invoke');
     const answer = await postJson(attempt, url, headers, body, this.clock);
     // Bedrock's answer may leave out `model`: the translation then names the target's model id.
-    return fromAnthropicAnswer(attempt.target, answer, this.clock.wallNow());
+    const completion = fromAnthropicAnswer(attempt.target, answer, this.clock.wallNow());
+    if (attempt.native) completion.anthropicMessage = answer as Record<string, unknown>;
+    return completion;
   }
 
   /** InvokeModelWithResponseStream: the same body, its events read from AWS's event stream. */
   async *stream(attempt: ProviderAttempt): AsyncGenerator<ChatChunk> {
     const { url, headers, body } = this.signedRequest(attempt, 'invoke-with-response-stream');
     const answer = await postStream(attempt, url, headers, body, this.clock);
-    yield* anthropicChunks(bedrockEvents(attempt, answer, this.clock), attempt.target, this.clock);
+    const events = bedrockEvents(attempt, answer, this.clock);
+    yield* anthropicChunks(events, attempt.target, this.clock, attempt.native !== undefined);
+  }
+
+  /** CountTokens with the InvokeModel body the request would send: Bedrock's own count, free of charge. */
+  async countTokens(attempt: ProviderAttempt): Promise<number> {
+    const { url, headers, body } = this.signedRequest(attempt, 'count-tokens');
+    const answer = await postJson(attempt, url, headers, body, this.clock);
+    const counted = isObject(answer) ? answer.inputTokens : undefined;
+    if (!isCount(counted)) throw malformedAnswerError(attempt.target, 200);
+    return counted;
   }
 
   private signedRequest(attempt: ProviderAttempt, invocation: BedrockInvocation) {
     const { target } = attempt;
     // Before the translation: a target that cannot sign fails whatever the request.
     const material = awsSigningMaterial(target, this.env);
-    const body = toBedrockBody(attempt);
+    const invokeBody = toBedrockBody(attempt);
+    const body = invocation === 'count-tokens' ? bedrockCountTokensBody(invokeBody) : invokeBody;
     const url = bedrockInvokeUrl(target, material.region, invocation);
     // postJson and postStream serialize `body` again; JSON.stringify of the same plain object is
     // the same text, so the payload hash signed here is that of the bytes sent.

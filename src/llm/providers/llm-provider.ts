@@ -15,6 +15,28 @@ export interface ProviderTarget {
   readonly region?: string;
 }
 
+/**
+ * A Messages API request as its client sent it, beside the Chat Completions request the pipeline
+ * runs: what a target that speaks the Messages API itself (`anthropic`, `bedrock`) is sent, nearly
+ * as it came, so that what a translation would lose (extended thinking and the thinking blocks a
+ * tool loop must send back, `cache_control`, document blocks, fields newer than Bulkhead) reaches
+ * the model. Any other target is sent the translation.
+ */
+export interface NativeMessagesRequest {
+  /**
+   * The client's validated body, without `model` and `stream`: the target's model and the
+   * attempt's way of answering are set per attempt.
+   */
+  readonly body: Readonly<Record<string, unknown>>;
+  /** The client's `anthropic-beta` features, passed on to Anthropic (header) and Bedrock (body). */
+  readonly betas: readonly string[];
+  /**
+   * Input tokens the Chat Completions request does not show its estimate: the text of earlier
+   * turns' thinking blocks, which the model reads again in a tool loop.
+   */
+  readonly extraInputTokens: number;
+}
+
 /** One attempt at one target. */
 export interface ProviderAttempt {
   readonly target: ProviderTarget;
@@ -26,6 +48,11 @@ export interface ProviderAttempt {
   readonly request: ChatRequest;
   /** The output cap of this attempt, in tokens (what `request` carries). */
   readonly maxOutputTokens: number;
+  /**
+   * A request that came in Anthropic's Messages API: its own body, which a provider that speaks
+   * that API sends instead of translating `request` (and answers with the raw message beside).
+   */
+  readonly native?: NativeMessagesRequest;
   /** The call's HTTP pool (normal or isolated) under the egress rules, stopped with the attempt. */
   readonly http: ToolHttp;
   /**

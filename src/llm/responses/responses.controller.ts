@@ -25,9 +25,9 @@ export class ResponsesController {
   @Post()
   async create(@Req() request: FastifyRequest, @Res() reply: FastifyReply): Promise<void> {
     let responses: ResponsesRequest | undefined;
-    const call = startChatCall(request, reply, 'openai', (body) =>
-      toChatRequest((responses = parseResponsesRequest(body))),
-    );
+    const call = startChatCall(request, reply, 'openai', (body) => ({
+      request: toChatRequest((responses = parseResponsesRequest(body))),
+    }));
     const ids = new ResponseIds(call.callId);
     if (call.request.stream === true) {
       const sse = new SseReply(reply, { callId: call.callId });

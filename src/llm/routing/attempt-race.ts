@@ -2,6 +2,7 @@ import { type Clock, deferred, isResilienceError, noop, ResilienceError } from '
 import type { HttpPool } from '../../containment';
 import type { LazyAbortController } from '../../common';
 import type { ChatCompletion, ChatRequest } from '../chat.types';
+import type { NativeMessagesRequest } from '../providers/llm-provider';
 import { isProviderFailure } from '../providers/provider-errors';
 import { hedgeTarget } from './hedge-target';
 import type { LlmRoute, LlmTarget } from './llm-route';
@@ -18,6 +19,8 @@ export interface FailoverCall {
   route: LlmRoute;
   /** The client's request with the output cap set; each target gets it with its own model. */
   request: ChatRequest;
+  /** The request as it came in Anthropic's Messages API, for the targets that speak it. */
+  native?: NativeMessagesRequest;
   pool: HttpPool;
   /** The call's cancellation: its client leaving, shutdown. */
   abort: LazyAbortController;
@@ -138,6 +141,7 @@ export class AttemptRace {
       progress.attempts++;
       const setup = {
         request: { ...call.request, model: target.target.model },
+        native: call.native,
         maxOutputTokens: call.account.outputCap,
         pool: call.pool,
         call: call.abort,

@@ -8,6 +8,7 @@ import {
   type ToolHttpOptions,
 } from '../../containment';
 import type { ChatChunk, ChatCompletion, ChatRequest } from '../chat.types';
+import type { NativeMessagesRequest } from '../providers/llm-provider';
 import type { ProviderAttempt } from '../providers/llm-provider';
 import { ProviderStream } from '../streaming/provider-stream';
 import type { LlmTarget } from './llm-route';
@@ -41,6 +42,7 @@ export interface StartedProviderAttempt<T> {
 /** What starting an attempt needs besides the target. */
 export interface AttemptSetup {
   request: ChatRequest;
+  native?: NativeMessagesRequest;
   maxOutputTokens: number;
   pool: HttpPool;
   /** The call's cancellation: the client leaving, shutdown. */
@@ -136,6 +138,7 @@ function start<T>(
       {
         target: target.target,
         request: setup.request,
+        native: setup.native,
         maxOutputTokens: setup.maxOutputTokens,
         http,
         // Made only if the provider asks: an AbortSignal costs more than the rest of the attempt's set-up.

@@ -22,6 +22,9 @@ export class StreamAssembly {
   private readonly choices = new Map<number, AssembledChoice>();
   private reported: ChatUsage | undefined;
   private contentChunks = 0;
+  /** A native stream's thinking, which no choice shows but the provider bills as output. */
+  private thinkingChars = 0;
+  private anthropicMessage: Record<string, unknown> | undefined;
 
   add(chunk: ChatChunk): void {
     if (!this.id) {
@@ -30,6 +33,7 @@ export class StreamAssembly {
       this.created = chunk.created;
     }
     if (chunk.usage) this.reported = chunk.usage;
+    if (chunk.anthropicEvent) this.addNative(chunk);
     for (const { index, delta, finish_reason: finishReason } of chunk.choices) {
       let choice = this.choices.get(index);
       if (!choice) {
@@ -59,6 +63,15 @@ export class StreamAssembly {
     }
   }
 
+  private addNative(chunk: ChatChunk): void {
+    if (chunk.anthropicMessage) this.anthropicMessage = chunk.anthropicMessage;
+    const delta = chunk.anthropicEvent?.delta as { type?: unknown; thinking?: unknown } | undefined;
+    if (delta?.type === 'thinking_delta' && typeof delta.thinking === 'string') {
+      this.thinkingChars += delta.thinking.length;
+      this.contentChunks++;
+    }
+  }
+
   /** Whether the provider reported its usage (the stream ended as it should). */
   get usageReported(): boolean {
     return this.reported !== undefined;
@@ -71,7 +84,7 @@ export class StreamAssembly {
    */
   usage(promptEstimate: number): ChatUsage {
     if (this.reported) return this.reported;
-    let characters = 0;
+    let characters = this.thinkingChars;
     for (const choice of this.choices.values()) {
       characters += choice.content.length + choice.refusal.length;
       for (const call of choice.toolCalls) characters += call.function.name.length + call.function.arguments.length;
@@ -83,7 +96,7 @@ export class StreamAssembly {
   /** The answer as one completion; only meaningful once the stream ended as it should. */
   completion(promptEstimate: number): ChatCompletion {
     const indexes = [...this.choices.keys()].sort((a, b) => a - b);
-    return {
+    const completion: ChatCompletion = {
       id: this.id,
       object: 'chat.completion',
       created: this.created,
@@ -101,11 +114,17 @@ export class StreamAssembly {
       }),
       usage: this.usage(promptEstimate),
     };
+    if (this.anthropicMessage) completion.anthropicMessage = this.anthropicMessage;
+    return completion;
   }
 }
 
-/** Whether a chunk carries some of the answer (text, a refusal, a tool call): the commit point. */
+/**
+ * Whether a chunk carries some of the answer (text, a refusal, a tool call; in a native stream,
+ * any block's delta, thinking too): the commit point.
+ */
 export function carriesContent(chunk: ChatChunk): boolean {
+  if (chunk.anthropicEvent?.type === 'content_block_delta') return true;
   for (const { delta } of chunk.choices) {
     if ((typeof delta.content === 'string' && delta.content !== '') || delta.tool_calls?.length) return true;
     if (typeof delta.refusal === 'string' && delta.refusal !== '') return true;

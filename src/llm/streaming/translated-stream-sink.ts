@@ -32,8 +32,7 @@ export abstract class TranslatedStreamSink implements ChatStreamSink {
     const starting = this.start(chunk);
     if (chunk.usage) this.usage = chunk.usage;
     if (chunk.bulkhead !== undefined) this.bulkhead = chunk.bulkhead;
-    const choice = chunk.choices[0];
-    return (choice && this.translate(choice)) ?? starting;
+    return this.translateChunk(chunk) ?? starting;
   }
 
   end(): void {
@@ -50,6 +49,12 @@ export abstract class TranslatedStreamSink implements ChatStreamSink {
 
   /** The stream's start events, from its first chunk (none: the stream had no chunk at all). */
   protected abstract begin(first: ChatChunk | undefined): Promise<void> | undefined;
+
+  /** One chunk as this API's events: its first choice's, by default; the last write's backpressure. */
+  protected translateChunk(chunk: ChatChunk): Promise<void> | undefined {
+    const choice = chunk.choices[0];
+    return choice && this.translate(choice);
+  }
 
   /** One choice's delta (and finish) as this API's events; the last write's backpressure. */
   protected abstract translate(choice: ChatChunkChoice): Promise<void> | undefined;
