@@ -9,6 +9,7 @@
  *   --pairs N        rounds, each running every side once in turn (default 4, at least 4)
  *   --duration S     seconds per measured run (default 2)
  *   --connections N  autocannon connections (default 32)
+ *   --sequential N   requests per side in each sequential round (default 3,000; 0: none)
  *   --no-portkey     leave Portkey out even if it is installed
  *   --profile        also CPU profiles of the service (a process of its own under V8's
  *                    sampler, after the measured runs), 3 s of load on the route without cache,
@@ -45,8 +46,13 @@
  * side's, measured on its own. Each side names itself in the request's `user`, so the server
  * counts its requests apart from a previous side's stragglers.
  *
+ * Then the sequential method of the independent gateway benchmarks (bench/llm-proxy/sequential.ts):
+ * one request at a time on one keep-alive connection, 3 alternated rounds of `--sequential`
+ * requests on direct, service, messages, responses and tool; the added latency of a side is its
+ * p50 (p99) less direct's in the same round.
+ *
  * Figures: p50, p99 (of the checked 2xx answers, each response's own time), checked 2xx/s, and
- * the CPU each process used per such answer (from /proc). Prints tables and writes
+ * the CPU each process used per such answer (from /proc); the added latencies. Prints tables and writes
  * bench/results/llm-proxy.json. Exits 1 if a check fails: an answer that was not 200 with the
  * upstream's text and usage (every answer is checked, Portkey's too), a proxied answer that did
  * not reach the server once, a cache hit that did, a request the server refused, the service's
@@ -60,6 +66,13 @@ import { check, checkMetrics, stopAll } from './llm-proxy/checks';
 import { runCheckedLoad } from './llm-proxy/checked-load';
 import { settle, startOpenAiUpstream } from './llm-proxy/openai-upstream';
 import { printProfile, profileService } from './llm-proxy/profile';
+import {
+  addedLatencies,
+  printAddedLatencies,
+  SEQUENTIAL_SIDES,
+  sequentialRun,
+  type SequentialRun,
+} from './llm-proxy/sequential';
 import {
   directEndpoint,
   type Endpoint,
@@ -78,11 +91,13 @@ import { fixed, writeResultsUnlessQuick } from './support/report';
 import { cpuMeter, inRounds, summariseSides, withCpu } from './support/rounds';
 import { printRatiosTable, printSidesTable, writeRunHeader, writeRunLine } from './support/rounds-report';
 import { apiKey, startService } from './support/service';
-import { runOptions } from './support/options';
+import { option, runOptions } from './support/options';
 
 const BUDGET_MS = 130_000;
 const PROFILE_S = 3;
 const TOP_FRAMES = 15;
+const SEQUENTIAL_ROUNDS = 3;
+const QUICK_SEQUENTIAL = 200;
 
 type Settings = ReturnType<typeof settings>;
 
@@ -90,6 +105,7 @@ function settings() {
   return {
     ...runOptions({ connections: 32, durationS: 2 }),
     portkey: !process.argv.includes('--no-portkey'),
+    sequential: process.argv.includes('--quick') ? QUICK_SEQUENTIAL : option('sequential', 3_000, 0),
     profile: process.argv.includes('--profile'),
   };
 }
@@ -167,6 +183,20 @@ async function main(s: Settings): Promise<void> {
   const problems = check(runs, s.connections);
   problems.push(...(await checkMetrics(service, runs, s.connections)));
 
+  const sequential: SequentialRun[] = [];
+  if (s.sequential > 0) {
+    const rounds = s.quick ? 1 : SEQUENTIAL_ROUNDS;
+    for (let round = 1; round <= rounds; round++) {
+      for (const side of SEQUENTIAL_SIDES) {
+        const run = await sequentialRun(side, endpoints[side]!, round, s.sequential);
+        if (run.wrong > 0)
+          problems.push(`${side}: ${run.wrong} sequential answers were not 200 with the upstream's answer`);
+        sequential.push(run);
+      }
+    }
+  }
+  const added = addedLatencies(sequential, SEQUENTIAL_SIDES);
+
   const profiles = s.profile
     ? await profileService(
         upstream,
@@ -191,6 +221,7 @@ async function main(s: Settings): Promise<void> {
     comparisons,
     { column: 'server CPU/call', ofMedians: (c) => fixed(c.serverCpu, 3) },
   );
+  if (added.length > 0) printAddedLatencies(added, s.sequential, s.quick ? 1 : SEQUENTIAL_ROUNDS);
   for (const profile of profiles) printProfile(profile, TOP_FRAMES);
   process.stdout.write(`\nchecks: ${problems.length === 0 ? 'all passed' : problems.join('; ')}\n`);
 
@@ -199,6 +230,7 @@ async function main(s: Settings): Promise<void> {
     portkey: portkeyInfo,
     summary: summaries,
     comparisons,
+    sequential: { runs: sequential, added },
     profiles,
     checks: { problems },
     runs,
@@ -213,5 +245,7 @@ const estimateMs =
   12_000 +
   SIDES.length * 1_000 +
   chosen.pairs * SIDES.length * (chosen.durationS * 1_000 + 600) +
-  (chosen.profile ? 12_000 : 0);
+  (chosen.profile ? 12_000 : 0) +
+  // One request at a time takes about a millisecond through the service.
+  SEQUENTIAL_ROUNDS * SEQUENTIAL_SIDES.length * chosen.sequential * 1.5;
 runMain('llm-proxy', () => main(chosen), { budgetMs: Math.max(BUDGET_MS, 1.5 * estimateMs) });
