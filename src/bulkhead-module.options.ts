@@ -1,5 +1,5 @@
 import type { ModuleMetadata, Type } from '@nestjs/common';
-import type Redis from 'ioredis';
+import type { RedisClient } from './store';
 import type { z } from 'zod';
 import type { TenantResolver } from './auth';
 import type { BudgetStore } from './budget';
@@ -33,7 +33,7 @@ export interface BulkheadModuleOptions extends BulkheadConfigInput {
    * containment), instead of connecting to `store.url`. Made with `enableOfflineQueue: false`
    * and a short `commandTimeout`, or an outage holds decisions instead of failing them.
    */
-  redis?: Redis;
+  redis?: RedisClient;
   /** The app's own implementation of any store interface, in place of memory or Redis. */
   stores?: CustomStores;
 }
@@ -94,6 +94,6 @@ export interface BulkheadModuleAsyncOptions extends BulkheadModuleExtras {
 /** The options once validated: the config with every default, and the code-only parts. */
 export interface ResolvedBulkheadOptions {
   config: BulkheadConfig;
-  redis?: Redis;
+  redis?: RedisClient;
   stores?: CustomStores;
 }

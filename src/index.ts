@@ -90,7 +90,7 @@ export {
 } from './rate-limit';
 export { BudgetStore, MemoryBudgetStore, RedisBudgetStore } from './budget';
 export { LlmCacheStore, MemoryLlmCacheStore, RedisLlmCacheStore } from './llm';
-export { createRedisConnection, REDIS } from './store';
+export { createRedisConnection, REDIS, type RedisClient, type RedisConnectionOptions } from './store';
 
 // The OpenAPI document of the service's routes (served at /openapi.json, shown at /docs).
 export { buildOpenApiDocument, OPENAPI_DOCUMENT, type OpenApiDocument } from './openapi';

@@ -1,4 +1,4 @@
-import type Redis from 'ioredis';
+import type { RedisClient } from '../store';
 // Deep imports: the store index pulls in the store module, which imports this module's index.
 import { luaNow, type RedisKeys, RedisScript, type RedisTime } from '../store';
 import type { BudgetStore, BudgetUsage, ReserveResult } from './budget.store';
@@ -148,7 +148,7 @@ export class RedisBudgetStore implements BudgetStore {
   private readonly readScript: RedisScript;
 
   constructor(
-    redis: Redis,
+    redis: RedisClient,
     private readonly keys: RedisKeys,
     private readonly time: RedisTime,
   ) {

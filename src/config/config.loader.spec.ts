@@ -315,6 +315,64 @@ describe('config loader', () => {
       });
     });
 
+    it('accepts a Redis Cluster and a primary behind Sentinel, with the password from the environment', () => {
+      const env = { REDIS_PASSWORD: 'from-the-env' };
+      const clustered = document({
+        store: {
+          kind: 'redis',
+          cluster: {
+            nodes: ['redis://10.0.0.1:6379', 'redis://10.0.0.2:6379'],
+            natMap: { '10.0.0.1:6379': 'localhost:7001' },
+          },
+          password: '${REDIS_PASSWORD}',
+          tls: true,
+        },
+      });
+      const watched = document({
+        store: { kind: 'redis', sentinel: { name: 'mymaster', nodes: ['redis://10.0.0.5:26379'] } },
+      });
+
+      expect(configOf(parseConfig(clustered, env)).store).toEqual({
+        kind: 'redis',
+        cluster: {
+          nodes: ['redis://10.0.0.1:6379', 'redis://10.0.0.2:6379'],
+          natMap: { '10.0.0.1:6379': 'localhost:7001' },
+          scaleReads: 'master',
+        },
+        password: 'from-the-env',
+        tls: true,
+        prefix: 'bh:',
+        commandTimeoutMs: 500,
+      });
+      expect(configOf(parseConfig(watched, {})).store).toMatchObject({
+        sentinel: { name: 'mymaster', nodes: ['redis://10.0.0.5:26379'], role: 'master' },
+      });
+    });
+
+    it('reports a redis store with none, or more than one, of url, cluster and sentinel', () => {
+      const none = document({ store: { kind: 'redis' } });
+      const two = document({
+        store: { kind: 'redis', url: 'redis://a:6379', sentinel: { name: 'm', nodes: ['redis://s:26379'] } },
+      });
+
+      expect(problemsOf(parseConfig(none, {}))).toEqual(['store: needs one of url, cluster, sentinel']);
+      expect(problemsOf(parseConfig(two, {}))).toEqual([
+        'store: takes one of url, cluster, sentinel, not url and sentinel',
+      ]);
+    });
+
+    it('reports a Sentinel role other than the primary, and a cluster without nodes', () => {
+      const replica = document({
+        store: { kind: 'redis', sentinel: { name: 'm', nodes: ['redis://s:26379'], role: 'slave' } },
+      });
+      const empty = document({ store: { kind: 'redis', cluster: { nodes: [] } } });
+
+      expect(problemsOf(parseConfig(replica, {}))).toEqual([
+        'store.sentinel.role: must be master: decisions write, which replicas refuse',
+      ]);
+      expect(problemsOf(parseConfig(empty, {}))).toEqual(['store.cluster.nodes: must name a node']);
+    });
+
     it('reports isolatedMaxConcurrency above normalMaxConcurrency', () => {
       const doc = document({ containment: { pools: { normalMaxConcurrency: 2, isolatedMaxConcurrency: 3 } } });
 

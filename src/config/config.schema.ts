@@ -4,6 +4,7 @@ import { bool, intIn, name, nonEmptyString, numberIn, oneOf } from './schema-hel
 import { chaosSchema } from './chaos.schema';
 import { llmSchema } from './llm.schema';
 import { mcpSchema } from './mcp.schema';
+import { storeSchema } from './store.schema';
 import { breakerSchema, tool } from './tool.schema';
 
 const MiB = 1024 * 1024;
@@ -50,27 +51,6 @@ const auth = z
       .default([]),
   })
   .prefault({});
-
-const store = z
-  .discriminatedUnion(
-    'kind',
-    [
-      z.strictObject({ kind: z.literal('memory') }),
-      z.strictObject({
-        kind: z.literal('redis'),
-        url: z
-          .string({ error: 'must be a string' })
-          .regex(/^rediss?:\/\//, { error: 'must be a redis:// or rediss:// URL' }),
-        prefix: z
-          .string({ error: 'must be a string' })
-          .max(64, { error: 'must be at most 64 characters' })
-          .default('bh:'),
-        commandTimeoutMs: intIn(10, 60_000).default(500),
-      }),
-    ],
-    { error: 'must be one of memory, redis' },
-  )
-  .prefault({ kind: 'memory' });
 
 const lane = z
   .strictObject({
@@ -169,7 +149,7 @@ function isCidr(value: string): boolean {
 export const configSchema = z.strictObject({
   server,
   auth,
-  store,
+  store: storeSchema,
   lanes: z.record(name(), lane).refine((lanes) => Object.keys(lanes).length > 0, {
     error: 'must define at least one lane',
   }),

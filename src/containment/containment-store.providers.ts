@@ -1,5 +1,6 @@
 import { Inject, Injectable, type OnApplicationShutdown, type Provider } from '@nestjs/common';
-import type Redis from 'ioredis';
+import { Cluster } from 'ioredis';
+import type { RedisClient } from '../store';
 import { SystemClock } from '../common';
 import { REDIS, REDIS_KEYS, type RedisKeys, sharedStoreProvider } from '../store';
 import { ContainmentCache } from './containment-cache';
@@ -32,10 +33,12 @@ export const containmentStoreProviders: Provider[] = [
     provide: CONTAINMENT_INVALIDATIONS,
     useFactory: (
       options: ContainmentModuleOptions,
-      connection: Redis | null,
+      connection: RedisClient | null,
       keys: RedisKeys,
     ): RedisInvalidations | null => {
-      if (options.customStore || !connection) return null;
+      // On a Redis Cluster the cache stays off, every read going to Redis, until invalidations
+      // follow the cluster's own subscriber node (see docs/operations.md, Redis Cluster).
+      if (options.customStore || !connection || connection instanceof Cluster) return null;
       // Pings on real time whatever clock the app runs on: a dead link is a real-time matter.
       return new RedisInvalidations(connection.duplicate(SUBSCRIBER_CONNECTION_OPTIONS), new ContainmentCache(), {
         channel: containmentChannel(keys),

@@ -1,4 +1,4 @@
-import type Redis from 'ioredis';
+import type { RedisClient } from '../store';
 import { batchWritesThisTick, type RedisKeys, RedisScript } from '../store';
 import type { CacheTicket, ContainmentCache } from './containment-cache';
 import {
@@ -58,7 +58,7 @@ export class RedisContainmentStore implements ContainmentStore {
   private readonly channel: string;
 
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     private readonly keys: RedisKeys,
     private readonly cache?: ContainmentCache,
   ) {

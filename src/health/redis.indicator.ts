@@ -1,6 +1,6 @@
 import { Inject, Injectable, Optional } from '@nestjs/common';
 import { HealthIndicatorService, type HealthIndicatorResult } from '@nestjs/terminus';
-import type Redis from 'ioredis';
+import type { RedisClient } from '../store';
 import { REDIS } from '../store';
 
 /**
@@ -12,7 +12,7 @@ import { REDIS } from '../store';
 export class RedisIndicator {
   constructor(
     private readonly indicators: HealthIndicatorService,
-    @Optional() @Inject(REDIS) private readonly redis: Redis | null,
+    @Optional() @Inject(REDIS) private readonly redis: RedisClient | null,
   ) {}
 
   get configured(): boolean {

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type Redis from 'ioredis';
+import type { RedisClient } from '../store';
 import { luaNow, type RedisKeys, RedisScript, type RedisTime } from '../store';
 import { assertLeaseMs, type IdempotencyClaim, type IdempotencyStore, type StoredOutcome } from './idempotency.store';
 
@@ -78,7 +78,7 @@ export class RedisIdempotencyStore implements IdempotencyStore {
   private readonly renewScript: RedisScript;
 
   constructor(
-    redis: Redis,
+    redis: RedisClient,
     private readonly keys: RedisKeys,
     private readonly time: RedisTime,
   ) {

@@ -1,4 +1,4 @@
-import type Redis from 'ioredis';
+import type { RedisClient } from '../store';
 import { luaNow, RedisKeys, RedisScript, RedisTime } from '../store';
 import type { BucketRule, RateLimitDecision, RateLimitStore } from './rate-limit.store';
 import { assertAdjust, assertTake, UNITS_PER_TOKEN } from './token-bucket';
@@ -168,7 +168,7 @@ export class RedisRateLimitStore implements RateLimitStore {
   private readonly adjustScript: RedisScript;
 
   constructor(
-    redis: Redis,
+    redis: RedisClient,
     private readonly keys: RedisKeys,
     private readonly time: RedisTime,
   ) {

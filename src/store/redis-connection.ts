@@ -1,10 +1,28 @@
 import type { Writable } from 'node:stream';
 import { Logger, type LoggerService } from '@nestjs/common';
-import Redis from 'ioredis';
+import Redis, { Cluster, type RedisOptions } from 'ioredis';
 import { logRecord } from '../common';
 
+/** A connection to one Redis (maybe found through Sentinel), or to a Redis Cluster: what the stores run on. */
+export type RedisClient = Redis | Cluster;
+
+/** TLS to Redis: `true` with the system's CAs, or what to trust and check. */
+export type RedisTls = boolean | { ca?: string; servername?: string; rejectUnauthorized?: boolean };
+
 export interface RedisConnectionOptions {
-  url: string;
+  /** One Redis. Exactly one of `url`, `cluster`, `sentinel`. */
+  url?: string;
+  /** A Redis Cluster, found from any of its `nodes`. */
+  cluster?: {
+    nodes: readonly string[];
+    natMap?: Record<string, string>;
+    scaleReads?: 'master' | 'slave' | 'all';
+  };
+  /** The primary called `name`, found through the Sentinels at `nodes`, followed through failovers. */
+  sentinel?: { name: string; nodes: readonly string[]; password?: string };
+  username?: string;
+  password?: string;
+  tls?: RedisTls;
   /** A command not answered within this fails, instead of holding a decision. */
   commandTimeoutMs: number;
   /**
@@ -19,9 +37,53 @@ export interface RedisConnectionOptions {
  * queue: a queued command would hang a fail-open limit, and count twice when replayed) and
  * after `commandTimeoutMs` when it does not answer; it reconnects in the background and logs
  * each change of its state once.
+ *
+ * On a Cluster, each command goes to its key's slot (every decision's keys share one, by their
+ * hash tag), following MOVED and ASK as slots move; on Sentinel, the connection asks the
+ * Sentinels for the primary each time it connects, so after a failover it reconnects to the
+ * promoted replica by itself.
  */
-export function createRedisConnection(options: RedisConnectionOptions): Redis {
-  const redis = new Redis(options.url, {
+export function createRedisConnection(options: RedisConnectionOptions & { url: string }): Redis;
+export function createRedisConnection(options: RedisConnectionOptions): RedisClient;
+export function createRedisConnection(options: RedisConnectionOptions): RedisClient {
+  const perNode = nodeOptions(options);
+  let redis: RedisClient;
+  if (options.cluster) {
+    const { nodes, natMap, scaleReads } = options.cluster;
+    redis = new Cluster(nodes.map(hostAndPort), {
+      redisOptions: perNode,
+      enableOfflineQueue: false,
+      // Rediscover the cluster forever, at most every 2 s, as one Redis reconnects.
+      clusterRetryStrategy: (times) => Math.min(times * 100, 2_000),
+      slotsRefreshTimeout: Math.max(options.commandTimeoutMs, 1_000),
+      ...(natMap ? { natMap: natMapOf(natMap) } : {}),
+      scaleReads: scaleReads ?? 'master',
+    });
+  } else if (options.sentinel) {
+    const { name, nodes, password } = options.sentinel;
+    redis = new Redis({
+      ...perNode,
+      sentinels: nodes.map(hostAndPort),
+      name,
+      role: 'master',
+      ...(password ? { sentinelPassword: password } : {}),
+      ...(perNode.tls ? { enableTLSForSentinelMode: true, sentinelTLS: perNode.tls } : {}),
+      // Asked again on every reconnect, so a failover is followed without a restart.
+      sentinelRetryStrategy: (times) => Math.min(times * 100, 2_000),
+    });
+  } else if (options.url) {
+    redis = new Redis(options.url, perNode);
+  } else {
+    throw new RangeError('a Redis connection needs one of url, cluster, sentinel');
+  }
+  logStateChanges(redis, describeEndpoint(options), secretOf(options), options.logger ?? new Logger('Redis'));
+  return redis;
+}
+
+/** The options of every connection to a Redis node (the one, the primary, each of a cluster's). */
+function nodeOptions(options: RedisConnectionOptions): RedisOptions {
+  const tls = tlsOf(options);
+  return {
     enableOfflineQueue: false,
     commandTimeout: options.commandTimeoutMs,
     connectTimeout: Math.max(options.commandTimeoutMs, 1_000),
@@ -31,9 +93,55 @@ export function createRedisConnection(options: RedisConnectionOptions): Redis {
     lazyConnect: false,
     // A connection whose socket is already gone would otherwise keep a 2 s timer at shutdown.
     disconnectTimeout: 100,
-  });
-  logStateChanges(redis, options.url, options.logger ?? new Logger('Redis'));
-  return redis;
+    ...(options.username ? { username: options.username } : {}),
+    ...(options.password !== undefined ? { password: options.password } : {}),
+    ...(tls ? { tls } : {}),
+  };
+}
+
+/** TLS options as node's `tls.connect` takes them: asked for, or implied by a `rediss://` node. */
+function tlsOf(options: RedisConnectionOptions): RedisOptions['tls'] {
+  const { tls } = options;
+  if (tls === false) return undefined;
+  if (typeof tls === 'object') {
+    return {
+      ...(tls.ca ? { ca: tls.ca } : {}),
+      ...(tls.servername ? { servername: tls.servername } : {}),
+      rejectUnauthorized: tls.rejectUnauthorized ?? true,
+    };
+  }
+  const nodes = options.cluster?.nodes ?? options.sentinel?.nodes ?? [];
+  // One Redis's `rediss://` URL already says TLS to ioredis itself.
+  return tls === true || nodes.some((node) => node.startsWith('rediss://')) ? {} : undefined;
+}
+
+/** `redis://host:port` as the `{ host, port }` ioredis takes for a cluster node or a Sentinel. */
+function hostAndPort(url: string): { host: string; port: number } {
+  const { hostname, port } = new URL(url);
+  return { host: hostname || '127.0.0.1', port: Number(port) || 6379 };
+}
+
+function natMapOf(map: Record<string, string>): Record<string, { host: string; port: number }> {
+  return Object.fromEntries(
+    Object.entries(map).map(([announced, reached]) => {
+      const at = reached.lastIndexOf(':');
+      return [announced, { host: reached.slice(0, at), port: Number(reached.slice(at + 1)) }];
+    }),
+  );
+}
+
+/** What a log line names the connection by: endpoints, never credentials. */
+function describeEndpoint(options: RedisConnectionOptions): string {
+  if (options.cluster) return `cluster ${options.cluster.nodes.map(endpointOf).join(',')}`;
+  if (options.sentinel) {
+    return `primary ${options.sentinel.name} via sentinels ${options.sentinel.nodes.map(endpointOf).join(',')}`;
+  }
+  return endpointOf(options.url ?? '');
+}
+
+/** The password a log line must never show: the configured one, or the URL's. */
+function secretOf(options: RedisConnectionOptions): string | undefined {
+  return options.password || (options.url ? passwordOf(options.url) : undefined);
 }
 
 /**
@@ -43,12 +151,11 @@ export function createRedisConnection(options: RedisConnectionOptions): Redis {
  * the URL's credentials nor a stack. Each is an object message (`event: redis`, `state`
  * `connected`, `lost` or `unreachable`, `endpoint`, `cause`) with the text in `msg`.
  */
-function logStateChanges(redis: Redis, url: string, logger: LoggerService): void {
-  const where = endpointOf(url);
+function logStateChanges(redis: RedisClient, where: string, secret: string | undefined, logger: LoggerService): void {
   let state: 'starting' | 'up' | 'down' = 'starting';
   let cause = 'connection closed';
   redis.on('error', (error: Error) => {
-    cause = causeOf(error, url);
+    cause = redisErrorCause(error, secret);
   });
   redis.on('ready', () => {
     if (state !== 'up') {
@@ -83,11 +190,6 @@ function endpointOf(url: string): string {
   }
 }
 
-/** The error's code (`ECONNREFUSED`), or the first line of its message without the URL's password. */
-function causeOf(error: Error, url: string): string {
-  return redisErrorCause(error, passwordOf(url));
-}
-
 /**
  * What a log line may say of a Redis error: its code, or the first line of its message (never a
  * stack), with `secret` masked if given.
@@ -112,7 +214,7 @@ function passwordOf(url: string): string | undefined {
  * Resolves once the connection is ready, or after `withinMs` either way: a service whose Redis
  * is down still starts (readiness says 503 until it is back), it does not hang at boot.
  */
-export function readyWithin(redis: Redis, withinMs: number): Promise<void> {
+export function readyWithin(redis: RedisClient, withinMs: number): Promise<void> {
   if (redis.status === 'ready') return Promise.resolve();
   return new Promise((resolve) => {
     const done = () => {
@@ -134,7 +236,7 @@ export function readyWithin(redis: Redis, withinMs: number): Promise<void> {
  * than the writes it saved. Call it before sending a command; it does nothing if the writes
  * are already held or the connection has no socket.
  */
-export function batchWritesThisTick(redis: Redis): void {
+export function batchWritesThisTick(redis: RedisClient): void {
   const socket = (redis as unknown as { stream?: Writable }).stream;
   if (!socket || socket.writableCorked > 0 || socket.destroyed) return;
   socket.cork();

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type Redis from 'ioredis';
+import type { RedisClient } from './redis-connection';
 import { batchWritesThisTick } from './redis-connection';
 
 /**
@@ -10,7 +10,7 @@ export class RedisScript {
   private readonly sha: string;
 
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     private readonly source: string,
   ) {
     this.sha = createHash('sha1').update(source).digest('hex');

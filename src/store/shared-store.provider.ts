@@ -1,12 +1,12 @@
 import type { FactoryProvider, InjectionToken } from '@nestjs/common';
-import type Redis from 'ioredis';
+import type { RedisClient } from './redis-connection';
 import { CLOCK, type Clock } from '../common';
 import type { RedisKeys, RedisTime } from './redis-keys';
 import { REDIS, REDIS_KEYS, REDIS_TIME } from './store.tokens';
 
 /** What a Redis store is built on: StoreModule's connection, key names and time. */
 export interface RedisStoreBase {
-  readonly connection: Redis;
+  readonly connection: RedisClient;
   readonly keys: RedisKeys;
   readonly time: RedisTime;
 }
@@ -33,7 +33,14 @@ export function sharedStoreProvider<T, O>(
 ): FactoryProvider<T> {
   return {
     provide,
-    useFactory: (options: O, clock: Clock, connection: Redis | null, keys: RedisKeys, time: RedisTime, ...extra) => {
+    useFactory: (
+      options: O,
+      clock: Clock,
+      connection: RedisClient | null,
+      keys: RedisKeys,
+      time: RedisTime,
+      ...extra
+    ) => {
       const own = makers.own(options);
       if (own) return own;
       if (!connection) return makers.memory(options, clock);

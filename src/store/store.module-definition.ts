@@ -1,5 +1,5 @@
 import { ConfigurableModuleBuilder } from '@nestjs/common';
-import type Redis from 'ioredis';
+import type { RedisClient } from './redis-connection';
 import type { BulkheadConfig } from '../config';
 
 export interface StoreModuleOptions {
@@ -12,7 +12,7 @@ export interface StoreModuleOptions {
    * at shutdown. Make it with `enableOfflineQueue: false` and a short `commandTimeout`, or a
    * Redis outage holds decisions instead of failing them (`createRedisConnection` does both).
    */
-  redis?: Redis;
+  redis?: RedisClient;
 }
 
 export const { ConfigurableModuleClass: StoreConfigurableModule, MODULE_OPTIONS_TOKEN: STORE_MODULE_OPTIONS } =

@@ -1,5 +1,5 @@
 import { Inject, Injectable, Logger, type OnApplicationShutdown, Module } from '@nestjs/common';
-import type Redis from 'ioredis';
+import type { RedisClient } from './redis-connection';
 import { createRedisConnection, readyWithin } from './redis-connection';
 import { RedisKeys, RedisTime } from './redis-keys';
 import { STORE_MODULE_OPTIONS, StoreConfigurableModule, type StoreModuleOptions } from './store.module-definition';
@@ -15,7 +15,7 @@ const OWN_CONNECTION = Symbol('OWN_REDIS_CONNECTION');
 /** Closes the Redis connection after everything else has stopped. */
 @Injectable()
 class RedisCloser implements OnApplicationShutdown {
-  constructor(@Inject(OWN_CONNECTION) private readonly redis: Redis | null) {}
+  constructor(@Inject(OWN_CONNECTION) private readonly redis: RedisClient | null) {}
 
   async onApplicationShutdown(): Promise<void> {
     if (!this.redis) return;
@@ -38,10 +38,10 @@ const prefixOf = (options: StoreModuleOptions): string =>
   providers: [
     {
       provide: OWN_CONNECTION,
-      useFactory: async (options: StoreModuleOptions): Promise<Redis | null> => {
+      useFactory: async (options: StoreModuleOptions): Promise<RedisClient | null> => {
         const store = options.store;
         if (options.redis || store?.kind !== 'redis') return null;
-        const redis = createRedisConnection({ url: store.url, commandTimeoutMs: store.commandTimeoutMs });
+        const redis = createRedisConnection(store);
         await readyWithin(redis, BOOT_WAIT_MS);
         return redis;
       },
@@ -49,7 +49,7 @@ const prefixOf = (options: StoreModuleOptions): string =>
     },
     {
       provide: REDIS,
-      useFactory: (options: StoreModuleOptions, own: Redis | null): Redis | null => {
+      useFactory: (options: StoreModuleOptions, own: RedisClient | null): RedisClient | null => {
         if (options.redis) warnOfOfflineQueue(options.redis);
         return options.redis ?? own;
       },
@@ -68,7 +68,7 @@ const prefixOf = (options: StoreModuleOptions): string =>
 export class StoreModule extends StoreConfigurableModule {}
 
 /** A client that queues commands while Redis is down holds decisions instead of failing them. */
-function warnOfOfflineQueue(redis: Redis): void {
+function warnOfOfflineQueue(redis: RedisClient): void {
   if (redis.options.enableOfflineQueue !== false) {
     new Logger('Bulkhead').warn(
       'the Redis client given to StoreModule has its offline queue on: while Redis is down, decisions wait instead of failing fast',

@@ -9,7 +9,8 @@ describe('docs/configuration-reference.md', () => {
   it('names keys that only some kinds of a mapping take, with the kinds', () => {
     const reference = configReference();
 
-    expect(reference).toContain('| `store.url` | string (`^rediss?:\\/\\/`) |  | yes | kind `"redis"` |');
+    expect(reference).toContain('| `store.url` | string (`^rediss?:\\/\\/`) |  |  | kind `"redis"` |');
+    expect(reference).toContain('| `store.sentinel.name` | string (not empty) |  | yes | kind `"redis"` |');
     expect(reference).toContain('| `llm.routes.<name>.hedgeAfterMs` | integer (0–600000) | `0` |  |  |');
   });
 });

@@ -1,5 +1,5 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { accessSync, constants, mkdtempSync, rmSync, statSync } from 'node:fs';
+import { accessSync, constants, existsSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { type AddressInfo, connect, createServer, type Server, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
@@ -82,12 +82,13 @@ export class PrivateRedis {
 
   private constructor(
     readonly port: number,
-    private readonly dir: string,
+    readonly dir: string,
+    private readonly options: PrivateRedisOptions,
   ) {}
 
   /** Starts a redis-server on a free port and resolves once it answers PING. */
-  static async start(): Promise<PrivateRedis> {
-    const redis = new PrivateRedis(await freePort(), newDirectory());
+  static async start(options: PrivateRedisOptions = {}): Promise<PrivateRedis> {
+    const redis = new PrivateRedis(options.port ?? (await freePort()), newDirectory(), options);
     try {
       await redis.start();
     } catch (error) {
@@ -109,9 +110,17 @@ export class PrivateRedis {
   async start(): Promise<void> {
     if (this.child) throw new Error(`redis-server on port ${this.port} is already running`);
     this.output = '';
+    const { config, args = [] } = this.options;
+    const configFile = join(this.dir, 'redis.conf');
+    // A Sentinel rewrites its config file: written once, then kept across restarts.
+    if (config !== undefined && !existsSync(configFile)) writeFileSync(configFile, config);
     const child = spawn(
       'redis-server',
-      ['--port', String(this.port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', this.dir],
+      [
+        ...(config !== undefined ? [configFile] : []),
+        ...['--port', String(this.port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', this.dir],
+        ...args,
+      ],
       { stdio: ['ignore', 'pipe', 'pipe'] },
     );
     this.child = child;
@@ -189,6 +198,15 @@ export class PrivateRedis {
   }
 }
 
+export interface PrivateRedisOptions {
+  /** A port of its own choosing (a cluster node announces it); a free one by default. */
+  port?: number;
+  /** More arguments to redis-server (`--cluster-enabled yes`, `--sentinel`, `--replicaof …`). */
+  args?: string[];
+  /** A config file's text, given to redis-server first (a Sentinel needs one it can rewrite). */
+  config?: string;
+}
+
 /**
  * A TCP link to a {@link PrivateRedis} on a port of its own, that a test can cut (every
  * connection closed, the port refusing) and restore (the same port accepting again) while
@@ -255,7 +273,7 @@ export class RedisLink {
 }
 
 /** A loopback port free right now (the OS picks it; nothing holds it afterwards). */
-function freePort(): Promise<number> {
+export function freePort(): Promise<number> {
   return new Promise<number>((resolve, reject) => {
     const server = createServer();
     server.once('error', reject);

@@ -1,5 +1,5 @@
 import type { Provider } from '@nestjs/common';
-import type Redis from 'ioredis';
+import type { RedisClient } from '../../store';
 import { BudgetStore, RedisBudgetStore } from '../../budget';
 import { RateLimitStore, RedisRateLimitStore } from '../../rate-limit';
 import { REDIS } from '../../store';
@@ -13,7 +13,7 @@ import { RedisCallAdmission } from './redis-call-admission';
  */
 export const jointCallAdmissionProvider: Provider = {
   provide: JOINT_CALL_ADMISSION,
-  useFactory: (redis: Redis | null, rates: unknown, budgets: unknown): RedisCallAdmission | null =>
+  useFactory: (redis: RedisClient | null, rates: unknown, budgets: unknown): RedisCallAdmission | null =>
     redis && rates instanceof RedisRateLimitStore && budgets instanceof RedisBudgetStore
       ? new RedisCallAdmission(redis, rates, budgets)
       : null,

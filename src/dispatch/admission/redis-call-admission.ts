@@ -1,4 +1,4 @@
-import type Redis from 'ioredis';
+import type { RedisClient } from '../../store';
 // Deep imports: these modules' indexes pull in their Nest modules, which import the store module.
 import {
   BUDGET_LUA,
@@ -54,7 +54,7 @@ export class RedisCallAdmission {
   private readonly script: RedisScript;
 
   constructor(
-    redis: Redis,
+    redis: RedisClient,
     private readonly rates: RedisRateLimitStore,
     private readonly budgets: RedisBudgetStore,
   ) {

@@ -1,4 +1,4 @@
-import type Redis from 'ioredis';
+import type { RedisClient } from '../../store';
 import { batchWritesThisTick, type RedisKeys } from '../../store';
 import { asCacheable, type CacheableCompletion } from './cacheable';
 import { assertTtl, type LlmCacheOperation, type LlmCacheStore } from './llm-cache.store';
@@ -26,7 +26,7 @@ export class RedisLlmCacheStore implements LlmCacheStore {
   private errorListeners: ErrorListener[] = [];
 
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     private readonly keys: RedisKeys,
   ) {}
 
