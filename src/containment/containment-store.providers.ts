@@ -3,6 +3,7 @@ import { Cluster } from 'ioredis';
 import type { RedisClient } from '../store';
 import { SystemClock } from '../common';
 import { REDIS, REDIS_KEYS, type RedisKeys, sharedStoreProvider } from '../store';
+import { ClusterNodeSubscriber } from './cluster-node-subscriber';
 import { ContainmentCache } from './containment-cache';
 import { CONTAINMENT_MODULE_OPTIONS, type ContainmentModuleOptions } from './containment.module-definition';
 import { ContainmentStore } from './containment.store';
@@ -36,11 +37,13 @@ export const containmentStoreProviders: Provider[] = [
       connection: RedisClient | null,
       keys: RedisKeys,
     ): RedisInvalidations | null => {
-      // On a Redis Cluster the cache stays off, every read going to Redis, until invalidations
-      // follow the cluster's own subscriber node (see docs/operations.md, Redis Cluster).
-      if (options.customStore || !connection || connection instanceof Cluster) return null;
+      if (options.customStore || !connection) return null;
+      const subscriber =
+        connection instanceof Cluster
+          ? new ClusterNodeSubscriber(connection)
+          : connection.duplicate(SUBSCRIBER_CONNECTION_OPTIONS);
       // Pings on real time whatever clock the app runs on: a dead link is a real-time matter.
-      return new RedisInvalidations(connection.duplicate(SUBSCRIBER_CONNECTION_OPTIONS), new ContainmentCache(), {
+      return new RedisInvalidations(subscriber, new ContainmentCache(), {
         channel: containmentChannel(keys),
         clock: new SystemClock(),
       });

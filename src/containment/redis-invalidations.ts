@@ -1,5 +1,5 @@
+import type { EventEmitter } from 'node:events';
 import { Logger, type LoggerService } from '@nestjs/common';
-import type Redis from 'ioredis';
 import type { Clock, TimerHandle } from '../common';
 import { redisErrorCause } from '../store';
 import type { ContainmentCache } from './containment-cache';
@@ -7,8 +7,21 @@ import type { ContainmentCache } from './containment-cache';
 /** How often a live subscription is checked with PING; an unanswered one makes it not live at the next check. */
 export const INVALIDATION_PING_INTERVAL_MS = 1_000;
 
-/** What {@link RedisInvalidations} uses of its subscriber connection (an ioredis client). */
-export type SubscriberConnection = Pick<Redis, 'status' | 'subscribe' | 'ping' | 'disconnect' | 'on'>;
+/**
+ * What {@link RedisInvalidations} uses of its subscriber connection: an ioredis client, or a
+ * `ClusterNodeSubscriber` on a Redis Cluster.
+ */
+/** An EventEmitter's listener, as ioredis's connections take them. */
+type EventListener = Parameters<EventEmitter['on']>[1];
+
+export interface SubscriberConnection {
+  readonly status: string;
+  subscribe(channel: string): Promise<unknown>;
+  ping(): Promise<unknown>;
+  /** With `reconnect`, a new connection; without, the end. */
+  disconnect(reconnect?: boolean): void;
+  on(event: string, listener: EventListener): unknown;
+}
 
 /** Options a subscriber connection needs on top of the decision connection's it is duplicated from. */
 export const SUBSCRIBER_CONNECTION_OPTIONS = {

@@ -1,0 +1,118 @@
+import { execFile } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { promisify } from 'node:util';
+import { type ContainmentCache, ContainmentStore } from '../../src/containment';
+import { RedisContainmentStore } from '../../src/containment/redis-containment.store';
+import { createRedisConnection, readyWithin, type RedisClient } from '../../src/store';
+import { RedisKeys } from '../../src/store/redis-keys';
+import { createTestApp, type TestApp } from '../support/create-app';
+import { eventually } from '../support/eventually';
+import { invoke } from '../support/http-client';
+import { silentLogger } from '../support/redis';
+import { describeRedisServer } from '../support/redis-availability';
+import { PrivateRedisCluster } from '../support/redis-topologies';
+import { testTenant } from '../support/tenants';
+
+const run = promisify(execFile);
+const acme = testTenant('acme');
+const HARD = { state: 'active', posture: 'hard', reason: 'incident' } as const;
+const RELEASED = { state: 'not_contained', posture: 'hard', reason: 'over' } as const;
+
+/*
+ * A replica on a Redis Cluster (issue 26): its containment cache is kept fresh by a classic
+ * PUBLISH, which every node of a cluster hears, over a subscriber connection to one node at a
+ * time (ClusterNodeSubscriber). Changes are written by a second store on the same cluster, as
+ * another replica would; the replica under test is the only subscriber, so the node it listens on
+ * can be found and killed. Real time throughout: the subscription and its PING checks are.
+ */
+describeRedisServer('containment cache: a replica on a Redis Cluster', () => {
+  let cluster: PrivateRedisCluster;
+  let writer: RedisClient;
+  let app: TestApp | undefined;
+  let prefix: string;
+
+  beforeAll(async () => {
+    cluster = await PrivateRedisCluster.start({ primaries: 3, replicas: 1 });
+    writer = createRedisConnection({ cluster: { nodes: cluster.urls }, commandTimeoutMs: 2_000, logger: silentLogger });
+    await readyWithin(writer, 10_000);
+  }, 60_000);
+
+  afterAll(async () => {
+    writer?.disconnect();
+    await cluster?.dispose();
+  }, 60_000);
+
+  beforeEach(async () => {
+    prefix = `bh-e2e-cluster:${randomUUID().slice(0, 8)}:`;
+    app = await createTestApp({
+      auth: { apiKeys: [acme.apiKey] },
+      store: { kind: 'redis', cluster: { nodes: cluster.urls }, prefix, commandTimeoutMs: 2_000 },
+      lanes: { main: { concurrency: 8, queueCapacity: 8 } },
+      tools: { read: { lane: 'main', kind: 'builtin', builtin: 'echo' } },
+    });
+  });
+
+  afterEach(async () => {
+    await app?.close();
+    app = undefined;
+  });
+
+  const channel = () => `${prefix}containment`;
+  const cacheOf = (replica: TestApp) => replica.app.get<{ cache?: ContainmentCache }>(ContainmentStore).cache!;
+  const call = () => invoke(app!.url, 'read', { n: 1 }, acme.headers);
+  const change = (snapshot: typeof HARD | typeof RELEASED) =>
+    new RedisContainmentStore(writer, new RedisKeys(prefix)).write('acme', snapshot, Date.now());
+
+  /** The running nodes' ports where the replica's subscription is (PUBSUB is per node on a cluster). */
+  async function listeningNodes(): Promise<number[]> {
+    const ports: number[] = [];
+    for (const node of cluster.nodes.filter((each) => each.running)) {
+      const { stdout } = await run('redis-cli', ['-p', String(node.port), 'pubsub', 'numsub', channel()]);
+      if (Number(stdout.trim().split('\n')[1]) > 0) ports.push(node.port);
+    }
+    return ports;
+  }
+
+  /** Calls until the replica holds acme's snapshot in its live cache. */
+  async function warm(): Promise<void> {
+    await eventually(async () => {
+      expect((await call()).status).toBe(200);
+      expect(cacheOf(app!).get('acme')).toBeDefined();
+    }, 10_000);
+  }
+
+  it('hears a change written by another replica on any node, and routes the next call by it', async () => {
+    await warm();
+
+    await change(HARD);
+    await eventually(() => expect(cacheOf(app!).get('acme')).toBeUndefined());
+
+    expect((await call()).status).toBe(403);
+  });
+
+  it('listens on one node; when that node dies it reads from Redis, then listens on another and hears changes again', async () => {
+    await warm();
+    const [listening, ...others] = await eventually(async () => {
+      const ports = await listeningNodes();
+      expect(ports).toHaveLength(1);
+      return ports;
+    });
+    expect(others).toEqual([]);
+    const node = cluster.nodes.find((each) => each.port === listening)!;
+
+    await node.stop({ keepData: false });
+    // Fail closed: from the close on, nothing is answered from the cache.
+    await eventually(() => expect(cacheOf(app!).live).toBe(false));
+    await cluster.untilHealthy();
+    await eventually(async () => {
+      expect(cacheOf(app!).live).toBe(true);
+      expect(await listeningNodes()).toHaveLength(1);
+    }, 15_000);
+    await warm();
+    await eventually(() => change(HARD), 10_000);
+    await eventually(() => expect(cacheOf(app!).get('acme')).toBeUndefined());
+
+    expect((await call()).status).toBe(403);
+    await node.start();
+  }, 60_000);
+});
