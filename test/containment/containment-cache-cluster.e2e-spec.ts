@@ -16,7 +16,6 @@ import { testTenant } from '../support/tenants';
 const run = promisify(execFile);
 const acme = testTenant('acme');
 const HARD = { state: 'active', posture: 'hard', reason: 'incident' } as const;
-const RELEASED = { state: 'not_contained', posture: 'hard', reason: 'over' } as const;
 
 /*
  * A replica on a Redis Cluster (issue 26): its containment cache is kept fresh by a classic
@@ -60,7 +59,7 @@ describeRedisServer('containment cache: a replica on a Redis Cluster', () => {
   const channel = () => `${prefix}containment`;
   const cacheOf = (replica: TestApp) => replica.app.get<{ cache?: ContainmentCache }>(ContainmentStore).cache!;
   const call = () => invoke(app!.url, 'read', { n: 1 }, acme.headers);
-  const change = (snapshot: typeof HARD | typeof RELEASED) =>
+  const change = (snapshot: typeof HARD) =>
     new RedisContainmentStore(writer, new RedisKeys(prefix)).write('acme', snapshot, Date.now());
 
   /** The running nodes' ports where the replica's subscription is (PUBSUB is per node on a cluster). */
