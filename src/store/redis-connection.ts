@@ -94,7 +94,8 @@ function nodeOptions(options: RedisConnectionOptions): RedisOptions {
     // A connection whose socket is already gone would otherwise keep a 2 s timer at shutdown.
     disconnectTimeout: 100,
     ...(options.username ? { username: options.username } : {}),
-    ...(options.password !== undefined ? { password: options.password } : {}),
+    // An unset `${REDIS_PASSWORD:-}` is empty: no AUTH, as for a Redis without a password.
+    ...(options.password ? { password: options.password } : {}),
     ...(tls ? { tls } : {}),
   };
 }

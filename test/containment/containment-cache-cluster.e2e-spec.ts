@@ -89,6 +89,18 @@ describeRedisServer('containment cache: a replica on a Redis Cluster', () => {
     expect((await call()).status).toBe(403);
   });
 
+  it('stops listening, on every node, when the app closes', async () => {
+    await eventually(async () => expect(await listeningNodes()).toHaveLength(1));
+
+    await app!.close();
+    app = undefined;
+
+    await eventually(async () => expect(await listeningNodes()).toEqual([]));
+    // Closed for good: it does not move on to another node.
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    expect(await listeningNodes()).toEqual([]);
+  });
+
   it('listens on one node; when that node dies it reads from Redis, then listens on another and hears changes again', async () => {
     await warm();
     const [listening, ...others] = await eventually(async () => {

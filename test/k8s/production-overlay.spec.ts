@@ -86,7 +86,12 @@ const container = required(
 );
 const configText = required(configMap.data?.['bulkhead.yaml'], 'ConfigMap key bulkhead.yaml');
 /** `${VAR}` names the embedded config reads from the environment. */
-const configVariables = [...new Set([...configText.matchAll(/\$\{([A-Za-z_][A-Za-z0-9_]*)/g)].map((m) => m[1]))];
+/** The variables the config reads: its values are substituted, not its comments (which show alternatives). */
+const configValues = configText
+  .split('\n')
+  .filter((line) => !line.trim().startsWith('#'))
+  .join('\n');
+const configVariables = [...new Set([...configValues.matchAll(/\$\{([A-Za-z_][A-Za-z0-9_]*)/g)].map((m) => m[1]))];
 const secretValues = { ...secret.stringData };
 
 /** Values a real Secret would hold, for every variable the config reads. */

@@ -41,6 +41,9 @@ export class PrivateRedisCluster {
         const busPort = await freePort();
         const args = ['--cluster-enabled', 'yes', '--cluster-config-file', 'nodes.conf'];
         args.push('--cluster-node-timeout', '1000', '--cluster-port', String(busPort));
+        // An idle replica's data looks old by the default rule (10 node timeouts): it may take
+        // over whenever its primary fails, as the tests kill primaries between writes.
+        args.push('--cluster-replica-validity-factor', '0');
         nodes.push(await PrivateRedis.start({ args }));
       }
       const addresses = nodes.map((node) => `127.0.0.1:${node.port}`);
