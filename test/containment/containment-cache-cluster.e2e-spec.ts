@@ -72,6 +72,9 @@ describeRedisServer('containment cache: a replica on a Redis Cluster', () => {
     return ports;
   }
 
+  const isPrimary = async (port: number) =>
+    (await run('redis-cli', ['-p', String(port), 'role'])).stdout.startsWith('master');
+
   /** Calls until the replica holds acme's snapshot in its live cache. */
   async function warm(): Promise<void> {
     await eventually(async () => {
@@ -88,6 +91,22 @@ describeRedisServer('containment cache: a replica on a Redis Cluster', () => {
 
     expect((await call()).status).toBe(403);
   });
+
+  it("follows the tenant's slot to another primary: reads go on, the cache stays live, changes are heard", async () => {
+    await warm();
+    const slotKey = `${prefix}{acme}:containment`;
+    const owner = await cluster.primaryOf(slotKey);
+    const primaries = await Promise.all(cluster.nodes.map(async (node) => [node, await isPrimary(node.port)] as const));
+    const other = primaries.find(([node, primary]) => primary && node !== owner)![0];
+
+    await cluster.moveSlotOf(slotKey, other);
+
+    expect(cacheOf(app!).live).toBe(true);
+    expect((await call()).status).toBe(200);
+    await change(HARD);
+    await eventually(() => expect(cacheOf(app!).get('acme')).toBeUndefined());
+    expect((await call()).status).toBe(403);
+  }, 30_000);
 
   it('stops listening, on every node, when the app closes', async () => {
     await eventually(async () => expect(await listeningNodes()).toHaveLength(1));

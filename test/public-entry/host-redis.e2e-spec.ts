@@ -2,10 +2,12 @@ import { Controller, HttpCode, Module, Post } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
 import type Redis from 'ioredis';
+import { Cluster } from 'ioredis';
 // What a company's app imports: the package's public entry, and nothing deeper.
-import { Bulkhead, BulkheadModule } from '../../src/index';
-import { describeRedis } from '../support/redis-availability';
-import { closeRedis, connectRedis, deleteKeysUnder, keysUnder, uniquePrefix } from '../support/redis';
+import { Bulkhead, BulkheadModule, createRedisConnection } from '../../src/index';
+import { describeRedis, describeRedisServer } from '../support/redis-availability';
+import { PrivateRedisCluster } from '../support/redis-topologies';
+import { closeRedis, connectRedis, deleteKeysUnder, keysUnder, silentLogger, uniquePrefix } from '../support/redis';
 import { send } from '../support/http-client';
 import { testTenant } from '../support/tenants';
 
@@ -71,5 +73,57 @@ describeRedis('a company app that hands Bulkhead its own ioredis client', () => 
 
     expect(client.status).toBe('ready');
     expect(await client.ping()).toBe('PONG');
+  });
+});
+
+describeRedisServer('a company app that hands Bulkhead its own Redis Cluster client', () => {
+  let cluster: PrivateRedisCluster;
+  let client: Cluster;
+  let app: NestFastifyApplication;
+  const prefix = uniquePrefix('bh-host-cluster');
+
+  beforeAll(async () => {
+    cluster = await PrivateRedisCluster.start({ primaries: 3 });
+    client = createRedisConnection({
+      cluster: { nodes: cluster.urls },
+      commandTimeoutMs: 2_000,
+      logger: silentLogger,
+    }) as Cluster;
+    @Module({
+      imports: [
+        BulkheadModule.forRoot({
+          lanes: { work: { concurrency: 2, queueCapacity: 2 } },
+          auth: { apiKeys: [ACME.apiKey] },
+          rateLimits: { tenants: { acme: { rpm: 100 } } },
+          store: { kind: 'redis', url: 'redis://127.0.0.1:1', prefix },
+          redis: client,
+        }),
+      ],
+      controllers: [WorkController],
+    })
+    class HostClusterModule {}
+    app = await NestFactory.create<NestFastifyApplication>(HostClusterModule, new FastifyAdapter(), {
+      logger: false,
+      abortOnError: false,
+    });
+    await app.listen(0, '127.0.0.1');
+  }, 60_000);
+
+  afterAll(async () => {
+    await app?.close();
+    client?.disconnect();
+    await cluster?.dispose();
+  }, 60_000);
+
+  it('keeps the shared state on the cluster through that client, and leaves it open at close', async () => {
+    const url = `${(await app.getUrl()).replace('[::1]', '127.0.0.1')}`;
+
+    expect((await send('POST', `${url}/work`, { headers: ACME.headers })).status).toBe(200);
+    expect((await send('GET', `${url}/health/ready`)).body.info.redis.status).toBe('up');
+    const keys = (await Promise.all(client.nodes('master').map((node) => node.keys(`${prefix}*`)))).flat();
+    expect(keys.length).toBeGreaterThan(0);
+
+    await app.close();
+    expect(client.status).toBe('ready');
   });
 });

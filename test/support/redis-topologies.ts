@@ -95,6 +95,30 @@ export class PrivateRedisCluster {
     throw new Error(`no primary serves the slot of ${key}`);
   }
 
+  /**
+   * Moves the slot of `key` to the primary `to`, keys and all, as `redis-cli --cluster reshard`
+   * does: IMPORTING on `to`, MIGRATING on the owner, each key MIGRATEd, then the slot given to
+   * `to` on every primary.
+   */
+  async moveSlotOf(key: string, to: PrivateRedis): Promise<void> {
+    const from = await this.primaryOf(key);
+    if (from === to) throw new Error(`the slot of ${key} is already on ${to.port}`);
+    const slot = (await cli(from.port, 'cluster', 'keyslot', key)).trim();
+    const idOf = async (node: PrivateRedis) => (await cli(node.port, 'cluster', 'myid')).trim();
+    const [fromId, toId] = [await idOf(from), await idOf(to)];
+    await cli(to.port, 'cluster', 'setslot', slot, 'importing', fromId);
+    await cli(from.port, 'cluster', 'setslot', slot, 'migrating', toId);
+    for (;;) {
+      const keys = (await cli(from.port, 'cluster', 'getkeysinslot', slot, '100')).split('\n').filter(Boolean);
+      if (keys.length === 0) break;
+      await cli(from.port, 'migrate', '127.0.0.1', String(to.port), '', '0', '5000', 'keys', ...keys);
+    }
+    for (const node of this.nodes.filter((each) => each.running)) {
+      await cli(node.port, 'cluster', 'setslot', slot, 'node', toId).catch(() => undefined);
+    }
+    await until(`the slot of ${key} did not move`, async () => (await this.primaryOf(key)) === to);
+  }
+
   async dispose(): Promise<void> {
     await Promise.all(this.nodes.map((node) => node.dispose()));
   }
