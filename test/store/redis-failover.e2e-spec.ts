@@ -1,7 +1,9 @@
 import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { promisify } from 'node:util';
+import { type ContainmentCache, ContainmentStore } from '../../src/containment';
 import { createTestApp, type TestApp } from '../support/create-app';
+import { eventually } from '../support/eventually';
 import { invoke } from '../support/http-client';
 import { describeRedisServer } from '../support/redis-availability';
 import { PrivateRedisCluster, PrivateSentinelGroup } from '../support/redis-topologies';
@@ -144,6 +146,11 @@ for (const topology of TOPOLOGIES) {
       expect(afterKill.slice(firstRefused).some((call) => call.status === 200)).toBe(true);
       const admitted = seen.filter((call) => call.status === 200).length;
       expect(admitted).toBeLessThanOrEqual(CAP + WORKERS);
+
+      // The containment cache listens again, on the promoted primary (or another node).
+      await eventually(() =>
+        expect(app.app.get<{ cache?: ContainmentCache }>(ContainmentStore).cache?.live).toBe(true),
+      );
 
       // Written and replicated before the kill: the answer is replayed, the call not run again.
       const replay = await paid(keyed);
