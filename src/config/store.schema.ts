@@ -53,7 +53,8 @@ const tls = z.union([
 /**
  * The Redis store: one Redis (`url`), a Redis Cluster (`cluster`) or a primary behind Sentinel
  * (`sentinel`), exactly one of the three. `username`, `password` and `tls` apply to every Redis
- * node (a password in `url` works too); use `${ENV}` for secrets.
+ * node (credentials in `url`, or in the cluster nodes' URLs, work too; those in the Sentinels'
+ * URLs are the Sentinels' own); use `${ENV}` for secrets.
  */
 export const redisStoreSchema = z
   .strictObject({

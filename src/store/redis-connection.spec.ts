@@ -4,6 +4,7 @@ import type Redis from 'ioredis';
 import { PrivateRedis } from '../../test/support/private-redis';
 import { closeRedis, connectRedis, deleteKeysUnder, SHARED_REDIS_URL, uniquePrefix } from '../../test/support/redis';
 import { describeRedis, describeRedisServer } from '../../test/support/redis-availability';
+import { eventually } from '../../test/support/eventually';
 import { batchWritesThisTick, createRedisConnection, readyWithin } from './redis-connection';
 
 const socketOf = (redis: Redis) => (redis as unknown as { stream: Socket }).stream;
@@ -115,6 +116,33 @@ describe('createRedisConnection while Redis is unreachable', () => {
     expect(lines).toHaveLength(1);
     expect(lines[0]).toContain('127.0.0.1:1');
     expect(JSON.stringify(fields)).not.toContain('hunter2-secret');
+  });
+
+  it("keeps a cluster node's and a Sentinel's password out of its lines", async () => {
+    const { logger, lines, fields } = recordingLogger();
+    const cluster = createRedisConnection({
+      cluster: { nodes: ['redis://:cluster-secret@127.0.0.1:1'] },
+      commandTimeoutMs: 100,
+      logger,
+    });
+    const sentinel = createRedisConnection({
+      sentinel: { name: 'mymaster', nodes: ['redis://:sentinel-secret@127.0.0.1:1'] },
+      commandTimeoutMs: 100,
+      logger,
+    });
+    try {
+      await eventually(() => expect(lines).toHaveLength(2));
+    } finally {
+      // A Sentinel connection ends once its pending retry comes round.
+      const ended = new Promise((resolve) => sentinel.once('end', resolve));
+      cluster.disconnect();
+      sentinel.disconnect();
+      await ended;
+    }
+
+    expect(lines.join('\n')).toContain('cluster 127.0.0.1:1');
+    expect(lines.join('\n')).toContain('primary mymaster via sentinels 127.0.0.1:1');
+    expect(JSON.stringify(fields)).not.toMatch(/cluster-secret|sentinel-secret/);
   });
 
   it('logs through a Nest Logger in context Redis when given no logger', async () => {

@@ -46,7 +46,13 @@ export interface RedisConnectionOptions {
 export function createRedisConnection(options: RedisConnectionOptions & { url: string }): Redis;
 export function createRedisConnection(options: RedisConnectionOptions): RedisClient;
 export function createRedisConnection(options: RedisConnectionOptions): RedisClient {
-  const perNode = nodeOptions(options);
+  // A node URL may carry the nodes' credentials (`redis://user:pass@host:port`), as `url` does.
+  const fromNode = credentialsOf(options.cluster?.nodes[0]);
+  const perNode = nodeOptions({
+    ...options,
+    username: options.username ?? fromNode.username,
+    password: options.password || fromNode.password,
+  });
   let redis: RedisClient;
   if (options.cluster) {
     const { nodes, natMap, scaleReads } = options.cluster;
@@ -60,7 +66,9 @@ export function createRedisConnection(options: RedisConnectionOptions): RedisCli
       scaleReads: scaleReads ?? 'master',
     });
   } else if (options.sentinel) {
-    const { name, nodes, password } = options.sentinel;
+    const { name, nodes } = options.sentinel;
+    // A Sentinel URL's password is the Sentinels' own, as `sentinel.password` is.
+    const password = options.sentinel.password || credentialsOf(nodes[0]).password;
     redis = new Redis({
       ...perNode,
       sentinels: nodes.map(hostAndPort),
@@ -76,7 +84,7 @@ export function createRedisConnection(options: RedisConnectionOptions): RedisCli
   } else {
     throw new RangeError('a Redis connection needs one of url, cluster, sentinel');
   }
-  logStateChanges(redis, describeEndpoint(options), secretOf(options), options.logger ?? new Logger('Redis'));
+  logStateChanges(redis, describeEndpoint(options), secretsOf(options), options.logger ?? new Logger('Redis'));
   return redis;
 }
 
@@ -116,6 +124,20 @@ function tlsOf(options: RedisConnectionOptions): RedisOptions['tls'] {
   return tls === true || nodes.some((node) => node.startsWith('rediss://')) ? {} : undefined;
 }
 
+/** The user and password a Redis URL carries, decoded. */
+function credentialsOf(url: string | undefined): { username?: string; password?: string } {
+  if (!url) return {};
+  try {
+    const { username, password } = new URL(url);
+    return {
+      ...(username ? { username: decodeURIComponent(username) } : {}),
+      ...(password ? { password: decodeURIComponent(password) } : {}),
+    };
+  } catch {
+    return {};
+  }
+}
+
 /** `redis://host:port` as the `{ host, port }` ioredis takes for a cluster node or a Sentinel. */
 function hostAndPort(url: string): { host: string; port: number } {
   const { hostname, port } = new URL(url);
@@ -140,9 +162,11 @@ function describeEndpoint(options: RedisConnectionOptions): string {
   return endpointOf(options.url ?? '');
 }
 
-/** The password a log line must never show: the configured one, or the URL's. */
-function secretOf(options: RedisConnectionOptions): string | undefined {
-  return options.password || (options.url ? passwordOf(options.url) : undefined);
+/** The passwords a log line must never show: the configured ones, and any a URL carries. */
+function secretsOf(options: RedisConnectionOptions): string[] {
+  const urls = [options.url, ...(options.cluster?.nodes ?? []), ...(options.sentinel?.nodes ?? [])];
+  const secrets = [options.password, options.sentinel?.password, ...urls.map((url) => credentialsOf(url).password)];
+  return secrets.filter((secret): secret is string => Boolean(secret));
 }
 
 /**
@@ -152,11 +176,18 @@ function secretOf(options: RedisConnectionOptions): string | undefined {
  * the URL's credentials nor a stack. Each is an object message (`event: redis`, `state`
  * `connected`, `lost` or `unreachable`, `endpoint`, `cause`) with the text in `msg`.
  */
-function logStateChanges(redis: RedisClient, where: string, secret: string | undefined, logger: LoggerService): void {
+function logStateChanges(redis: RedisClient, where: string, secrets: readonly string[], logger: LoggerService): void {
   let state: 'starting' | 'up' | 'down' = 'starting';
   let cause = 'connection closed';
+  const unreachable = () => {
+    const msg = `redis: cannot connect to ${where} (${cause}); retrying`;
+    logger.warn(logRecord({ msg, event: 'redis', state: 'unreachable', endpoint: where, cause }));
+    state = 'down';
+  };
   redis.on('error', (error: Error) => {
-    cause = redisErrorCause(error, secret);
+    cause = secrets.reduce((text, secret) => text.split(secret).join('***'), redisErrorCause(error));
+    // Through Sentinel, a connection whose Sentinels all fail keeps 'connecting' and only errs.
+    if (state === 'starting' && redis.status === 'connecting' && !(redis instanceof Cluster)) unreachable();
   });
   redis.on('ready', () => {
     if (state !== 'up') {
@@ -174,8 +205,7 @@ function logStateChanges(redis: RedisClient, where: string, secret: string | und
       const msg = `redis: connection to ${where} lost (${cause}); reconnecting`;
       logger.warn(logRecord({ msg, event: 'redis', state: 'lost', endpoint: where, cause }));
     } else if (state === 'starting') {
-      const msg = `redis: cannot connect to ${where} (${cause}); retrying`;
-      logger.warn(logRecord({ msg, event: 'redis', state: 'unreachable', endpoint: where, cause }));
+      unreachable();
     }
     state = 'down';
   });
@@ -200,15 +230,6 @@ export function redisErrorCause(error: unknown, secret?: string): string {
   if (typeof code === 'string' && code !== '') return code;
   const text = String((error as Error | undefined)?.message ?? error).split('\n', 1)[0];
   return secret ? text.split(secret).join('***') : text;
-}
-
-function passwordOf(url: string): string | undefined {
-  try {
-    const { password } = new URL(url);
-    return password ? decodeURIComponent(password) : undefined;
-  } catch {
-    return undefined;
-  }
 }
 
 /**
