@@ -33,6 +33,17 @@ describe('count_tokens by the target itself', () => {
             ],
           },
           fake: { lane: 'llm', targets: [{ provider: 'fake', model: 'fake-1' }] },
+          bedrock: {
+            lane: 'llm',
+            targets: [
+              {
+                provider: 'bedrock',
+                model: 'anthropic.claude-test-v1:0',
+                region: 'eu-west-3',
+                baseUrl: anthropic.url(),
+              },
+            ],
+          },
         },
       },
     });
@@ -72,6 +83,32 @@ describe('count_tokens by the target itself', () => {
       thinking: { type: 'enabled', budget_tokens: 1024 },
       tools: [{ name: 'f', input_schema: { type: 'object' } }],
     });
+  });
+
+  it("counts with Bedrock's CountTokens: the InvokeModel body, with room for the thinking budget", async () => {
+    anthropic.use(json(200, { inputTokens: 17 }));
+    const saved = { id: process.env.AWS_ACCESS_KEY_ID, secret: process.env.AWS_SECRET_ACCESS_KEY };
+    process.env.AWS_ACCESS_KEY_ID = 'AKIATESTCOUNT0001';
+    process.env.AWS_SECRET_ACCESS_KEY = 'a-test-secret-for-count-tokens';
+    try {
+      const { data, response } = await client()
+        .messages.countTokens({ ...QUESTION, model: 'bedrock', thinking: { type: 'enabled', budget_tokens: 1024 } })
+        .withResponse();
+
+      expect(data.input_tokens).toBe(17);
+      expect(response.headers.get('x-bulkhead-token-count')).toBe('bedrock/anthropic.claude-test-v1:0');
+    } finally {
+      process.env.AWS_ACCESS_KEY_ID = saved.id;
+      process.env.AWS_SECRET_ACCESS_KEY = saved.secret;
+      if (saved.id === undefined) delete process.env.AWS_ACCESS_KEY_ID;
+      if (saved.secret === undefined) delete process.env.AWS_SECRET_ACCESS_KEY;
+    }
+    const [sent] = anthropic.requests;
+    expect(sent.path).toBe('/model/anthropic.claude-test-v1%3A0/count-tokens');
+    const { input } = JSON.parse(sent.body) as { input: { invokeModel: { body: string } } };
+    const invokeBody = JSON.parse(Buffer.from(input.invokeModel.body, 'base64').toString('utf8'));
+    expect(invokeBody).toMatchObject({ thinking: { budget_tokens: 1024 }, messages: QUESTION.messages });
+    expect(invokeBody.max_tokens).toBeGreaterThan(1024);
   });
 
   it("counts earlier turns' thinking in the estimate, which the translation does not show", async () => {

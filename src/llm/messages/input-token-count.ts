@@ -29,8 +29,9 @@ export async function countInputTokens(
         target: first.target,
         request: { ...request, model: first.target.model },
         native,
-        // Not an answer: no output is asked for, and the count ignores it.
-        maxOutputTokens: 1,
+        // Not an answer: the count ignores the output, but a body with thinking must still
+        // leave room for its budget to be valid (Bedrock's count takes the InvokeModel body).
+        maxOutputTokens: thinkingBudget(native) + 1,
         http: new AttemptHttp(caller.pool, abort),
         get signal() {
           return abort.signal;
@@ -43,4 +44,11 @@ export async function countInputTokens(
     }
   }
   return { tokens: estimateInputTokens(request) + (native?.extraInputTokens ?? 0), countedBy: 'estimate' };
+}
+
+/** The thinking budget of a request as it came (`thinking.budget_tokens`), else 0. */
+function thinkingBudget(native: ChatCall['native']): number {
+  const thinking = native?.body.thinking as { budget_tokens?: unknown } | undefined;
+  const budget = thinking?.budget_tokens;
+  return typeof budget === 'number' && Number.isSafeInteger(budget) && budget > 0 ? budget : 0;
 }
