@@ -6,6 +6,9 @@ import { ChatCompletions } from './chat-completions.service';
 import { startChatCall } from './ingress-call';
 import { SseReply } from './streaming/sse-reply';
 
+/** How this route reads its body for startChatCall: one function for every request, not a closure each. */
+const readChat = (body: unknown) => ({ request: parseChatRequest(body) });
+
 /** The OpenAI-compatible chat route: `baseURL` = the service + `/v1`, `apiKey` = a Bulkhead key. */
 @Controller('v1/chat')
 export class ChatCompletionsController {
@@ -17,7 +20,7 @@ export class ChatCompletionsController {
    */
   @Post('completions')
   async create(@Req() request: FastifyRequest, @Res() reply: FastifyReply): Promise<void> {
-    const call = startChatCall(request, reply, 'openai', (body) => ({ request: parseChatRequest(body) }));
+    const call = startChatCall(request, reply, 'openai', readChat);
     if (call.request.stream === true) {
       await this.completions.stream({ ...call, sink: new SseReply(reply, { callId: call.callId }) });
       return;

@@ -1,7 +1,7 @@
 import type { Clock } from '../../common';
 import type { ChatChunk, ChatCompletion } from '../chat.types';
 import { fromAnthropicAnswer } from './anthropic-answer';
-import { toAnthropicRequest } from './anthropic-request';
+import { type AnthropicRequest, toAnthropicRequest } from './anthropic-request';
 import { betaHeaders, nativeBody } from './anthropic-native';
 import { anthropicChunks, anthropicSseEvents } from './anthropic-stream';
 import type { LlmProvider, ProviderAttempt, ProviderTarget } from './llm-provider';
@@ -43,7 +43,7 @@ export class AnthropicProvider implements LlmProvider {
   /** `POST /v1/messages/count_tokens` with the request's prompt: Anthropic's own count, free of charge. */
   async countTokens(attempt: ProviderAttempt): Promise<number> {
     const { target } = attempt;
-    const request: Record<string, unknown> = messagesRequest(attempt);
+    const request = messagesRequest(attempt) as Record<string, unknown>;
     const body = Object.fromEntries(
       COUNTED_FIELDS.filter((field) => field in request).map((field) => [field, request[field]]),
     );
@@ -79,9 +79,9 @@ export class AnthropicProvider implements LlmProvider {
 const COUNTED_FIELDS = ['model', 'messages', 'system', 'tools', 'tool_choice', 'thinking'] as const;
 
 /** The client's own body for a request that came in the Messages API, else the translation. */
-function messagesRequest(attempt: ProviderAttempt): Record<string, unknown> {
+function messagesRequest(attempt: ProviderAttempt): AnthropicRequest | Record<string, unknown> {
   const { native, target } = attempt;
-  return native ? { model: target.model, ...nativeBody(attempt, native) } : { ...toAnthropicRequest(attempt) };
+  return native ? { model: target.model, ...nativeBody(attempt, native) } : toAnthropicRequest(attempt);
 }
 
 function messagesUrl(target: ProviderTarget): string {
