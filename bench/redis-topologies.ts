@@ -32,8 +32,6 @@
  * outside a failover window, a failover never recovered, or a subscriber missed a message.
  * About 60 s; bounded at 180 s.
  */
-import { execFile } from 'node:child_process';
-import { promisify } from 'node:util';
 import { performance } from 'node:perf_hooks';
 import { setTimeout as wait } from 'node:timers/promises';
 import Redis from 'ioredis';
@@ -45,12 +43,11 @@ import { createRedisConnection, readyWithin, type RedisClient, type RedisConnect
 import { RedisKeys, RedisTime } from '../src/store/redis-keys';
 import { silentLogger } from '../test/support/redis';
 import { PrivateRedis } from '../test/support/private-redis';
-import { PrivateRedisCluster, PrivateSentinelGroup } from '../test/support/redis-topologies';
+import { PrivateRedisCluster, PrivateSentinelGroup, redisCli } from '../test/support/redis-topologies';
 import { option } from './support/options';
 import { runMain } from './support/processes';
 import { fixed, printTable, writeResultsUnlessQuick } from './support/report';
 
-const run = promisify(execFile);
 const QUICK = process.argv.includes('--quick');
 const TENANTS = QUICK ? 1_000 : option('tenants', 10_000, 1);
 const DURATION_MS = (QUICK ? 0.5 : option('duration', 3, 1)) * 1_000;
@@ -66,7 +63,7 @@ const PERIOD = DAY.key;
 
 /** Total CPU seconds (user + sys) the redis-server at `port` has used. */
 async function cpuSeconds(port: number): Promise<number> {
-  const { stdout } = await run('redis-cli', ['-p', String(port), 'info', 'cpu']);
+  const stdout = await redisCli(port, 'info', 'cpu');
   const read = (name: string) => Number(new RegExp(`${name}:([\\d.]+)`).exec(stdout)?.[1] ?? 0);
   return read('used_cpu_sys') + read('used_cpu_user');
 }

@@ -1,6 +1,4 @@
-import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { promisify } from 'node:util';
 import { type ContainmentCache, ContainmentStore } from '../../src/containment';
 import { RedisContainmentStore } from '../../src/containment/redis-containment.store';
 import { createRedisConnection, readyWithin, type RedisClient } from '../../src/store';
@@ -10,10 +8,9 @@ import { eventually } from '../support/eventually';
 import { invoke } from '../support/http-client';
 import { silentLogger } from '../support/redis';
 import { describeRedisServer } from '../support/redis-availability';
-import { PrivateRedisCluster } from '../support/redis-topologies';
+import { PrivateRedisCluster, redisCli } from '../support/redis-topologies';
 import { testTenant } from '../support/tenants';
 
-const run = promisify(execFile);
 const acme = testTenant('acme');
 const HARD = { state: 'active', posture: 'hard', reason: 'incident' } as const;
 
@@ -66,14 +63,13 @@ describeRedisServer('containment cache: a replica on a Redis Cluster', () => {
   async function listeningNodes(): Promise<number[]> {
     const ports: number[] = [];
     for (const node of cluster.nodes.filter((each) => each.running)) {
-      const { stdout } = await run('redis-cli', ['-p', String(node.port), 'pubsub', 'numsub', channel()]);
-      if (Number(stdout.trim().split('\n')[1]) > 0) ports.push(node.port);
+      const numsub = await redisCli(node.port, 'pubsub', 'numsub', channel());
+      if (Number(numsub.trim().split('\n')[1]) > 0) ports.push(node.port);
     }
     return ports;
   }
 
-  const isPrimary = async (port: number) =>
-    (await run('redis-cli', ['-p', String(port), 'role'])).stdout.startsWith('master');
+  const isPrimary = async (port: number) => (await redisCli(port, 'role')).startsWith('master');
 
   /** Calls until the replica holds acme's snapshot in its live cache. */
   async function warm(): Promise<void> {

@@ -1,16 +1,13 @@
-import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { promisify } from 'node:util';
 import { type ContainmentCache, ContainmentStore } from '../../src/containment';
 import { createTestApp, type TestApp } from '../support/create-app';
 import { eventually } from '../support/eventually';
 import { invoke } from '../support/http-client';
 import { describeRedisServer } from '../support/redis-availability';
-import { PrivateRedisCluster, PrivateSentinelGroup } from '../support/redis-topologies';
+import { PrivateRedisCluster, PrivateSentinelGroup, redisCli } from '../support/redis-topologies';
 import { testTenant } from '../support/tenants';
 import { json, Upstream } from '../support/upstream';
 
-const run = promisify(execFile);
 const ACME = testTenant('acme');
 /** A tenant without a budget, whose Idempotency-Key is replayed after the failover. */
 const GLOBEX = testTenant('globex');
@@ -35,8 +32,8 @@ interface Topology {
 
 /** `WAIT 1` on the primary at `port`: every write so far acknowledged by a replica. */
 async function waitForReplica(port: number): Promise<void> {
-  const { stdout } = await run('redis-cli', ['-p', String(port), 'wait', '1', '5000']);
-  if (Number(stdout.trim()) < 1) throw new Error('the replica did not acknowledge the writes');
+  if (Number((await redisCli(port, 'wait', '1', '5000')).trim()) < 1)
+    throw new Error('the replica did not acknowledge the writes');
 }
 
 const TOPOLOGIES: Topology[] = [

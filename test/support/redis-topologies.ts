@@ -8,7 +8,7 @@ const run = promisify(execFile);
 const READY_WITHIN_MS = 20_000;
 
 /** `redis-cli` with `args` against 127.0.0.1:`port`: its output. */
-async function cli(port: number, ...args: string[]): Promise<string> {
+export async function redisCli(port: number, ...args: string[]): Promise<string> {
   const { stdout } = await run('redis-cli', ['-h', '127.0.0.1', '-p', String(port), ...args], { timeout: 10_000 });
   return stdout;
 }
@@ -71,7 +71,7 @@ export class PrivateRedisCluster {
   async untilHealthy(): Promise<void> {
     await until('the cluster was not ok', async () => {
       for (const node of this.nodes.filter((each) => each.running)) {
-        const info = await cli(node.port, 'cluster', 'info');
+        const info = await redisCli(node.port, 'cluster', 'info');
         if (!info.includes('cluster_state:ok') || !info.includes('cluster_slots_ok:16384')) return false;
       }
       return true;
@@ -81,8 +81,8 @@ export class PrivateRedisCluster {
   /** The node serving `key`'s slot as its primary. */
   async primaryOf(key: string): Promise<PrivateRedis> {
     const running = this.nodes.find((node) => node.running)!;
-    const slot = Number((await cli(running.port, 'cluster', 'keyslot', key)).trim());
-    const shards = await cli(running.port, 'cluster', 'nodes');
+    const slot = Number((await redisCli(running.port, 'cluster', 'keyslot', key)).trim());
+    const shards = await redisCli(running.port, 'cluster', 'nodes');
     for (const line of shards.split('\n')) {
       const [, address, flags, , , , , , ...ranges] = line.split(' ');
       if (!flags?.includes('master') || flags.includes('fail')) continue;
@@ -103,18 +103,18 @@ export class PrivateRedisCluster {
   async moveSlotOf(key: string, to: PrivateRedis): Promise<void> {
     const from = await this.primaryOf(key);
     if (from === to) throw new Error(`the slot of ${key} is already on ${to.port}`);
-    const slot = (await cli(from.port, 'cluster', 'keyslot', key)).trim();
-    const idOf = async (node: PrivateRedis) => (await cli(node.port, 'cluster', 'myid')).trim();
+    const slot = (await redisCli(from.port, 'cluster', 'keyslot', key)).trim();
+    const idOf = async (node: PrivateRedis) => (await redisCli(node.port, 'cluster', 'myid')).trim();
     const [fromId, toId] = [await idOf(from), await idOf(to)];
-    await cli(to.port, 'cluster', 'setslot', slot, 'importing', fromId);
-    await cli(from.port, 'cluster', 'setslot', slot, 'migrating', toId);
+    await redisCli(to.port, 'cluster', 'setslot', slot, 'importing', fromId);
+    await redisCli(from.port, 'cluster', 'setslot', slot, 'migrating', toId);
     for (;;) {
-      const keys = (await cli(from.port, 'cluster', 'getkeysinslot', slot, '100')).split('\n').filter(Boolean);
+      const keys = (await redisCli(from.port, 'cluster', 'getkeysinslot', slot, '100')).split('\n').filter(Boolean);
       if (keys.length === 0) break;
-      await cli(from.port, 'migrate', '127.0.0.1', String(to.port), '', '0', '5000', 'keys', ...keys);
+      await redisCli(from.port, 'migrate', '127.0.0.1', String(to.port), '', '0', '5000', 'keys', ...keys);
     }
     for (const node of this.nodes.filter((each) => each.running)) {
-      await cli(node.port, 'cluster', 'setslot', slot, 'node', toId).catch(() => undefined);
+      await redisCli(node.port, 'cluster', 'setslot', slot, 'node', toId).catch(() => undefined);
     }
     await until(`the slot of ${key} did not move`, async () => (await this.primaryOf(key)) === to);
   }
@@ -157,12 +157,12 @@ export class PrivateSentinelGroup {
       }
       await until('the replicas did not sync', async () => {
         for (const replica of group.replicas) {
-          if (!(await cli(replica.port, 'info', 'replication')).includes('master_link_status:up')) return false;
+          if (!(await redisCli(replica.port, 'info', 'replication')).includes('master_link_status:up')) return false;
         }
         return true;
       });
       await until('the Sentinels did not find the replicas', async () => {
-        const known = await cli(group.sentinels[0].port, 'sentinel', 'replicas', name);
+        const known = await redisCli(group.sentinels[0].port, 'sentinel', 'replicas', name);
         return group.replicas.every((replica) => known.includes(String(replica.port)));
       });
     } catch (error) {
@@ -179,7 +179,9 @@ export class PrivateSentinelGroup {
 
   /** The port the Sentinels name as the primary now. */
   async primaryPort(): Promise<number> {
-    const [, port] = (await cli(this.sentinels[0].port, 'sentinel', 'get-master-addr-by-name', this.name)).split('\n');
+    const [, port] = (await redisCli(this.sentinels[0].port, 'sentinel', 'get-master-addr-by-name', this.name)).split(
+      '\n',
+    );
     return Number(port);
   }
 

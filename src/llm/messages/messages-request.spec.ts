@@ -1,18 +1,10 @@
-import { isResilienceError } from '../../common';
+import { thrownKindAndMessage } from '../../../test/support/thrown';
 import { countTokensRequestSchema, parseMessagesRequest, readMessagesCall, toChatRequest } from './messages-request';
 
 const translate = (body: Record<string, unknown>) =>
   toChatRequest(parseMessagesRequest({ model: 'route', max_tokens: 100, ...body }));
 
-function refusal(body: unknown): string {
-  try {
-    parseMessagesRequest(body);
-  } catch (error) {
-    if (isResilienceError(error)) return `${error.kind}: ${error.message}`;
-    throw error;
-  }
-  throw new Error('accepted');
-}
+const refusal = (body: unknown): string => thrownKindAndMessage(() => parseMessagesRequest(body));
 
 describe('a Messages request as the Chat Completions request the route runs', () => {
   it('puts system first, and keeps the bound, the sampling and the stop sequences', () => {

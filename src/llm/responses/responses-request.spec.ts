@@ -1,17 +1,10 @@
-import { isResilienceError } from '../../common';
+import { thrownKindAndMessage } from '../../../test/support/thrown';
 import { parseResponsesRequest, toChatRequest } from './responses-request';
 
 const translate = (body: Record<string, unknown>) => toChatRequest(parseResponsesRequest({ model: 'route', ...body }));
 
-function refusal(body: Record<string, unknown>): string {
-  try {
-    parseResponsesRequest({ model: 'route', input: 'x', ...body });
-  } catch (error) {
-    if (isResilienceError(error)) return `${error.kind}: ${error.message}`;
-    throw error;
-  }
-  throw new Error('accepted');
-}
+const refusal = (body: Record<string, unknown>): string =>
+  thrownKindAndMessage(() => parseResponsesRequest({ model: 'route', input: 'x', ...body }));
 
 describe('a Responses request as the Chat Completions request the route runs', () => {
   it('puts instructions first and keeps the bound, the sampling and the user', () => {
