@@ -4,7 +4,13 @@ import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fa
 import type Redis from 'ioredis';
 import { Cluster } from 'ioredis';
 // What a company's app imports: the package's public entry, and nothing deeper.
-import { Bulkhead, BulkheadModule, createRedisConnection } from '../../src/index';
+import {
+  Bulkhead,
+  BulkheadModule,
+  type BulkheadModuleOptions,
+  createRedisConnection,
+  type RedisClient,
+} from '../../src/index';
 import { describeRedis, describeRedisServer } from '../support/redis-availability';
 import { PrivateRedisCluster } from '../support/redis-topologies';
 import { closeRedis, connectRedis, deleteKeysUnder, keysUnder, silentLogger, uniquePrefix } from '../support/redis';
@@ -23,6 +29,37 @@ class WorkController {
   }
 }
 
+/**
+ * The company's app: its own module importing BulkheadModule with `client` as the shared-state
+ * connection (and `extra` config), the work controller, listening on a loopback port.
+ */
+async function startHostApp(
+  client: RedisClient,
+  prefix: string,
+  extra: Partial<BulkheadModuleOptions> = {},
+): Promise<NestFastifyApplication> {
+  @Module({
+    imports: [
+      BulkheadModule.forRoot({
+        lanes: { work: { concurrency: 2, queueCapacity: 2 } },
+        auth: { apiKeys: [ACME.apiKey] },
+        // The URL is the app's to keep or not: its own client is used, not a new connection.
+        store: { kind: 'redis', url: 'redis://127.0.0.1:1', prefix },
+        redis: client,
+        ...extra,
+      }),
+    ],
+    controllers: [WorkController],
+  })
+  class HostAppModule {}
+  const app = await NestFactory.create<NestFastifyApplication>(HostAppModule, new FastifyAdapter(), {
+    logger: false,
+    abortOnError: false,
+  });
+  await app.listen(0, '127.0.0.1');
+  return app;
+}
+
 describeRedis('a company app that hands Bulkhead its own ioredis client', () => {
   let client: Redis;
   let prefix: string;
@@ -31,24 +68,7 @@ describeRedis('a company app that hands Bulkhead its own ioredis client', () => 
   beforeEach(async () => {
     client = await connectRedis();
     prefix = uniquePrefix('bh-host');
-    @Module({
-      imports: [
-        BulkheadModule.forRoot({
-          lanes: { work: { concurrency: 2, queueCapacity: 2 } },
-          auth: { apiKeys: [ACME.apiKey] },
-          // The URL is the app's to keep or not: its own client is used, not a new connection.
-          store: { kind: 'redis', url: 'redis://127.0.0.1:1', prefix },
-          redis: client,
-        }),
-      ],
-      controllers: [WorkController],
-    })
-    class HostAppModule {}
-    app = await NestFactory.create<NestFastifyApplication>(HostAppModule, new FastifyAdapter(), {
-      logger: false,
-      abortOnError: false,
-    });
-    await app.listen(0, '127.0.0.1');
+    app = await startHostApp(client, prefix);
   });
 
   afterEach(async () => {
@@ -89,24 +109,7 @@ describeRedisServer('a company app that hands Bulkhead its own Redis Cluster cli
       commandTimeoutMs: 2_000,
       logger: silentLogger,
     }) as Cluster;
-    @Module({
-      imports: [
-        BulkheadModule.forRoot({
-          lanes: { work: { concurrency: 2, queueCapacity: 2 } },
-          auth: { apiKeys: [ACME.apiKey] },
-          rateLimits: { tenants: { acme: { rpm: 100 } } },
-          store: { kind: 'redis', url: 'redis://127.0.0.1:1', prefix },
-          redis: client,
-        }),
-      ],
-      controllers: [WorkController],
-    })
-    class HostClusterModule {}
-    app = await NestFactory.create<NestFastifyApplication>(HostClusterModule, new FastifyAdapter(), {
-      logger: false,
-      abortOnError: false,
-    });
-    await app.listen(0, '127.0.0.1');
+    app = await startHostApp(client, prefix, { rateLimits: { tenants: { acme: { rpm: 100 } } } });
   }, 60_000);
 
   afterAll(async () => {
