@@ -13,6 +13,8 @@ import type { ChatStreamSink } from './chat-stream-sink';
  */
 export class SseReply implements ChatStreamSink {
   opened = false;
+  /** The wait for `drain` every write shares until it comes: one pair of listeners, not one per event. */
+  private draining: Promise<void> | undefined;
 
   constructor(
     private readonly reply: FastifyReply,
@@ -68,14 +70,15 @@ export class SseReply implements ChatStreamSink {
     const { raw } = this.reply;
     if (raw.destroyed || raw.writableEnded) return undefined;
     if (raw.write(text)) return undefined;
-    return new Promise((resolve) => {
+    return (this.draining ??= new Promise((resolve) => {
       const done = () => {
         raw.off('drain', done);
         raw.off('close', done);
+        this.draining = undefined;
         resolve();
       };
       raw.on('drain', done);
       raw.on('close', done);
-    });
+    }));
   }
 }
