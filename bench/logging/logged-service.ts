@@ -26,9 +26,12 @@ export interface LoggedService {
   cpuSeconds(): number;
   /** Bytes of log written so far. */
   logBytes(): number;
-  /** The log so far, line by line. */
+  /** The log so far, line by line (all of it once {@link stop} has returned). */
   logLines(): string[];
-  /** SIGTERM, then SIGKILL if it has not ended after a grace period. */
+  /**
+   * SIGTERM, then SIGKILL if it has not ended after a grace period. The log stays readable: the
+   * service writes stdout asynchronously and what it held back reaches the file only as it exits.
+   */
   stop(): Promise<void>;
 }
 
@@ -66,9 +69,11 @@ export async function startLoggedService(name: string, config: object): Promise<
         await exited;
       }
     }
-    rmSync(dir, { recursive: true, force: true });
   };
-  onCleanup(stop);
+  onCleanup(async () => {
+    await stop();
+    rmSync(dir, { recursive: true, force: true });
+  });
   const read = () => readFileSync(logFile, 'utf8');
 
   const base = `http://127.0.0.1:${port}`;
