@@ -5,3 +5,5 @@ export * from './lane';
 export * from './lane.types';
 export * from './lane-registry.service';
 export * from './lane-rejection';
+export * from './limit-signal';
+export * from './adaptive';

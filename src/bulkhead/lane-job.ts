@@ -1,7 +1,8 @@
 import type { Abortable } from './abortable';
 import type { DeadlineList, DeadlineNode } from './deadline-lists';
 import type { FairQueueNode, TenantQueue } from './fair-queue';
-import type { LaneWork } from './lane.types';
+import type { LaneWork, LimitSignal } from './lane.types';
+import { limitSignalOf } from './limit-signal';
 
 export type JobState = 'queued' | 'running' | 'finished';
 
@@ -30,6 +31,9 @@ export abstract class LaneJob implements FairQueueNode<LaneJob>, DeadlineNode<La
   stoppedByLane = false;
   enqueuedAt!: number;
   queueTtlMs!: number;
+  // Set only in an adaptive lane, as it starts: what its limit learns from the call when it ends.
+  startedAt!: number;
+  inFlightAtStart!: number;
   detachAbort: (() => void) | undefined;
 
   constructor(
@@ -54,6 +58,11 @@ export abstract class LaneJob implements FairQueueNode<LaneJob>, DeadlineNode<La
     this.refused(reason);
   }
 
+  /** What the work's outcome tells an adaptive limit. */
+  limitSignal(outcome: unknown, succeeded: boolean): LimitSignal {
+    return limitSignalOf(outcome, succeeded);
+  }
+
   protected abstract answer(outcome: unknown, succeeded: boolean): void;
   protected abstract refused(reason: unknown): void;
 }
@@ -70,6 +79,10 @@ export class WorkJob extends LaneJob {
 
   start(): unknown {
     return this.work.start();
+  }
+
+  override limitSignal(outcome: unknown, succeeded: boolean): LimitSignal {
+    return this.work.limitSignal ? this.work.limitSignal(outcome, succeeded) : limitSignalOf(outcome, succeeded);
   }
 
   protected answer(outcome: unknown, succeeded: boolean): void {

@@ -1,5 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { CLOCK, type Clock } from '../common';
+import { CLOCK, type Clock, RANDOM, type Random, systemRandom } from '../common';
+import { createAdaptiveLimit } from './adaptive';
 import { LANES_MODULE_OPTIONS, type LanesModuleOptions } from './lanes.module-definition';
 import { Lane } from './lane';
 import type { LaneSnapshot } from './lane.types';
@@ -9,10 +10,16 @@ import type { LaneSnapshot } from './lane.types';
 export class LaneRegistry {
   private readonly lanes: ReadonlyMap<string, Lane>;
 
-  constructor(@Inject(LANES_MODULE_OPTIONS) options: LanesModuleOptions, @Inject(CLOCK) clock: Clock) {
+  constructor(
+    @Inject(LANES_MODULE_OPTIONS) options: LanesModuleOptions,
+    @Inject(CLOCK) clock: Clock,
+    // Jitter of the Vegas probe only; built outside Nest (benchmarks, specs), the global source.
+    @Inject(RANDOM) random: Random = systemRandom,
+  ) {
     const lanes = new Map<string, Lane>();
-    for (const [name, config] of Object.entries(options.lanes)) {
-      lanes.set(name, new Lane({ name, clock, ...config }));
+    for (const [name, { adaptive, ...config }] of Object.entries(options.lanes)) {
+      const limit = adaptive && createAdaptiveLimit(name, adaptive, config.concurrency, random);
+      lanes.set(name, new Lane({ name, clock, ...config, adaptive: limit }));
     }
     this.lanes = lanes;
   }

@@ -1,4 +1,5 @@
 import { type Clock, ResilienceError } from '../common';
+import type { AdaptiveLimit } from './adaptive';
 import { FairQueue } from './fair-queue';
 import { type LaneJob, PromisedJob, WorkJob } from './lane-job';
 import type { LaneCall, LaneOptions, LaneRejection, LaneSnapshot, LaneStats, LaneWork } from './lane.types';
@@ -13,6 +14,12 @@ const MAX_RETRY_AFTER_MS = 60_000;
  * across tenants. Admission is synchronous and O(1): a call starts now, waits, or is refused
  * with a {@link LaneRejection} string, and a refusal allocates no promise, timer or job.
  *
+ * An adaptive lane moves C (its limit) with what its calls show, from `concurrency` on within
+ * the algorithm's bounds, and Q in proportion. Each call that ends is a sample: how long it
+ * held its slot on the injected clock, how many ran when it started, and whether it timed out;
+ * a call whose caller left, or that the lane stopped, is none. A lower limit stops admissions
+ * until fewer run than it allows; calls already running or waiting are never dropped for it.
+ *
  * A waiting call leaves the queue the moment its queue TTL passes (`queue_expired`) or its
  * caller aborts; its task never runs. A running call keeps its slot until its task settles,
  * even if the caller aborted: the downstream work has not stopped until then.
@@ -25,6 +32,11 @@ export class Lane {
   readonly maxQueuedPerTenant: number;
 
   private readonly clock: Clock;
+  private readonly adaptive: AdaptiveLimit | undefined;
+  /** Calls that may run at once now: `concurrency`, or the adaptive limit's last value. */
+  private limit: number;
+  /** Calls that may wait now: `queueCapacity`, scaled by `limit / concurrency` in an adaptive lane. */
+  private queueLimit: number;
   private readonly queue = new FairQueue<LaneJob>();
   private readonly expiry: QueueExpiry<LaneJob>;
   private active = 0;
@@ -67,6 +79,10 @@ export class Lane {
     this.queueTtlMs = queueTtlMs;
     this.maxQueuedPerTenant = maxQueuedPerTenant;
     this.clock = options.clock;
+    this.adaptive = options.adaptive;
+    this.limit = concurrency;
+    this.queueLimit = queueCapacity;
+    if (this.adaptive) this.follow(this.adaptive.limit);
     this.expiry = new QueueExpiry(this.clock, (job) => this.expire(job));
   }
 
@@ -124,7 +140,7 @@ export class Lane {
    * slot is free. Waiting calls exist only while every slot is busy, so nobody is ahead of it.
    */
   private startsNow(): boolean {
-    return this.active < this.concurrency && !this.closed;
+    return this.active < this.limit && !this.closed;
   }
 
   /**
@@ -137,7 +153,7 @@ export class Lane {
       return 'stopped';
     }
     if (call?.abort?.aborted) return 'aborted';
-    if (this.queue.size >= this.queueCapacity) {
+    if (this.queue.size >= this.queueLimit) {
       this.counts.queueFull++;
       return 'queue_full';
     }
@@ -162,13 +178,30 @@ export class Lane {
   }
 
   snapshot(): LaneSnapshot {
-    return {
+    const snapshot: LaneSnapshot = {
       active: this.active,
       waiting: this.queue.size,
       concurrency: this.concurrency,
       queueCapacity: this.queueCapacity,
       peakActive: this.peakActive,
     };
+    const { adaptive } = this;
+    if (adaptive) {
+      snapshot.limit = this.limit;
+      snapshot.queueLimit = this.queueLimit;
+      snapshot.adaptive = { algorithm: adaptive.algorithm, min: adaptive.min, max: adaptive.max };
+    }
+    return snapshot;
+  }
+
+  /** Calls that may run at once now: `concurrency` unless the lane is adaptive. */
+  get currentLimit(): number {
+    return this.limit;
+  }
+
+  /** Calls that may wait now: `queueCapacity` unless the lane is adaptive. */
+  get currentQueueLimit(): number {
+    return this.queueLimit;
   }
 
   stats(): Readonly<LaneStats> {
@@ -231,6 +264,10 @@ export class Lane {
     this.active++;
     if (this.active > this.peakActive) this.peakActive = this.active;
     this.linkRunning(job);
+    if (this.adaptive) {
+      job.startedAt = this.clock.now();
+      job.inFlightAtStart = this.active;
+    }
     const listeners = this.queueWaitListeners;
     for (let i = 0; i < listeners.length; i++) listeners[i]!(waitMs);
     let outcome: PromiseLike<unknown>;
@@ -252,13 +289,30 @@ export class Lane {
     this.active--;
     if (job.abort?.aborted && !job.stoppedByLane) this.counts.cancelledRunning++;
     job.finish(outcome, succeeded);
+    if (this.adaptive) this.learn(this.adaptive, job, outcome, succeeded);
     if (this.queue.size !== 0) this.pump();
     this.notifyIfIdle();
   }
 
+  /** An adaptive lane's limit takes in how `job` ended, unless its time says nothing of the dependency. */
+  private learn(adaptive: AdaptiveLimit, job: LaneJob, outcome: unknown, succeeded: boolean): void {
+    if (job.abort?.aborted || job.stoppedByLane) return;
+    const signal = job.limitSignal(outcome, succeeded);
+    if (signal === 'ignore') return;
+    adaptive.onSample(this.clock.now() - job.startedAt, job.inFlightAtStart, signal === 'drop');
+    if (adaptive.limit !== this.limit) this.follow(adaptive.limit);
+  }
+
+  /** Takes `limit` as the lane's, the queue's bound in proportion (at least 1 where it had room). */
+  private follow(limit: number): void {
+    this.limit = limit;
+    this.queueLimit =
+      this.queueCapacity === 0 ? 0 : Math.max(1, Math.round((this.queueCapacity * limit) / this.concurrency));
+  }
+
   /** Starts waiting calls while slots are free. */
   private pump(): void {
-    while (this.active < this.concurrency) {
+    while (this.active < this.limit) {
       const job = this.queue.shift();
       if (!job) return;
       this.leaveQueue(job);

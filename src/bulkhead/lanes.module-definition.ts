@@ -1,8 +1,9 @@
 import { ConfigurableModuleBuilder } from '@nestjs/common';
 import { DEFAULT_MODULE_EXTRAS, withExtras } from '../common/nest';
+import type { AdaptiveLimitSettings } from './adaptive';
 
 export interface LaneSettings {
-  /** Calls running at once, 1..4096. */
+  /** Calls running at once, 1..4096; an adaptive lane's starting limit. */
   concurrency: number;
   /** Calls waiting for a slot, 0..100000; 0 = start now or refuse. */
   queueCapacity: number;
@@ -10,6 +11,8 @@ export interface LaneSettings {
   queueTtlMs?: number;
   /** One tenant's share of the queue. @default queueCapacity */
   maxQueuedPerTenant?: number;
+  /** A limit that follows the dependency's latency, within `min` and `max`; fixed at `concurrency` otherwise. */
+  adaptive?: AdaptiveLimitSettings;
 }
 
 export interface LanesModuleOptions {

@@ -52,17 +52,60 @@ const auth = z
   })
   .prefault({});
 
+/** Bounds every adaptive algorithm takes. */
+const limitBounds = { min: intIn(1, 4096), max: intIn(1, 4096) };
+
+/** A lane limit that follows the dependency (docs/design.md, "Adaptive lanes"). */
+const adaptiveLimit = z.discriminatedUnion(
+  'algorithm',
+  [
+    z.strictObject({
+      algorithm: z.literal('gradient2'),
+      ...limitBounds,
+      tolerance: numberIn(1, 10).optional(),
+      smoothing: numberIn(0.01, 1).optional(),
+      longWindow: intIn(10, 100_000).optional(),
+      queueSize: intIn(0, 4096).optional(),
+    }),
+    z.strictObject({
+      algorithm: z.literal('vegas'),
+      ...limitBounds,
+      smoothing: numberIn(0.01, 1).optional(),
+      probeMultiplier: intIn(1, 10_000).optional(),
+    }),
+    z.strictObject({
+      algorithm: z.literal('aimd'),
+      ...limitBounds,
+      backoffRatio: numberIn(0.5, 0.99).optional(),
+      latencyThresholdMs: intIn(1, HOUR_MS).optional(),
+    }),
+  ],
+  { error: 'algorithm must be one of gradient2, vegas, aimd' },
+);
+
 const lane = z
   .strictObject({
     concurrency: intIn(1, 4096),
     queueCapacity: intIn(0, 100_000),
     queueTtlMs: intIn(1, HOUR_MS).default(30_000),
     maxQueuedPerTenant: intIn(1, 100_000).optional(),
+    adaptive: adaptiveLimit.optional(),
   })
   .refine((value) => value.maxQueuedPerTenant === undefined || value.maxQueuedPerTenant <= value.queueCapacity, {
     error: 'must not exceed queueCapacity',
     path: ['maxQueuedPerTenant'],
-  });
+  })
+  .refine((value) => !value.adaptive || value.adaptive.min <= value.adaptive.max, {
+    error: 'must be at least adaptive.min',
+    path: ['adaptive', 'max'],
+  })
+  .refine(
+    (value) => !value.adaptive || (value.concurrency >= value.adaptive.min && value.concurrency <= value.adaptive.max),
+    {
+      error: 'an adaptive lane starts at concurrency: it must be from adaptive.min to adaptive.max',
+      path: ['concurrency'],
+    },
+  );
 
 const rateLimit = z.strictObject({ rpm: intIn(1, 10_000_000).optional(), tpm: intIn(1, 1_000_000_000).optional() });
 

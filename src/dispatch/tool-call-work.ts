@@ -1,4 +1,4 @@
-import type { LaneWork } from '../bulkhead';
+import { type LaneWork, type LimitSignal, limitSignalOf } from '../bulkhead';
 import type { LazyAbortController } from '../common';
 import type { PoolName } from '../containment';
 import type { AttemptCall } from './attempt-runner';
@@ -23,8 +23,10 @@ export class ToolCallWork implements LaneWork, AttemptCall, CallAnswer {
   readonly tenant: string;
   readonly pool: PoolName;
   readonly idempotencyKey: string | undefined;
-  resolve!: (value: unknown) => void;
-  reject!: (reason: unknown) => void;
+  private resolveAnswer!: (value: unknown) => void;
+  private rejectAnswer!: (reason: unknown) => void;
+  /** How the caller was answered, as the lane's adaptive limit reads it; unset until then. */
+  private signal: LimitSignal | undefined;
 
   constructor(
     private readonly executor: CallExecutor,
@@ -40,15 +42,30 @@ export class ToolCallWork implements LaneWork, AttemptCall, CallAnswer {
     this.pool = call.pool;
     this.idempotencyKey = call.idempotencyKey;
     this.answer = new Promise((resolve, reject) => {
-      this.resolve = resolve;
-      this.reject = reject;
+      this.resolveAnswer = resolve;
+      this.rejectAnswer = reject;
     });
+  }
+
+  resolve(value: unknown): void {
+    this.signal ??= 'sample';
+    this.resolveAnswer(value);
+  }
+
+  reject(reason: unknown): void {
+    this.signal ??= limitSignalOf(reason, false);
+    this.rejectAnswer(reason);
   }
 
   start(): Promise<void> {
     this.progress.started = true;
     const { tool, timeoutMs } = this.call;
     return this.executor.run(tool, this.call.arguments, this, timeoutMs, this.progress, this, this.budget);
+  }
+
+  /** `start` settles once no handler runs, however the call was answered: the answer is what counts. */
+  limitSignal(): LimitSignal {
+    return this.signal ?? 'ignore';
   }
 
   /** Refused while waiting (expired, cancelled) or stopped at shutdown; after an answer this does nothing. */
