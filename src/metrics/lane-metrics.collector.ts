@@ -50,6 +50,18 @@ export class LaneMetricsCollector implements OnModuleInit, OnModuleDestroy {
         }
       },
     });
+    new Gauge({
+      name: METRIC.laneLimit,
+      help: 'What the lane allows now: running (concurrency) and waiting (queue) calls; an adaptive lane moves them',
+      labelNames: ['lane', 'kind'],
+      registers,
+      collect() {
+        for (const lane of lanes) {
+          this.set({ lane: lane.name, kind: 'concurrency' }, lane.currentLimit);
+          this.set({ lane: lane.name, kind: 'queue' }, lane.currentQueueLimit);
+        }
+      },
+    });
     new Counter({
       name: METRIC.admissions,
       help: 'Admission decisions by result',

@@ -4,6 +4,7 @@ export const METRIC = {
   laneWaiting: 'bulkhead_lane_waiting',
   lanePeakActive: 'bulkhead_lane_peak_active',
   laneCapacity: 'bulkhead_lane_capacity',
+  laneLimit: 'bulkhead_lane_limit',
   admissions: 'bulkhead_admissions_total',
   queueWait: 'bulkhead_queue_wait_seconds',
   cancellations: 'bulkhead_cancellations_total',

@@ -9,6 +9,16 @@ export const laneSnapshotSchema = z.strictObject({
   concurrency: count,
   queueCapacity: count,
   peakActive: count.meta({ description: 'The most calls ever seen running at once: the proof of isolation.' }),
+  limit: count
+    .optional()
+    .meta({ description: "An adaptive lane's: calls that may run at once now (a fixed lane's is `concurrency`)." }),
+  queueLimit: count
+    .optional()
+    .meta({ description: "An adaptive lane's: calls that may wait now (a fixed lane's is `queueCapacity`)." }),
+  adaptive: z
+    .strictObject({ algorithm: z.enum(['gradient2', 'vegas', 'aimd']), min: count, max: count })
+    .optional()
+    .meta({ description: "An adaptive lane's algorithm and the bounds of its limit." }),
 });
 
 /** `GET /v1/lanes`. */
