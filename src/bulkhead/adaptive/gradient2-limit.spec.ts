@@ -1,15 +1,20 @@
+import type { AdaptiveLimit } from './adaptive-limit';
+import type { Gradient2Settings } from './adaptive-settings';
 import { Gradient2Limit } from './gradient2-limit';
 
 const settings = { algorithm: 'gradient2', min: 2, max: 100 } as const;
 
+/** As a lane holds it: a drop reaches it as a sample like any other, its time the timeout's. */
+const gradient2 = (options: Gradient2Settings, initial: number): AdaptiveLimit => new Gradient2Limit(options, initial);
+
 /** `count` calls of `rttMs` each, with the lane in full use. */
-function feed(limit: Gradient2Limit, count: number, rttMs: number): void {
+function feed(limit: AdaptiveLimit, count: number, rttMs: number): void {
   for (let i = 0; i < count; i++) limit.onSample(rttMs, limit.limit, false);
 }
 
 describe('Gradient2Limit', () => {
   it('grows while latency holds steady, up to max', () => {
-    const limit = new Gradient2Limit(settings, 10);
+    const limit = gradient2(settings, 10);
     feed(limit, 20, 100);
     expect(limit.limit).toBeGreaterThan(20);
     feed(limit, 500, 100);
@@ -17,7 +22,7 @@ describe('Gradient2Limit', () => {
   });
 
   it('falls as the dependency slows five-fold, and grows back once it is fast again', () => {
-    const limit = new Gradient2Limit(settings, 50);
+    const limit = gradient2(settings, 50);
     feed(limit, 100, 100);
     const before = limit.limit;
     feed(limit, 30, 500);
@@ -28,7 +33,7 @@ describe('Gradient2Limit', () => {
   });
 
   it('falls by half at most a call, and never below min', () => {
-    const limit = new Gradient2Limit({ ...settings, smoothing: 1, queueSize: 0 }, 80);
+    const limit = gradient2({ ...settings, smoothing: 1, queueSize: 0 }, 80);
     feed(limit, 10, 10);
     const before = limit.limit;
     limit.onSample(10_000, before, false);
@@ -39,14 +44,14 @@ describe('Gradient2Limit', () => {
   });
 
   it('stays where it is while the lane is used below half its limit', () => {
-    const limit = new Gradient2Limit(settings, 40);
+    const limit = gradient2(settings, 40);
     for (let i = 0; i < 50; i++) limit.onSample(100, 5, false);
     for (let i = 0; i < 50; i++) limit.onSample(1_000, 5, false);
     expect(limit.limit).toBe(40);
   });
 
   it('takes a timeout as the slowness its time shows', () => {
-    const limit = new Gradient2Limit(settings, 50);
+    const limit = gradient2(settings, 50);
     feed(limit, 50, 100);
     const before = limit.limit;
     for (let i = 0; i < 10; i++) limit.onSample(5_000, limit.limit, true);
@@ -54,7 +59,7 @@ describe('Gradient2Limit', () => {
   });
 
   it('survives calls timed at zero on a coarse or virtual clock', () => {
-    const limit = new Gradient2Limit(settings, 10);
+    const limit = gradient2(settings, 10);
     feed(limit, 50, 0);
     expect(Number.isInteger(limit.limit)).toBe(true);
     expect(limit.limit).toBeGreaterThan(10);
