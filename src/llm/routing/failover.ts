@@ -1,5 +1,6 @@
 import { type Clock, type Random, ResilienceError, sleep, stopReason } from '../../common';
 import { AttemptRace, CommittedFailure, type FailoverCall, type Served } from './attempt-race';
+import { TargetWalk } from './target-walk';
 
 export type { FailoverCall, FailoverProgress, Served } from './attempt-race';
 
@@ -9,7 +10,8 @@ const RETRIED = new Set(['transient', 'timeout']);
 const FINAL = new Set(['stopped']);
 
 /**
- * The targets of a route in order. On each: its breaker (an open one is passed over at once),
+ * The targets of a route in the order its {@link TargetWalk} chooses them: priority groups in
+ * turn, inside each the route's strategy (the config's order unless it says otherwise). On each: its breaker (an open one is passed over at once),
  * then attempts with full-jitter backoff and the provider's Retry-After, for `transient` and
  * `timeout` only; any other failure moves to the next target at once. One deadline covers every
  * attempt and wait. Every attempt's worst case is held before it starts and settled after.
@@ -23,25 +25,40 @@ const FINAL = new Set(['stopped']);
 export async function serveWithFailover(clock: Clock, random: Random, call: FailoverCall): Promise<Served> {
   const { route, progress, account } = call;
   const deadline = clock.now() + route.deadlineMs;
-  const race = new AttemptRace(clock, call);
+  const walk = new TargetWalk(route, clock, random, call.deliver ? 'first_token' : 'answer');
+  const race = new AttemptRace(clock, call, walk);
   route.hedges.requested();
   let last: ResilienceError | undefined;
+  let reached = 0;
   try {
-    for (const target of route.targets) {
+    for (let target = walk.next(); target; target = walk.next()) {
+      const reason = walk.reason;
       for (let attempt = 1; attempt <= route.retry.maxAttempts; attempt++) {
         const leftMs = deadline - clock.now();
         if (leftMs <= 0) throw last ?? deadlineError(route.deadlineMs);
         // Counted once the next target is really reached, not when the deadline ended it first.
-        if (attempt === 1 && target !== route.targets[0]) progress.failovers++;
+        if (attempt === 1) {
+          if (reached++ > 0) progress.failovers++;
+          progress.choices.push({ target, reason });
+        }
         const refusal = target.breaker.refusal(call.tenant);
         if (refusal) {
           last = refusal;
           progress.tried.push({ target, outcome: 'circuit_open' });
           break;
         }
-        const hold = await account.hold(target);
+        // In flight from now, not from when the hold is made: requests choosing meanwhile see it busy.
+        target.load.started();
+        let hold;
+        try {
+          hold = await account.hold(target);
+        } catch (error) {
+          target.load.ended();
+          throw error;
+        }
         // The caller may have left while the hold was made: nothing was sent, so nothing is owed.
         if (call.abort.aborted) {
+          target.load.ended();
           await account.released(hold);
           throw stopReason(call.abort.reason);
         }

@@ -10,6 +10,7 @@ import { PriceTable } from '../pricing';
 import { createProvider, LlmProviderWrappers } from '../providers';
 import { HedgeAllowance, TargetHealth } from './hedging';
 import type { LlmRoute, LlmTarget } from './llm-route';
+import { TargetLoad } from './target-load';
 
 /**
  * The routes of `llm.routes`, built once at start-up: each target's provider (wrapped in its
@@ -69,6 +70,9 @@ export class LlmRoutes {
           timeoutMs: target.timeoutMs ?? config.timeoutMs,
           config: target,
           health: new TargetHealth(),
+          priority: target.priority ?? 0,
+          weight: target.weight ?? 1,
+          load: new TargetLoad(),
         };
       });
       this.routes.set(name, route(name, config, targets));
@@ -112,11 +116,14 @@ export class LlmRoutes {
   }
 }
 
-function route(name: string, config: LlmRouteConfig, targets: LlmTarget[]): LlmRoute {
+function route(name: string, config: LlmRouteConfig, configured: LlmTarget[]): LlmRoute {
+  const { targets, groups } = priorityGroups(configured);
   return {
     name,
     lane: config.lane,
     targets,
+    groups,
+    strategy: config.strategy,
     retry: new RetryPolicy({ ...config.retry, deadlineMs: config.deadlineMs }),
     deadlineMs: config.deadlineMs,
     maxOutputTokens: config.maxOutputTokens,
@@ -129,6 +136,18 @@ function route(name: string, config: LlmRouteConfig, targets: LlmTarget[]): LlmR
     semanticCache: config.semanticCache,
     cacheScope: routeCacheScope(name, { targets: config.targets, maxOutputTokens: config.maxOutputTokens }),
   };
+}
+
+/** `targets` by priority, lowest first, the config's order kept inside each (a stable sort), and cut into groups. */
+export function priorityGroups(targets: readonly LlmTarget[]): { targets: LlmTarget[]; groups: LlmTarget[][] } {
+  const sorted = [...targets].sort((a, b) => a.priority - b.priority);
+  const groups: LlmTarget[][] = [];
+  for (const target of sorted) {
+    const last = groups.at(-1);
+    if (last && last[0].priority === target.priority) last.push(target);
+    else groups.push([target]);
+  }
+  return { targets: sorted, groups };
 }
 
 /** The public APIs that refuse every request without a key. */
