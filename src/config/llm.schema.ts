@@ -59,6 +59,11 @@ const target = z
     priority: intIn(0, 100).optional(),
     /** Its share of the requests of its group under `strategy: weighted`. 1 when left out. */
     weight: numberIn(0.001, 1_000_000).optional(),
+    /**
+     * Tokens of input and output the model holds; the shipped table's figure for a model it
+     * knows otherwise. A request that cannot fit is not sent to it.
+     */
+    contextWindow: intIn(1, 100_000_000).optional(),
   })
   .refine((value) => value.script === undefined || value.provider === 'fake', {
     error: 'only a fake target has a script',

@@ -8,7 +8,7 @@ import { FakeProvider } from '../../src/llm/providers/fake.provider';
 import type { LlmProvider, ProviderAttempt } from '../../src/llm/providers/llm-provider';
 import { HedgeAllowance, TargetHealth } from '../../src/llm/routing/hedging';
 import type { LlmRoute, LlmTarget } from '../../src/llm/routing/llm-route';
-import { priorityGroups } from '../../src/llm/routing/llm-routes.service';
+import { contextWindowBounds, priorityGroups } from '../../src/llm/routing/llm-routes.service';
 import { TargetLoad } from '../../src/llm/routing/target-load';
 import type { TargetStrategy } from '../../src/llm/routing/target-strategy';
 
@@ -70,6 +70,7 @@ export function testTarget(
     provider?: LlmProvider;
     priority?: number;
     weight?: number;
+    contextWindow?: number;
   } = {},
 ): TestTarget {
   const breaker = new Breaker(`llm.test.${model}`, { ...CALM, ...options.breaker }, clock);
@@ -85,6 +86,7 @@ export function testTarget(
     health: new TargetHealth(),
     priority: options.priority ?? 0,
     weight: options.weight ?? 1,
+    contextWindow: options.contextWindow,
     load: new TargetLoad(),
   };
 }
@@ -112,6 +114,7 @@ export function testRoute(targets: LlmTarget[], maxOutputTokens: number, options
     targets: ordered.targets,
     groups: ordered.groups,
     strategy: options.strategy ?? 'ordered',
+    ...contextWindowBounds(targets),
     retry: new RetryPolicy({ maxAttempts, baseDelayMs, maxDelayMs, deadlineMs }),
     deadlineMs,
     maxOutputTokens,

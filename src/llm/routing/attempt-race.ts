@@ -13,7 +13,7 @@ import {
 } from './provider-attempt';
 import type { AttemptHold, RequestAccount } from './request-account';
 import type { ChoiceReason } from './target-strategy';
-import type { TargetWalk } from './target-walk';
+import type { SkipReason, TargetWalk } from './target-walk';
 
 /** What a request needs for its attempts. */
 export interface FailoverCall {
@@ -46,8 +46,8 @@ export interface FailoverProgress {
   readonly tried: Array<{ target: LlmTarget; outcome: string }>;
   /** Each hedge started: `won` when its answer was used, `lost` otherwise. */
   readonly hedges: Array<'won' | 'lost'>;
-  /** Each target the walk chose for a first attempt, and why. */
-  readonly choices: Array<{ target: LlmTarget; reason: ChoiceReason }>;
+  /** Each target the walk chose, and why; each it passed over for the request's context (`context_window`). */
+  readonly choices: Array<{ target: LlmTarget; reason: ChoiceReason | SkipReason }>;
 }
 
 /** Who served a request, and how. */

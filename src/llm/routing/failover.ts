@@ -1,4 +1,5 @@
 import { type Clock, type Random, ResilienceError, sleep, stopReason } from '../../common';
+import { isProviderFailure } from '../providers/provider-errors';
 import { AttemptRace, CommittedFailure, type FailoverCall, type Served } from './attempt-race';
 import { TargetWalk } from './target-walk';
 
@@ -16,7 +17,9 @@ const FINAL = new Set(['stopped']);
  * `timeout` only; any other failure moves to the next target at once. One deadline covers every
  * attempt and wait. Every attempt's worst case is held before it starts and settled after.
  * When every target failed, the answer is the last failure (`circuit_open` when every breaker
- * was open). Each attempt may grow hedges ({@link AttemptRace}).
+ * was open). Each attempt may grow hedges ({@link AttemptRace}). A provider's
+ * `context_length_exceeded` moves at once to a target with a larger window; with none left the
+ * answer is `invalid_request` naming the sizes.
  *
  * Streamed (`call.deliver`): an attempt answers at its commit point, its first content; until
  * then a failure is retried or failed over like any other, unseen by the client. After it the
@@ -25,7 +28,8 @@ const FINAL = new Set(['stopped']);
 export async function serveWithFailover(clock: Clock, random: Random, call: FailoverCall): Promise<Served> {
   const { route, progress, account } = call;
   const deadline = clock.now() + route.deadlineMs;
-  const walk = new TargetWalk(route, clock, random, call.deliver ? 'first_token' : 'answer');
+  const walk = new TargetWalk(route, clock, random, call.deliver ? 'first_token' : 'answer', account);
+  for (const target of walk.skipped()) progress.choices.push({ target, reason: 'context_window' });
   const race = new AttemptRace(clock, call, walk);
   route.hedges.requested();
   let last: ResilienceError | undefined;
@@ -67,6 +71,11 @@ export async function serveWithFailover(clock: Clock, random: Random, call: Fail
         const failure = result.error;
         last = failure;
         if (FINAL.has(failure.kind)) throw failure;
+        // Not worth another try here: only a larger window can take it.
+        if (isProviderFailure(failure) && failure.code === 'context_length_exceeded') {
+          walk.contextRefused(target);
+          break;
+        }
         if (!RETRIED.has(failure.kind) || attempt === route.retry.maxAttempts) break;
         // A failure that opened the breaker ends this target now, not after a wasted wait.
         if (target.breaker.refusal(call.tenant)) break;
@@ -78,6 +87,9 @@ export async function serveWithFailover(clock: Clock, random: Random, call: Fail
           throw stopReason(reason);
         });
       }
+    }
+    if (walk.contextExhausted && isProviderFailure(last) && last.code === 'context_length_exceeded') {
+      throw walk.contextError();
     }
     throw last ?? deadlineError(route.deadlineMs);
   } catch (error) {

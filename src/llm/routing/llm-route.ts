@@ -25,6 +25,8 @@ export interface LlmTarget {
   readonly priority: number;
   /** Its share under the `weighted` strategy, against the others of its group. @default 1 */
   readonly weight: number;
+  /** Tokens of input and output it holds (config, else the known-model table); undefined when unknown. */
+  readonly contextWindow: number | undefined;
   /** Attempts in flight and recent latency, which `least-busy` and `lowest-latency` choose by. */
   readonly load: TargetLoad;
 }
@@ -39,6 +41,10 @@ export interface LlmRoute {
   readonly groups: readonly (readonly LlmTarget[])[];
   /** How a target is chosen inside a group (see `TargetStrategy`). */
   readonly strategy: LlmRouteConfig['strategy'];
+  /** The largest context window of its targets (Infinity when one is unknown). */
+  readonly largestContextWindow: number;
+  /** The smallest context window of its targets (Infinity when none is known). */
+  readonly smallestContextWindow: number;
   /** Per target. */
   readonly retry: RetryPolicy;
   /** Every attempt and wait of one request, across every target. */

@@ -6,7 +6,7 @@ import type { LlmRouteConfig, LlmTargetConfig } from '../../config';
 import { RetryPolicy } from '../../retry';
 import { routeCacheScope } from '../cache';
 import { LLM_MODULE_OPTIONS, type LlmModuleOptions } from '../llm.module-definition';
-import { PriceTable } from '../pricing';
+import { contextWindowOf, PriceTable } from '../pricing';
 import { createProvider, LlmProviderWrappers } from '../providers';
 import { HedgeAllowance, TargetHealth } from './hedging';
 import type { LlmRoute, LlmTarget } from './llm-route';
@@ -72,6 +72,7 @@ export class LlmRoutes {
           health: new TargetHealth(),
           priority: target.priority ?? 0,
           weight: target.weight ?? 1,
+          contextWindow: contextWindowOf(target.provider, target.model, target.contextWindow),
           load: new TargetLoad(),
         };
       });
@@ -124,6 +125,7 @@ function route(name: string, config: LlmRouteConfig, configured: LlmTarget[]): L
     targets,
     groups,
     strategy: config.strategy,
+    ...contextWindowBounds(targets),
     retry: new RetryPolicy({ ...config.retry, deadlineMs: config.deadlineMs }),
     deadlineMs: config.deadlineMs,
     maxOutputTokens: config.maxOutputTokens,
@@ -148,6 +150,20 @@ export function priorityGroups(targets: readonly LlmTarget[]): { targets: LlmTar
     else groups.push([target]);
   }
   return { targets: sorted, groups };
+}
+
+/** The largest and smallest context windows of `targets`, an unknown window counted as unbounded. */
+export function contextWindowBounds(targets: readonly LlmTarget[]): {
+  largestContextWindow: number;
+  smallestContextWindow: number;
+} {
+  let largest = 0;
+  let smallest = Infinity;
+  for (const { contextWindow = Infinity } of targets) {
+    largest = Math.max(largest, contextWindow);
+    smallest = Math.min(smallest, contextWindow);
+  }
+  return { largestContextWindow: largest, smallestContextWindow: smallest };
 }
 
 /** The public APIs that refuse every request without a key. */
