@@ -31,7 +31,7 @@ export interface ChoiceScope {
  * tie, which would pile the load of an idle route onto it.
  */
 export function chooseTarget(strategy: TargetStrategy, scope: ChoiceScope, random: Random): LlmTarget | undefined {
-  if (strategy === 'ordered') return scope.group.find((target) => scope.eligible(target));
+  if (strategy === 'ordered') return firstEligible(scope);
   if (strategy === 'weighted') return byWeight(scope, random);
   let chosen: LlmTarget | undefined;
   let best = Infinity;
@@ -70,6 +70,11 @@ function scoreOf(strategy: 'least-busy' | 'lowest-latency', target: LlmTarget, s
   if (strategy === 'least-busy') return target.load.inFlight;
   // No recent sample: the best score, so the target is tried and measured.
   return target.load.latencyMs(scope.kind, scope.now) ?? -Infinity;
+}
+
+function firstEligible(scope: ChoiceScope): LlmTarget | undefined {
+  for (const target of scope.group) if (scope.eligible(target)) return target;
+  return undefined;
 }
 
 function byWeight(scope: ChoiceScope, random: Random): LlmTarget | undefined {

@@ -73,8 +73,8 @@ export class TargetWalk {
   }
 
   /** The targets of the route this request's context keeps away from (none for most requests). */
-  skipped(): LlmTarget[] {
-    if (this.need <= this.route.smallestContextWindow) return [];
+  skipped(): readonly LlmTarget[] {
+    if (this.need <= this.route.smallestContextWindow) return NONE;
     return this.route.targets.filter((target) => windowOf(target) < this.need);
   }
 
@@ -139,6 +139,8 @@ export class TargetWalk {
     return this.fits(target) && !this.tried.includes(target);
   }
 }
+
+const NONE: readonly LlmTarget[] = [];
 
 /** A target's window; an unknown one is taken as unbounded. */
 function windowOf(target: LlmTarget): number {
