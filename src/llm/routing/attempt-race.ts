@@ -305,9 +305,9 @@ export class AttemptRace {
   /**
    * Keeps the target's load: in flight (since its caller counted it) until its provider request
    * has settled, however it ends (answered, failed, stopped as a hedge that lost, a stream cut or
-   * delivered); its
-   * latency sampled at the answer (a stream's first content), a failure that says the target is
-   * slow or sick counted as the whole timeout. A stopped attempt says nothing of the target.
+   * delivered); its latency sampled at the answer (a stream's first content), a failure that
+   * says the target is slow or sick counted as the whole timeout. A stopped attempt says nothing
+   * of the target.
    */
   private measure(target: LlmTarget, started: StartedProviderAttempt<unknown>, timeoutMs: number): void {
     const { clock } = this;

@@ -18,7 +18,7 @@ import {
   WORST_TOKENS as NEEDED,
 } from '../../../test/support/llm-accounting';
 import type { ChatRequest } from '../chat.types';
-import type { FailoverProgress } from './attempt-race';
+import type { FailoverCall, FailoverProgress } from './attempt-race';
 import { serveWithFailover } from './failover';
 import type { LlmRoute } from './llm-route';
 
@@ -59,7 +59,7 @@ function route(targets: TestTarget[], options: TestRouteOptions = {}): LlmRoute 
   return testRoute(targets, OUTPUT_CAP, { maxAttempts: 2, ...options });
 }
 
-function serve(subject: LlmRoute) {
+function serve(subject: LlmRoute, deliver?: FailoverCall['deliver']) {
   const progress: FailoverProgress = { attempts: 0, failovers: 0, tried: [], hedges: [], choices: [] };
   const limiter = new RateLimiter(new MemoryRateLimitStore(clock), {
     rateLimits: { tenants: {}, failMode: 'closed', enforce: true },
@@ -72,6 +72,7 @@ function serve(subject: LlmRoute) {
     abort: new LazyAbortController(),
     account,
     progress,
+    deliver,
   });
   return { outcome: track(promise), progress };
 }
@@ -183,6 +184,23 @@ describe('context windows: a provider says the context is exceeded', () => {
     const call = serve(route([first, second]));
     await clock.advanceAsync(0);
     expect(call.outcome.value?.target).toBe(second);
+  });
+});
+
+describe('context windows: streams', () => {
+  it('fails a stream refused before its commit over to a larger window, unseen by the client', async () => {
+    const small = target('small', [TOO_LONG], { contextWindow: 2_000 });
+    const large = target('large', [ok('streamed from the larger window')], { contextWindow: 8_000 });
+    const delivered: string[] = [];
+    const call = serve(route([small, large]), async ({ stream }, to) => {
+      delivered.push(to.label);
+      while (await stream.next(30_000));
+    });
+    await clock.advanceAsync(0);
+
+    expect(delivered).toEqual(['fake/large']);
+    expect(call.outcome.value?.completion.choices[0].message.content).toBe('streamed from the larger window');
+    expect(small.provider.calls).toHaveLength(1);
   });
 });
 

@@ -12,9 +12,10 @@ const FINAL = new Set(['stopped']);
 
 /**
  * The targets of a route in the order its {@link TargetWalk} chooses them: priority groups in
- * turn, inside each the route's strategy (the config's order unless it says otherwise). On each: its breaker (an open one is passed over at once),
- * then attempts with full-jitter backoff and the provider's Retry-After, for `transient` and
- * `timeout` only; any other failure moves to the next target at once. One deadline covers every
+ * turn, inside each the route's strategy (the config's order unless it says otherwise). On
+ * each: its breaker (an open one is passed over at once), then attempts with full-jitter
+ * backoff and the provider's Retry-After, for `transient` and `timeout` only; any other failure
+ * moves to the next target at once. One deadline covers every
  * attempt and wait. Every attempt's worst case is held before it starts and settled after.
  * When every target failed, the answer is the last failure (`circuit_open` when every breaker
  * was open). Each attempt may grow hedges ({@link AttemptRace}). A provider's
@@ -88,9 +89,8 @@ export async function serveWithFailover(clock: Clock, random: Random, call: Fail
         });
       }
     }
-    if (walk.contextExhausted && isProviderFailure(last) && last.code === 'context_length_exceeded') {
-      throw walk.contextError();
-    }
+    // Ended on a refusal of the context: the sizes say more than the provider's bare 400.
+    if (isProviderFailure(last) && last.code === 'context_length_exceeded') throw walk.contextError() ?? last;
     throw last ?? deadlineError(route.deadlineMs);
   } catch (error) {
     // Part of a stream reached the client: nothing more may be tried, the failure is final.

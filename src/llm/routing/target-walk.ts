@@ -84,23 +84,21 @@ export class TargetWalk {
     this.refusedBy = target;
   }
 
-  /** Whether the last failure can be told as the context not fitting anywhere left. */
-  get contextExhausted(): boolean {
-    return this.refusedBy !== undefined;
-  }
-
-  /** `400 invalid_request` naming what the request needs and what the route has; never the prompt. */
-  contextError(): ResilienceError {
-    const { inputTokens, outputCap } = this.context;
-    const needed = inputTokens + outputCap;
+  /**
+   * When a provider refused the request's context: `400 invalid_request` naming what the request
+   * needs, what the route has and who refused; never the prompt nor the provider's text.
+   */
+  contextError(): ResilienceError | undefined {
     const by = this.refusedBy;
-    const refused = by
-      ? `${by.label} (context window ${by.contextWindow ?? 'unknown'}) refused it as too long, and no target left has a larger window`
-      : `no target of the route has a window that large`;
+    if (!by) return undefined;
+    const { inputTokens, outputCap } = this.context;
+    const largest = this.route.largestContextWindow;
     return new ResilienceError(
       'invalid_request',
-      `the request needs up to ${needed} tokens (input estimate ${inputTokens} + output cap ${outputCap}); ` +
-        `the largest context window of route '${this.route.name}' is ${describeWindow(this.route.largestContextWindow)}; ${refused}`,
+      `the request needs up to ${inputTokens + outputCap} tokens (input estimate ${inputTokens} + output cap ` +
+        `${outputCap}); the largest context window of route '${this.route.name}' is ` +
+        `${Number.isFinite(largest) ? `${largest} tokens` : 'unknown'}; ${by.label} (context window ` +
+        `${by.contextWindow ?? 'unknown'}) refused it as too long, and no target left has a larger window`,
     );
   }
 
@@ -145,8 +143,4 @@ const NONE: readonly LlmTarget[] = [];
 /** A target's window; an unknown one is taken as unbounded. */
 function windowOf(target: LlmTarget): number {
   return target.contextWindow ?? Infinity;
-}
-
-function describeWindow(tokens: number): string {
-  return Number.isFinite(tokens) ? `${tokens} tokens` : 'unknown';
 }
