@@ -55,6 +55,15 @@ const target = z
     script: z.array(fakeStep, { error: 'must be a list' }).min(1, { error: 'must list at least one step' }).optional(),
     /** Faults and latency injected into its attempts, while `chaos.enabled` is true. */
     chaos: llmTargetChaosSchema.optional(),
+    /** Its priority group: every target of a lower one is tried first. 0 when left out. */
+    priority: intIn(0, 100).optional(),
+    /** Its share of the requests of its group under `strategy: weighted`. 1 when left out. */
+    weight: numberIn(0.001, 1_000_000).optional(),
+    /**
+     * Tokens of input and output the model holds; the shipped table's figure for a model it
+     * knows otherwise. A request that cannot fit is not sent to it.
+     */
+    contextWindow: intIn(1, 100_000_000).optional(),
   })
   .refine((value) => value.script === undefined || value.provider === 'fake', {
     error: 'only a fake target has a script',
@@ -81,8 +90,13 @@ const llmRetry = z
 export const llmRoute = z.strictObject({
   /** The lane its requests run in. */
   lane: name(),
-  /** Tried in order: the first that answers serves. */
+  /** Tried by priority group, and inside a group as `strategy` says: the first that answers serves. */
   targets: z.array(target, { error: 'must be a list' }).min(1, { error: 'must list at least one target' }),
+  /**
+   * How a target is chosen inside a priority group: `ordered` (the config's order),
+   * `weighted`, `least-busy` (fewest attempts in flight) or `lowest-latency` (recent average).
+   */
+  strategy: oneOf(['ordered', 'weighted', 'least-busy', 'lowest-latency']).default('ordered'),
   retry: llmRetry,
   /** Settings of each target's breaker; `breakers.default` for what is left out. */
   breaker: breakerSchema.optional(),

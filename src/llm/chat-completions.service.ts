@@ -107,7 +107,7 @@ export class ChatCompletions {
     const route = this.routes.forTenant(call.request.model, call.tenant);
     if (!route) throw this.routes.unknownRouteError(call.tenant);
     const startedAt = this.clock.now();
-    const progress: FailoverProgress = { attempts: 0, failovers: 0, tried: [], hedges: [] };
+    const progress: FailoverProgress = { attempts: 0, failovers: 0, tried: [], hedges: [], choices: [] };
     const plan = this.caches.plan(call, route);
     let cache: ChatAnswer['cache'] = plan.cache;
     let failure: ResilienceError | undefined;

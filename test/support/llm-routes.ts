@@ -8,6 +8,9 @@ import { FakeProvider } from '../../src/llm/providers/fake.provider';
 import type { LlmProvider, ProviderAttempt } from '../../src/llm/providers/llm-provider';
 import { HedgeAllowance, TargetHealth } from '../../src/llm/routing/hedging';
 import type { LlmRoute, LlmTarget } from '../../src/llm/routing/llm-route';
+import { contextWindowBounds, priorityGroups } from '../../src/llm/routing/llm-routes.service';
+import { TargetLoad } from '../../src/llm/routing/target-load';
+import type { TargetStrategy } from '../../src/llm/routing/target-strategy';
 
 /** A breaker that never opens unless a test says so. */
 export const CALM: BreakerSettings = {
@@ -65,6 +68,9 @@ export function testTarget(
     timeoutMs?: number;
     breaker?: Partial<BreakerSettings>;
     provider?: LlmProvider;
+    priority?: number;
+    weight?: number;
+    contextWindow?: number;
   } = {},
 ): TestTarget {
   const breaker = new Breaker(`llm.test.${model}`, { ...CALM, ...options.breaker }, clock);
@@ -78,6 +84,10 @@ export function testTarget(
     timeoutMs: options.timeoutMs ?? 30_000,
     config: { provider: 'fake', model, script },
     health: new TargetHealth(),
+    priority: options.priority ?? 0,
+    weight: options.weight ?? 1,
+    contextWindow: options.contextWindow,
+    load: new TargetLoad(),
   };
 }
 
@@ -90,16 +100,21 @@ export interface TestRouteOptions {
   maxHedges?: number;
   firstByteTimeoutMs?: number;
   idleTimeoutMs?: number;
+  strategy?: TargetStrategy;
 }
 
 /** A route `chat` in lane `llm` over `targets`, no cache, with `maxOutputTokens` as its cap. */
 export function testRoute(targets: LlmTarget[], maxOutputTokens: number, options: TestRouteOptions = {}): LlmRoute {
   const { maxAttempts = 2, baseDelayMs = 100, maxDelayMs = 1_000, deadlineMs = 60_000 } = options;
   const { hedgeAfterMs = 0, maxHedges = 1, firstByteTimeoutMs = 30_000, idleTimeoutMs = 30_000 } = options;
+  const ordered = priorityGroups(targets);
   return {
     name: 'chat',
     lane: 'llm',
-    targets,
+    targets: ordered.targets,
+    groups: ordered.groups,
+    strategy: options.strategy ?? 'ordered',
+    ...contextWindowBounds(targets),
     retry: new RetryPolicy({ maxAttempts, baseDelayMs, maxDelayMs, deadlineMs }),
     deadlineMs,
     maxOutputTokens,

@@ -5,3 +5,4 @@ export * from './price';
 export * from './price-table';
 export * from './shipped-prices';
 export * from './shipped-price';
+export * from './context-windows';

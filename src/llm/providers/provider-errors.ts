@@ -19,7 +19,7 @@ export type ProviderFailureCode =
   | 'upstream_error'
   /** 400, 422: the provider refused the request itself. */
   | 'bad_request'
-  /** 400 with OpenAI's `context_length_exceeded`: another model may take it. */
+  /** 400 saying the prompt and output cap exceed the model's window: a larger window may take it. */
   | 'context_length_exceeded'
   /** 413. */
   | 'request_too_large'
@@ -110,7 +110,8 @@ function quotaExhausted(body: unknown): boolean {
  *
  * - 429 with the quota/spend exhausted, 402: `unavailable` (the next target at once)
  * - other 429, 408, 409, 5xx, 529: `transient` (retried on this target)
- * - 400, 413, 422: `invalid_request` (the request was refused)
+ * - 400, 413, 422: `invalid_request` (the request was refused); a 400 that says the context window
+ *   is exceeded is `context_length_exceeded` ({@link contextExceeded})
  * - 401, 403, 404, any other 4xx: `unavailable` (the target's key, model or config is wrong)
  * - 1xx, 3xx (redirects are not followed), 2xx with a bad body: `transient`
  *
@@ -143,7 +144,7 @@ export function providerStatusError(target: FailedTarget, answer: ProviderErrorA
   if (status === 503 || status === 529) return fail('transient', 'overloaded', 'it is overloaded', true);
   if (status === 409 || status >= 500) return fail('transient', 'upstream_error', 'it failed', true);
   if (status === 413) return fail('invalid_request', 'request_too_large', 'the request is too large');
-  if (status === 400 && errorObject(body)?.code === 'context_length_exceeded') {
+  if (status === 400 && contextExceeded(body)) {
     return fail('invalid_request', 'context_length_exceeded', 'the prompt exceeds the context window');
   }
   if (status === 400 || status === 422) return fail('invalid_request', 'bad_request', 'it refused the request');
@@ -283,6 +284,25 @@ function retryAfterMs(headers: IncomingHttpHeaders, nowMs: number): number | und
     return Math.min(Math.ceil(Number(precise.trim())), MAX_RETRY_AFTER_MS);
   }
   return parseRetryAfter(headers['retry-after'], nowMs);
+}
+
+/**
+ * What Anthropic says, in its message only: "prompt is too long: 208310 tokens > 200000 maximum",
+ * "input length and `max_tokens` exceed context limit: 188240 + 21333 > 200000"; Bedrock:
+ * "Input is too long for requested model". Read to decide, never repeated.
+ */
+const CONTEXT_EXCEEDED_MESSAGE = /prompt is too long|exceed context limit|input is too long/i;
+
+/**
+ * Whether a 400's body says the request does not fit the model's context window: OpenAI's
+ * `code: context_length_exceeded`, or Anthropic's `invalid_request_error` (and Bedrock's
+ * `ValidationException`) whose message says so. One mapping for every wire.
+ */
+function contextExceeded(body: unknown): boolean {
+  const error = errorObject(body);
+  if (error?.code === 'context_length_exceeded') return true;
+  const message = error?.message ?? (isObject(body) ? body.message : undefined);
+  return typeof message === 'string' && CONTEXT_EXCEEDED_MESSAGE.test(message.slice(0, 200));
 }
 
 function errorObject(body: unknown): Record<string, unknown> | undefined {

@@ -85,7 +85,7 @@ function route(targets: TestTarget[], options: Omit<TestRouteOptions, 'idleTimeo
 /** Starts one request through the route; its outcome is tracked, never left unhandled. */
 function serve(subject: LlmRoute, options: { deliver?: FailoverCall['deliver']; abort?: LazyAbortController } = {}) {
   const abort = options.abort ?? new LazyAbortController();
-  const progress: FailoverProgress = { attempts: 0, failovers: 0, tried: [], hedges: [] };
+  const progress: FailoverProgress = { attempts: 0, failovers: 0, tried: [], hedges: [], choices: [] };
   const account = admittedAccount('acme', gate, limiter, clock);
   const promise = serveWithFailover(clock, seededRandom(SEED), {
     route: subject,

@@ -4,7 +4,6 @@ import type { LazyAbortController } from '../../common';
 import type { ChatCompletion, ChatRequest } from '../chat.types';
 import type { NativeMessagesRequest } from '../providers/llm-provider';
 import { isProviderFailure } from '../providers/provider-errors';
-import { hedgeTarget } from './hedge-target';
 import type { LlmRoute, LlmTarget } from './llm-route';
 import {
   type CommittedStream,
@@ -13,6 +12,8 @@ import {
   type StartedProviderAttempt,
 } from './provider-attempt';
 import type { AttemptHold, RequestAccount } from './request-account';
+import type { ChoiceReason } from './target-strategy';
+import type { SkipReason, TargetWalk } from './target-walk';
 
 /** What a request needs for its attempts. */
 export interface FailoverCall {
@@ -45,6 +46,8 @@ export interface FailoverProgress {
   readonly tried: Array<{ target: LlmTarget; outcome: string }>;
   /** Each hedge started: `won` when its answer was used, `lost` otherwise. */
   readonly hedges: Array<'won' | 'lost'>;
+  /** Each target the walk chose, and why; each it passed over for the request's context (`context_window`). */
+  readonly choices: Array<{ target: LlmTarget; reason: ChoiceReason | SkipReason }>;
 }
 
 /** Who served a request, and how. */
@@ -67,6 +70,8 @@ export type RaceResult =
 
 /** The outcome `hedge_lost` attempts get: cancelled because another of the same request answered first. */
 const HEDGE_LOST = 'hedge_lost';
+/** Failures that say the target is slow or sick: its latency average takes the attempt's whole timeout. */
+const PENALISED = new Set(['transient', 'timeout']);
 
 /** An attempt in flight. */
 interface Running {
@@ -102,6 +107,8 @@ export class AttemptRace {
   constructor(
     private readonly clock: Clock,
     private readonly call: FailoverCall,
+    /** The request's way through the route: where its hedges go. */
+    private readonly walk: TargetWalk,
   ) {}
 
   async run(target: LlmTarget, hold: AttemptHold, timeoutMs: number, deadline: number): Promise<RaceResult> {
@@ -129,7 +136,10 @@ export class AttemptRace {
     throw new ResilienceError('internal', 'no attempt ran');
   }
 
-  /** Starts one attempt through its target's breaker; a refusal there (a half-open probe gone) fails it. */
+  /**
+   * Starts one attempt through its target's breaker; a refusal there (a half-open probe gone)
+   * fails it. The caller has counted it in its target's load (`load.started()`).
+   */
   private launch(target: LlmTarget, hold: AttemptHold, timeoutMs: number, hedgeIndex: number | undefined): Running {
     const { call, clock } = this;
     const { progress } = call;
@@ -150,10 +160,13 @@ export class AttemptRace {
       };
       started = call.deliver ? startStreamAttempt(clock, target, setup) : startProviderAttempt(clock, target, setup);
       this.pending.push(started.settled);
+      this.measure(target, started, timeoutMs);
       // A completion ends the breaker's watch when it comes; a stream only once it was delivered.
       return call.deliver ? started.outcome.then(() => watched.promise) : started.outcome;
     }, call.tenant);
     // opossum runs the action before `fire` returns: `started` is set by now, unless refused.
+    // Refused, the attempt never ran: it is no longer in flight.
+    if (!started) target.load.ended();
     // A hold the budget store cannot keep stops the attempt: its spending is no longer covered.
     const stoppable = started;
     if (stoppable) hold.stopIfLost((reason) => stoppable.stop(reason));
@@ -197,18 +210,22 @@ export class AttemptRace {
     const { clock, call } = this;
     const { route, progress } = call;
     const busy = running.map((attempt) => attempt.target);
-    const target = hedgeTarget(clock, route, primary, busy, call.tenant);
+    const target = this.walk.hedgeTarget(primary, busy, call.tenant);
     if (!target || !route.hedges.take()) return undefined;
+    // Counted in flight before the hold is made, as the loop counts a first attempt.
+    target.load.started();
     let hold: AttemptHold;
     try {
       hold = await call.account.hold(target);
     } catch {
       // The budget or the token bucket cannot hold another attempt: the running ones go on alone.
+      target.load.ended();
       route.hedges.giveBack();
       return undefined;
     }
     // Everything may have ended (or the caller left) while the hold was made.
     if (call.abort.aborted || running.every((attempt) => attempt.value !== undefined || attempt.error !== undefined)) {
+      target.load.ended();
       await call.account.released(hold);
       route.hedges.giveBack();
       return undefined;
@@ -283,6 +300,27 @@ export class AttemptRace {
       attempt.target.health.throttled(this.clock, failure.retryAfterMs);
     }
     attempt.finish(failure);
+  }
+
+  /**
+   * Keeps the target's load: in flight (since its caller counted it) until its provider request
+   * has settled, however it ends (answered, failed, stopped as a hedge that lost, a stream cut or
+   * delivered); its latency sampled at the answer (a stream's first content), a failure that
+   * says the target is slow or sick counted as the whole timeout. A stopped attempt says nothing
+   * of the target.
+   */
+  private measure(target: LlmTarget, started: StartedProviderAttempt<unknown>, timeoutMs: number): void {
+    const { clock } = this;
+    const { load } = target;
+    const kind = this.call.deliver ? 'first_token' : 'answer';
+    const startedAt = clock.now();
+    void started.settled.then(() => load.ended());
+    started.outcome.then(
+      () => load.sample(kind, clock.now() - startedAt, clock.now()),
+      (error: unknown) => {
+        if (isResilienceError(error) && PENALISED.has(error.kind)) load.sample(kind, timeoutMs, clock.now());
+      },
+    );
   }
 
   private attemptTimeout(target: LlmTarget): number {

@@ -98,7 +98,7 @@ function account(tenant: string): RequestAccount {
 /** Starts one request through the route; its outcome is tracked, never left unhandled. */
 function serve(subject: LlmRoute, options: { tenant?: string; abort?: LazyAbortController } = {}) {
   const abort = options.abort ?? new LazyAbortController();
-  const progress: FailoverProgress = { attempts: 0, failovers: 0, tried: [], hedges: [] };
+  const progress: FailoverProgress = { attempts: 0, failovers: 0, tried: [], hedges: [], choices: [] };
   const requestAccount = account(options.tenant ?? 'acme');
   const promise = serveWithFailover(clock, seededRandom(SEED), {
     route: subject,

@@ -1,5 +1,7 @@
 import { type Clock, type Random, ResilienceError, sleep, stopReason } from '../../common';
+import { isProviderFailure } from '../providers/provider-errors';
 import { AttemptRace, CommittedFailure, type FailoverCall, type Served } from './attempt-race';
+import { TargetWalk } from './target-walk';
 
 export type { FailoverCall, FailoverProgress, Served } from './attempt-race';
 
@@ -9,12 +11,16 @@ const RETRIED = new Set(['transient', 'timeout']);
 const FINAL = new Set(['stopped']);
 
 /**
- * The targets of a route in order. On each: its breaker (an open one is passed over at once),
- * then attempts with full-jitter backoff and the provider's Retry-After, for `transient` and
- * `timeout` only; any other failure moves to the next target at once. One deadline covers every
+ * The targets of a route in the order its {@link TargetWalk} chooses them: priority groups in
+ * turn, inside each the route's strategy (the config's order unless it says otherwise). On
+ * each: its breaker (an open one is passed over at once), then attempts with full-jitter
+ * backoff and the provider's Retry-After, for `transient` and `timeout` only; any other failure
+ * moves to the next target at once. One deadline covers every
  * attempt and wait. Every attempt's worst case is held before it starts and settled after.
  * When every target failed, the answer is the last failure (`circuit_open` when every breaker
- * was open). Each attempt may grow hedges ({@link AttemptRace}).
+ * was open). Each attempt may grow hedges ({@link AttemptRace}). A provider's
+ * `context_length_exceeded` moves at once to a target with a larger window; with none left the
+ * answer is `invalid_request` naming the sizes.
  *
  * Streamed (`call.deliver`): an attempt answers at its commit point, its first content; until
  * then a failure is retried or failed over like any other, unseen by the client. After it the
@@ -23,25 +29,41 @@ const FINAL = new Set(['stopped']);
 export async function serveWithFailover(clock: Clock, random: Random, call: FailoverCall): Promise<Served> {
   const { route, progress, account } = call;
   const deadline = clock.now() + route.deadlineMs;
-  const race = new AttemptRace(clock, call);
+  const walk = new TargetWalk(route, clock, random, call.deliver ? 'first_token' : 'answer', account);
+  for (const target of walk.skipped()) progress.choices.push({ target, reason: 'context_window' });
+  const race = new AttemptRace(clock, call, walk);
   route.hedges.requested();
   let last: ResilienceError | undefined;
+  let reached = 0;
   try {
-    for (const target of route.targets) {
+    for (let target = walk.next(); target; target = walk.next()) {
+      const reason = walk.reason;
       for (let attempt = 1; attempt <= route.retry.maxAttempts; attempt++) {
         const leftMs = deadline - clock.now();
         if (leftMs <= 0) throw last ?? deadlineError(route.deadlineMs);
         // Counted once the next target is really reached, not when the deadline ended it first.
-        if (attempt === 1 && target !== route.targets[0]) progress.failovers++;
+        if (attempt === 1) {
+          if (reached++ > 0) progress.failovers++;
+          progress.choices.push({ target, reason });
+        }
         const refusal = target.breaker.refusal(call.tenant);
         if (refusal) {
           last = refusal;
           progress.tried.push({ target, outcome: 'circuit_open' });
           break;
         }
-        const hold = await account.hold(target);
+        // In flight from now, not from when the hold is made: requests choosing meanwhile see it busy.
+        target.load.started();
+        let hold;
+        try {
+          hold = await account.hold(target);
+        } catch (error) {
+          target.load.ended();
+          throw error;
+        }
         // The caller may have left while the hold was made: nothing was sent, so nothing is owed.
         if (call.abort.aborted) {
+          target.load.ended();
           await account.released(hold);
           throw stopReason(call.abort.reason);
         }
@@ -50,6 +72,11 @@ export async function serveWithFailover(clock: Clock, random: Random, call: Fail
         const failure = result.error;
         last = failure;
         if (FINAL.has(failure.kind)) throw failure;
+        // Not worth another try here: only a larger window can take it.
+        if (isProviderFailure(failure) && failure.code === 'context_length_exceeded') {
+          walk.contextRefused(target);
+          break;
+        }
         if (!RETRIED.has(failure.kind) || attempt === route.retry.maxAttempts) break;
         // A failure that opened the breaker ends this target now, not after a wasted wait.
         if (target.breaker.refusal(call.tenant)) break;
@@ -62,6 +89,8 @@ export async function serveWithFailover(clock: Clock, random: Random, call: Fail
         });
       }
     }
+    // Ended on a refusal of the context: the sizes say more than the provider's bare 400.
+    if (isProviderFailure(last) && last.code === 'context_length_exceeded') throw walk.contextError() ?? last;
     throw last ?? deadlineError(route.deadlineMs);
   } catch (error) {
     // Part of a stream reached the client: nothing more may be tried, the failure is final.

@@ -48,7 +48,7 @@ beforeEach(() => {
     rateLimits: { tenants: { acme: { tpm: 60_000 } }, failMode: 'closed', enforce: true },
   });
   serveOne = (subject, tenant) => {
-    const progress: FailoverProgress = { attempts: 0, failovers: 0, tried: [], hedges: [] };
+    const progress: FailoverProgress = { attempts: 0, failovers: 0, tried: [], hedges: [], choices: [] };
     const account = admittedAccount('acme', gate, limiter, clock);
     const call = {
       route: subject,

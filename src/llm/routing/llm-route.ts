@@ -1,9 +1,10 @@
 import type { Breaker } from '../../circuit-breaker';
-import type { LlmTargetConfig } from '../../config';
+import type { LlmRouteConfig, LlmTargetConfig } from '../../config';
 import type { RetryPolicy } from '../../retry';
 import type { LlmProvider, ProviderTarget } from '../providers/llm-provider';
 import type { Price } from '../pricing';
 import type { HedgeAllowance, TargetHealth } from './hedging';
+import type { TargetLoad } from './target-load';
 
 /** One target of a route, built once at start-up. */
 export interface LlmTarget {
@@ -20,13 +21,30 @@ export interface LlmTarget {
   readonly config: LlmTargetConfig;
   /** Its recent 429/529s, which keep hedges off it. */
   readonly health: TargetHealth;
+  /** Its group: lower is tried first. @default 0 */
+  readonly priority: number;
+  /** Its share under the `weighted` strategy, against the others of its group. @default 1 */
+  readonly weight: number;
+  /** Tokens of input and output it holds (config, else the known-model table); undefined when unknown. */
+  readonly contextWindow: number | undefined;
+  /** Attempts in flight and recent latency, which `least-busy` and `lowest-latency` choose by. */
+  readonly load: TargetLoad;
 }
 
 /** A route of `llm.routes`: what a client names as `model`. */
 export interface LlmRoute {
   readonly name: string;
   readonly lane: string;
+  /** By priority, then in the config's order. */
   readonly targets: readonly LlmTarget[];
+  /** `targets` cut into priority groups, lowest priority first: failover finishes a group before the next. */
+  readonly groups: readonly (readonly LlmTarget[])[];
+  /** How a target is chosen inside a group (see `TargetStrategy`). */
+  readonly strategy: LlmRouteConfig['strategy'];
+  /** The largest context window of its targets (Infinity when one is unknown). */
+  readonly largestContextWindow: number;
+  /** The smallest context window of its targets (Infinity when none is known). */
+  readonly smallestContextWindow: number;
   /** Per target. */
   readonly retry: RetryPolicy;
   /** Every attempt and wait of one request, across every target. */

@@ -61,6 +61,42 @@ describe('LlmRoutes: which routes a tenant may use', () => {
     expect(routes.forTenant('solo', 'anonymous')).toBeUndefined();
   });
 
+  it('orders targets by priority, the config order kept inside a group, and names breakers by config index', () => {
+    const routes = routesOf({
+      chat: {
+        lane: 'llm',
+        strategy: 'least-busy',
+        targets: [
+          { provider: 'fake', model: 'backup', priority: 2 },
+          { provider: 'fake', model: 'a', weight: 3 },
+          { provider: 'fake', model: 'b', priority: 0 },
+        ],
+      },
+    });
+    const chat = routes.get('chat')!;
+
+    expect(chat.strategy).toBe('least-busy');
+    expect(chat.groups.map((group) => group.map((target) => target.label))).toEqual([
+      ['fake/a', 'fake/b'],
+      ['fake/backup'],
+    ]);
+    expect(chat.targets.map((target) => [target.label, target.breaker.name, target.weight])).toEqual([
+      ['fake/a', 'llm.chat.1', 3],
+      ['fake/b', 'llm.chat.2', 1],
+      ['fake/backup', 'llm.chat.0', 1],
+    ]);
+  });
+
+  it('keeps a route without priorities or strategy one ordered group, in the config order', () => {
+    const chat = routesOf({ chat: { ...ROUTE, targets: [ROUTE.targets[0], { provider: 'fake', model: 'g' }] } }).get(
+      'chat',
+    )!;
+
+    expect(chat.strategy).toBe('ordered');
+    expect(chat.groups).toEqual([chat.targets]);
+    expect(chat.targets.map((target) => target.label)).toEqual(['fake/f', 'fake/g']);
+  });
+
   it('gives the same route object as get()', () => {
     const routes = mixed();
 

@@ -6,10 +6,11 @@ import type { LlmRouteConfig, LlmTargetConfig } from '../../config';
 import { RetryPolicy } from '../../retry';
 import { routeCacheScope } from '../cache';
 import { LLM_MODULE_OPTIONS, type LlmModuleOptions } from '../llm.module-definition';
-import { PriceTable } from '../pricing';
+import { contextWindowOf, PriceTable } from '../pricing';
 import { createProvider, LlmProviderWrappers } from '../providers';
 import { HedgeAllowance, TargetHealth } from './hedging';
 import type { LlmRoute, LlmTarget } from './llm-route';
+import { TargetLoad } from './target-load';
 
 /**
  * The routes of `llm.routes`, built once at start-up: each target's provider (wrapped in its
@@ -69,6 +70,10 @@ export class LlmRoutes {
           timeoutMs: target.timeoutMs ?? config.timeoutMs,
           config: target,
           health: new TargetHealth(),
+          priority: target.priority ?? 0,
+          weight: target.weight ?? 1,
+          contextWindow: contextWindowOf(target.provider, target.model, target.contextWindow),
+          load: new TargetLoad(),
         };
       });
       this.routes.set(name, route(name, config, targets));
@@ -112,11 +117,15 @@ export class LlmRoutes {
   }
 }
 
-function route(name: string, config: LlmRouteConfig, targets: LlmTarget[]): LlmRoute {
+function route(name: string, config: LlmRouteConfig, configured: LlmTarget[]): LlmRoute {
+  const { targets, groups } = priorityGroups(configured);
   return {
     name,
     lane: config.lane,
     targets,
+    groups,
+    strategy: config.strategy,
+    ...contextWindowBounds(targets),
     retry: new RetryPolicy({ ...config.retry, deadlineMs: config.deadlineMs }),
     deadlineMs: config.deadlineMs,
     maxOutputTokens: config.maxOutputTokens,
@@ -129,6 +138,32 @@ function route(name: string, config: LlmRouteConfig, targets: LlmTarget[]): LlmR
     semanticCache: config.semanticCache,
     cacheScope: routeCacheScope(name, { targets: config.targets, maxOutputTokens: config.maxOutputTokens }),
   };
+}
+
+/** `targets` by priority, lowest first, the config's order kept inside each (a stable sort), and cut into groups. */
+export function priorityGroups(targets: readonly LlmTarget[]): { targets: LlmTarget[]; groups: LlmTarget[][] } {
+  const sorted = [...targets].sort((a, b) => a.priority - b.priority);
+  const groups: LlmTarget[][] = [];
+  for (const target of sorted) {
+    const last = groups.at(-1);
+    if (last && last[0].priority === target.priority) last.push(target);
+    else groups.push([target]);
+  }
+  return { targets: sorted, groups };
+}
+
+/** The largest and smallest context windows of `targets`, an unknown window counted as unbounded. */
+export function contextWindowBounds(targets: readonly LlmTarget[]): {
+  largestContextWindow: number;
+  smallestContextWindow: number;
+} {
+  let largest = 0;
+  let smallest = Infinity;
+  for (const { contextWindow = Infinity } of targets) {
+    largest = Math.max(largest, contextWindow);
+    smallest = Math.min(smallest, contextWindow);
+  }
+  return { largestContextWindow: largest, smallestContextWindow: smallest };
 }
 
 /** The public APIs that refuse every request without a key. */
