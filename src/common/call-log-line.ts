@@ -57,6 +57,10 @@ export interface CallLogLine {
   transport?: string;
   /** `METHOD /pattern` of a request refused before any call began (never the URL itself). */
   route?: string;
+  /** Only on an LLM request that reached a target: the `provider/model` that served it, or the last one tried. */
+  target?: string;
+  /** With `target`: why its route chose it (`position`, `weight`, `least_busy`, `lowest_latency`, `no_latency_sample`, `hedge`). */
+  choice?: string;
 }
 
 /**
@@ -81,6 +85,8 @@ export class CallLogRecord implements CallLogLine {
   declare chaos?: readonly string[];
   declare transport?: string;
   declare route?: string;
+  declare target?: string;
+  declare choice?: string;
 
   constructor(line: CallLogLine) {
     this.msg = line.msg;
@@ -99,6 +105,10 @@ export class CallLogRecord implements CallLogLine {
     if (line.chaos !== undefined) this.chaos = line.chaos;
     if (line.transport !== undefined) this.transport = line.transport;
     if (line.route !== undefined) this.route = line.route;
+    if (line.target !== undefined) {
+      this.target = line.target;
+      this.choice = line.choice;
+    }
   }
 
   [inspect.custom](): string {

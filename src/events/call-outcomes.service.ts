@@ -25,6 +25,9 @@ export interface CallOutcome {
   replayed: boolean;
   /** What chaos injected into its attempts, in order (a fault kind or `latency`); absent when nothing. */
   chaos?: readonly string[];
+  /** An LLM request's target that served it (or was tried last), and why its route chose it. */
+  target?: string;
+  choice?: string;
 }
 
 /** A finished call as its caller saw it; {@link CallOutcomes.finish} turns it into an outcome. */
@@ -49,6 +52,9 @@ export interface FinishedCall {
   replayed?: boolean;
   /** The error the caller got (a ResilienceError); undefined on success. */
   error?: unknown;
+  /** An LLM request's target that served it (or was tried last), and why its route chose it. */
+  target?: string;
+  choice?: string;
 }
 
 /**
@@ -92,6 +98,8 @@ export class CallOutcomes {
       replayed: call.replayed ?? false,
       // One size check per call while nothing was ever injected.
       chaos: this.chaosMarks.size === 0 ? undefined : this.takeChaosMarks(call.callId),
+      target: call.target,
+      choice: call.choice,
     });
     return durationMs;
   }

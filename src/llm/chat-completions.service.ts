@@ -27,6 +27,7 @@ import { type FailoverCall, type FailoverProgress, type Served, serveWithFailove
 import type { LlmRoute } from './routing/llm-route';
 import { LlmRoutes } from './routing/llm-routes.service';
 import { cappedRequest } from './routing/capped-request';
+import { chosenTarget } from './routing/chosen-target';
 import { RequestAccount } from './routing/request-account';
 import type { ChatStreamSink } from './streaming/chat-stream-sink';
 import { StreamDelivery } from './stream-delivery';
@@ -329,6 +330,7 @@ export class ChatCompletions {
       target: served?.target.label ?? progress.tried.at(-1)?.target.label ?? '',
       failovers: progress.failovers,
       hedges: progress.hedges,
+      choices: progress.choices,
       promptTokens: usage?.prompt_tokens ?? 0,
       completionTokens: usage?.completion_tokens ?? 0,
     });
@@ -344,6 +346,7 @@ export class ChatCompletions {
     failure: ResilienceError | undefined,
   ): void {
     this.llmOutcomes.request({ route: route.name, outcome: failure ? failure.kind : 'ok', cache });
+    const chosen = chosenTarget(progress);
     this.outcomes.finish({
       callId: call.callId,
       toolId: `llm.${route.name}`,
@@ -356,6 +359,8 @@ export class ChatCompletions {
       attempts: progress.attempts,
       replayed: cache === 'hit' || cache === 'semantic',
       error: failure,
+      target: chosen?.target.label,
+      choice: chosen?.reason,
     });
   }
 }

@@ -20,6 +20,12 @@ export interface LlmRunOutcome {
   failovers: number;
   /** Each hedge the run started, and how it ended. */
   hedges: ReadonlyArray<'won' | 'lost'>;
+  /**
+   * Each target the run chose, and why (`position`, `weight`, `least_busy`, `lowest_latency`,
+   * `no_latency_sample`, `hedge`); each it passed over because the request's context would not
+   * fit (`context_window`).
+   */
+  choices: ReadonlyArray<{ readonly target: { readonly label: string }; readonly reason: string }>;
   /** The served answer's usage; 0 when none was served. */
   promptTokens: number;
   completionTokens: number;

@@ -63,5 +63,9 @@ export function lineOf(outcome: CallOutcome): CallLogLine {
   if (outcome.replayed) line.replayed = true;
   if (outcome.chaos) line.chaos = outcome.chaos;
   if (outcome.transport !== undefined && outcome.transport !== 'http') line.transport = outcome.transport;
+  if (outcome.target !== undefined) {
+    line.target = outcome.target;
+    line.choice = outcome.choice;
+  }
   return line;
 }

@@ -6,8 +6,8 @@ import { MetricsRegistry } from './metrics-registry.provider';
 
 /**
  * The LLM route's counters: attempts by route, target and outcome; tokens by route, target and
- * kind; cache lookups by result; failovers by route; hedges by how they ended; and the time a
- * streamed answer took to its first content. Labels are configured route names,
+ * kind; cache lookups by result; failovers by route; hedges by how they ended; targets chosen
+ * and passed over, and why; and the time a streamed answer took to its first content. Labels are configured route names,
  * `provider/model` of configured targets and error kinds, so the series stay bounded.
  */
 @Injectable()
@@ -53,6 +53,18 @@ export class LlmMetricsCollector implements OnModuleInit, OnModuleDestroy {
       labelNames: ['route', 'result'],
       registers,
     });
+    const selected = new Counter({
+      name: METRIC.llmTargetSelected,
+      help: 'Targets an LLM request chose, by route, target and why: position, weight, least_busy, lowest_latency, no_latency_sample (a target with no recent latency), hedge',
+      labelNames: ['route', 'target', 'reason'],
+      registers,
+    });
+    const skipped = new Counter({
+      name: METRIC.llmTargetSkipped,
+      help: "Targets an LLM request passed over without an attempt, by route, target and why: context_window (the request would not fit the target's window)",
+      labelNames: ['route', 'target', 'reason'],
+      registers,
+    });
     const firstToken = new Histogram({
       name: METRIC.llmTimeToFirstToken,
       help: 'Seconds from a streamed request to its first content, by route and the target that sent it (retries, failover and hedges included)',
@@ -67,6 +79,10 @@ export class LlmMetricsCollector implements OnModuleInit, OnModuleDestroy {
       outcomes.onRun((outcome) => {
         if (outcome.failovers > 0) failovers.inc({ route: outcome.route }, outcome.failovers);
         for (const result of outcome.hedges) hedges.inc({ route: outcome.route, result });
+        for (const { target, reason } of outcome.choices) {
+          const counter = reason === 'context_window' ? skipped : selected;
+          counter.inc({ route: outcome.route, target: target.label, reason });
+        }
         if (outcome.promptTokens > 0 || outcome.completionTokens > 0) {
           tokens.inc({ route: outcome.route, target: outcome.target, kind: 'prompt' }, outcome.promptTokens);
           tokens.inc({ route: outcome.route, target: outcome.target, kind: 'completion' }, outcome.completionTokens);

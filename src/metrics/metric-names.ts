@@ -27,6 +27,8 @@ export const METRIC = {
   llmCache: 'bulkhead_llm_cache_total',
   llmFailovers: 'bulkhead_llm_failovers_total',
   llmHedges: 'bulkhead_llm_hedges_total',
+  llmTargetSelected: 'bulkhead_llm_target_selected_total',
+  llmTargetSkipped: 'bulkhead_llm_target_skipped_total',
   llmTimeToFirstToken: 'bulkhead_llm_time_to_first_token_seconds',
   chaosInjected: 'bulkhead_chaos_injected_total',
 } as const;

@@ -414,6 +414,15 @@ describe(`k8s/dashboards/${DASHBOARD_FILE}`, () => {
               hedgeAfterMs: 1,
               cache: false,
             },
+            // No request fits the first target's window: it is passed over for the second.
+            long: {
+              lane: 'llm',
+              targets: [
+                { provider: 'fake', model: 'up-1', contextWindow: 16 },
+                { provider: 'fake', model: 'up-1', contextWindow: 1_000_000 },
+              ],
+              cache: false,
+            },
           },
           prices: {
             'fake/slow-1': { inputPerMTokUsd: 1, outputPerMTokUsd: 2 },
@@ -436,10 +445,11 @@ describe(`k8s/dashboards/${DASHBOARD_FILE}`, () => {
         });
         expect(response.status).toBe(200);
       }
-      // A streamed answer (its time to first token) and a hedged one.
+      // A streamed answer (its time to first token), a hedged one, and one a target's window is too small for.
       for (const body of [
         { model: 'chat', stream: true, messages: [{ role: 'user', content: 'hello stream' }] },
         { model: 'hedged', messages: [{ role: 'user', content: 'hello hedge' }] },
+        { model: 'long', messages: [{ role: 'user', content: 'hello window' }] },
       ]) {
         const response = await send('POST', `${service.url}/v1/chat/completions`, {
           headers: ACME.headers,

@@ -1,8 +1,11 @@
+import { createServiceLogger } from '../../src/logging';
+import { CapturedLog } from '../support/captured-log';
 import { createTestApp, type TestApp } from '../support/create-app';
 import { type Deferred } from '../support/deferred';
 import { eventually } from '../support/eventually';
 import { send } from '../support/http-client';
 import { openaiAnswer } from '../support/llm-answers';
+import { parsePromText, sampleValue } from '../support/prom-text';
 import { testTenant } from '../support/tenants';
 import { heldIn, json, Upstream } from '../support/upstream';
 
@@ -18,30 +21,36 @@ describe('a least-busy route over two deployments of different speed', () => {
   const fastGates: Array<Deferred<void>> = [];
   const slowGates: Array<Deferred<void>> = [];
   let app: TestApp;
+  let log: CapturedLog;
 
   beforeEach(async () => {
     fastGates.length = 0;
     slowGates.length = 0;
     fast = await Upstream.start(heldIn(fastGates, json(200, openaiAnswer('from fast', undefined, 'gpt-fast'))));
     slow = await Upstream.start(heldIn(slowGates, json(200, openaiAnswer('from slow', undefined, 'gpt-slow'))));
-    app = await createTestApp({
-      auth: { apiKeys: [ACME.apiKey] },
-      lanes: { llm: { concurrency: 16, queueCapacity: 16 } },
-      llm: {
-        routes: {
-          chat: {
-            lane: 'llm',
-            strategy: 'least-busy',
-            targets: [
-              // The slow one first: position gives it nothing.
-              { provider: 'openai', model: 'gpt-slow', baseUrl: slow.url('/v1') },
-              { provider: 'openai', model: 'gpt-fast', baseUrl: fast.url('/v1') },
-            ],
-            cache: false,
+    log = new CapturedLog();
+    app = await createTestApp(
+      {
+        auth: { apiKeys: [ACME.apiKey] },
+        lanes: { llm: { concurrency: 16, queueCapacity: 16 } },
+        llm: {
+          routes: {
+            chat: {
+              lane: 'llm',
+              strategy: 'least-busy',
+              targets: [
+                // The slow one first: position gives it nothing.
+                { provider: 'openai', model: 'gpt-slow', baseUrl: slow.url('/v1') },
+                { provider: 'openai', model: 'gpt-fast', baseUrl: fast.url('/v1') },
+              ],
+              cache: false,
+            },
           },
         },
       },
-    });
+      // Debug: a line for every request, successes included.
+      { logger: createServiceLogger({ level: 'debug', destination: log }) },
+    );
   });
 
   afterEach(async () => {
@@ -85,5 +94,17 @@ describe('a least-busy route over two deployments of different speed', () => {
     const results = await Promise.all([first, second]);
     expect(results.map((result) => result.status)).toEqual([200, 200]);
     expect(fast.inFlight + slow.inFlight).toBe(0);
+
+    // Each choice counted by target and reason, and each request's line says where and why.
+    const prom = parsePromText((await send('GET', `${app.url}/metrics`)).body as string);
+    const selected = (target: string) =>
+      sampleValue(prom, 'bulkhead_llm_target_selected_total', { route: 'chat', target, reason: 'least_busy' });
+    expect([selected('openai/gpt-fast'), selected('openai/gpt-slow')]).toEqual([4, 1]);
+    const lines = log.events('call').filter((line) => line.tool === 'llm.chat');
+    expect(lines).toHaveLength(5);
+    expect(lines.map((line) => [line.target, line.choice]).sort()).toEqual([
+      ...Array.from({ length: 4 }, () => ['openai/gpt-fast', 'least_busy']),
+      ['openai/gpt-slow', 'least_busy'],
+    ]);
   });
 });

@@ -46,7 +46,7 @@ export interface FailoverProgress {
   readonly tried: Array<{ target: LlmTarget; outcome: string }>;
   /** Each hedge started: `won` when its answer was used, `lost` otherwise. */
   readonly hedges: Array<'won' | 'lost'>;
-  /** Each target the walk chose, and why; each it passed over for the request's context (`context_window`). */
+  /** Each target the walk chose (a hedge's: `hedge`), and why; each it passed over for the request's context (`context_window`). */
   readonly choices: Array<{ target: LlmTarget; reason: ChoiceReason | SkipReason }>;
 }
 
@@ -232,6 +232,7 @@ export class AttemptRace {
     }
     // Counted as lost until it wins.
     progress.hedges.push('lost');
+    progress.choices.push({ target, reason: 'hedge' });
     return this.launch(target, hold, this.timeoutOf(target, deadline - clock.now()), progress.hedges.length - 1);
   }
 

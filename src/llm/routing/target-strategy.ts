@@ -13,8 +13,8 @@ import type { LatencyKind } from './target-load';
  */
 export type TargetStrategy = LlmRouteConfig['strategy'];
 
-/** Why a target was chosen, as the metrics and the log say it. */
-export type ChoiceReason = 'position' | 'weight' | 'least_busy' | 'lowest_latency' | 'no_latency_sample';
+/** Why a target was chosen, as the metrics and the log say it; `hedge` for a hedge's target. */
+export type ChoiceReason = 'position' | 'weight' | 'least_busy' | 'lowest_latency' | 'no_latency_sample' | 'hedge';
 
 /** What a choice is made among: the members of a group that `eligible` lets through. */
 export interface ChoiceScope {
