@@ -45,10 +45,9 @@ describe('BreakerRegistry', () => {
       const breakers = registry(CONFIG);
       expect([...breakers.all()].map((breaker) => breaker.name)).toEqual(['payments', 'search']);
       expect(breakers.get('payments')?.settings).toEqual({
-        errorThresholdPercentage: DEFAULT_BREAKER_SETTINGS.errorThresholdPercentage,
+        ...DEFAULT_BREAKER_SETTINGS,
         volumeThreshold: 1,
         resetTimeoutMs: 1_000,
-        rollingCountTimeoutMs: DEFAULT_BREAKER_SETTINGS.rollingCountTimeoutMs,
       });
       expect(breakers.get('search')?.settings).toEqual({
         ...DEFAULT_BREAKER_SETTINGS,
@@ -215,6 +214,10 @@ describe('breakerSettings', () => {
       volumeThreshold: 10,
       resetTimeoutMs: 30_000,
       rollingCountTimeoutMs: 10_000,
+      // Opt-in: no call is slow without slowCallDurationMs, one probe decides, the open time never grows.
+      slowCallRatePercentage: 50,
+      halfOpenProbes: 1,
+      backoffMultiplier: 1,
     });
   });
 
@@ -225,7 +228,7 @@ describe('breakerSettings', () => {
         errorThresholdPercentage: 25,
         resetTimeoutMs: 900,
       }),
-    ).toEqual({ errorThresholdPercentage: 25, volumeThreshold: 3, resetTimeoutMs: 900, rollingCountTimeoutMs: 10_000 });
+    ).toEqual({ ...DEFAULT_BREAKER_SETTINGS, errorThresholdPercentage: 25, volumeThreshold: 3, resetTimeoutMs: 900 });
   });
 
   it('leaves the built-in settings and the overrides as they were', () => {
