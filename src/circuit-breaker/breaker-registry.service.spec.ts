@@ -1,4 +1,4 @@
-import { ResilienceError } from '../common';
+import { deferred, ResilienceError } from '../common';
 import { FakeClock } from '../common/fake-clock';
 import { advanceClocks, installFakeTimers } from '../../test/support/fake-timers';
 import type { Breaker, CircuitState } from './breaker';
@@ -181,6 +181,34 @@ describe('BreakerRegistry', () => {
       breakers.get('payments')!.forceOpen();
       expect(kept).toHaveBeenCalledTimes(1);
       expect(removed).not.toHaveBeenCalled();
+    });
+  });
+
+  describe('onSlowCall and onProbe', () => {
+    it('fan out the slow calls and half-open outcomes of every breaker, with the breaker', async () => {
+      const breakers = registry({ default: { volumeThreshold: 1, resetTimeoutMs: 1_000, slowCallDurationMs: 100 } });
+      const slow = breakers.register('render');
+      const probed = breakers.register('payments');
+      const slowCalls: string[] = [];
+      const probes: string[] = [];
+      breakers.onSlowCall((breaker) => slowCalls.push(breaker.name));
+      const dispose = breakers.onProbe((breaker, outcome) => probes.push(`${breaker.name} ${outcome}`));
+
+      const answer = deferred<string>();
+      const fired = slow.fire(() => answer.promise);
+      advanceClocks(clock, 101);
+      answer.resolve('ok');
+      await fired;
+      await failOnce(probed);
+      advanceClocks(clock, 1_000);
+      await probed.fire(async () => 'ok');
+      dispose();
+      await failOnce(probed);
+      advanceClocks(clock, 1_000);
+      await failOnce(probed);
+
+      expect(slowCalls).toEqual(['render']);
+      expect(probes).toEqual(['payments succeeded']);
     });
   });
 
