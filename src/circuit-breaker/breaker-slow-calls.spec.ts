@@ -147,6 +147,17 @@ describe('Breaker with a slow-call rate', () => {
       expect((await refusalOf(target)).retryAfterMs).toBe(10_000);
     });
 
+    it('gives a stopped probe’s slot back however long it took, counting it neither slow nor failed', async () => {
+      const { target, probes } = await halfOpened();
+      await expect(lasting(target, clock, 2_000, { error: stopped() })).resolves.toMatchObject({ kind: 'stopped' });
+      expect(target.state).toBe('half_open');
+      expect(probes).toEqual(['stopped']);
+
+      await lasting(target, clock, 100);
+      expect(target.state).toBe('closed');
+      expect(probes).toEqual(['stopped', 'succeeded']);
+    });
+
     it('opens again on the one slow probe of several, with the others fast', async () => {
       const { target, probes } = await halfOpened({ halfOpenProbes: 3 });
       await succeed(target);
@@ -209,6 +220,25 @@ describe('Breaker with a slow-call rate', () => {
       await expect(succeed(target, 'alpha')).resolves.toBe('ok');
       await expect(succeed(target, 'alpha')).resolves.toBe('ok');
       expect(target.snapshot().tenantsOpen).toEqual([]);
+    });
+
+    it('judges a refused tenant’s slow probe as the shared probe too when the breaker is half open meanwhile', async () => {
+      const target = breaker();
+      await succeed(target, 'bravo');
+      await succeed(target, 'charlie');
+      for (let i = 0; i < 3; i++) await slowly(target, 'alpha');
+      // Then the dependency fails for everyone else: the shared breaker opens.
+      await fail(target, transient(), 'bravo');
+      await fail(target, transient(), 'charlie');
+      await fail(target, transient(), 'bravo');
+      expect(target.state).toBe('open');
+      advanceClocks(clock, 5_000);
+      expect(target.state).toBe('half_open');
+
+      await expect(slowly(target, 'alpha')).resolves.toBe('ok');
+
+      expect(target.state).toBe('open');
+      expect((await refusalOf(target, 'alpha')).message).toContain('for this tenant');
     });
 
     it('tells a slow tenant from the dependency apart from a failing one: failures and slowness each by its own rate', async () => {

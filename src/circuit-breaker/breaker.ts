@@ -348,27 +348,26 @@ export class Breaker {
    */
   private ended(attempt: Attempt, tenant: string | undefined, startedAt: number, ending: Ending): void {
     const slow = this.slowMs >= 0 && ending !== 'stopped' && this.clock.now() - startedAt > this.slowMs;
+    // A tenant refused on its own whose probe was slow is refused again: the slowness is its own.
+    let ownSlowness = false;
     if (tenant !== undefined) {
       if (ending === 'succeeded') {
-        // A tenant refused on its own whose probe was slow: refused again, its slowness its own.
-        if (slow && this.blame.slowProbe(tenant)) {
-          this.events.slowCall();
-          return;
-        }
-        this.blame.succeeded(tenant);
+        ownSlowness = slow && this.blame.slowProbe(tenant);
+        if (!ownSlowness) this.blame.succeeded(tenant);
       } else if (ending === 'stopped') this.blame.stopped(tenant, attempt);
       else if (ending === 'answered') this.blame.answered(tenant, attempt);
     }
     if (this.slowMs < 0 || ending === 'stopped') return;
     if (slow) this.events.slowCall();
     if (this.engine.halfOpen) {
-      // A counted failure opened it already; anything else is judged by its duration.
+      // A counted failure opened it already; anything else is judged by its duration, whoever
+      // sent it (while half open, the shared probe decides, as for failures).
       if (ending === 'failed') return;
       if (slow) this.probeFailed('slow');
       else this.probeSucceeded();
       return;
     }
-    if (!slow) return;
+    if (!slow || ownSlowness) return;
     this.window.countSlow();
     if (tenant !== undefined) this.blame.slow(tenant);
     if (this.engine.closed && this.slowPastThreshold()) this.engine.open();
