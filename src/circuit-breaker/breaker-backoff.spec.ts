@@ -1,6 +1,6 @@
 import { FakeClock } from '../common/fake-clock';
 import { advanceClocks, installFakeTimers } from '../../test/support/fake-timers';
-import { fail, refusalOf, succeed } from '../../test/support/breaker-attempts';
+import { fail, refusalOf, succeed, transient } from '../../test/support/breaker-attempts';
 import { Breaker } from './breaker';
 import type { BreakerSettings } from './breaker-settings';
 
@@ -112,5 +112,32 @@ describe('Breaker open time', () => {
     expect((await refusalOf(target)).retryAfterMs).toBe(1_000);
     advanceClocks(clock, 1_000);
     expect(target.state).toBe('half_open');
+  });
+
+  it('backs off for a tenant refused on its own too, and forgets it once the tenant is served again', async () => {
+    const target = new Breaker('search', { ...SETTINGS, volumeThreshold: 4, backoffMultiplier: 2 }, clock);
+    made.push(target);
+    await succeed(target, 'bravo');
+    await succeed(target, 'charlie');
+    for (let i = 0; i < 3; i++) await fail(target, transient(), 'alpha');
+    expect(target.state).toBe('closed');
+
+    for (const openMs of [1_000, 2_000, 4_000]) {
+      expect((await refusalOf(target, 'alpha')).retryAfterMs).toBe(openMs);
+      advanceClocks(clock, openMs);
+      await fail(target, transient(), 'alpha');
+    }
+    expect((await refusalOf(target, 'alpha')).retryAfterMs).toBe(8_000);
+    advanceClocks(clock, 8_000);
+    await succeed(target, 'alpha');
+    expect(target.snapshot().tenantsOpen).toEqual([]);
+    expect(target.state).toBe('closed');
+
+    // Blamed again later, it starts from resetTimeoutMs.
+    advanceClocks(clock, 10_000);
+    await succeed(target, 'bravo');
+    await succeed(target, 'charlie');
+    for (let i = 0; i < 3; i++) await fail(target, transient(), 'alpha');
+    expect((await refusalOf(target, 'alpha')).retryAfterMs).toBe(1_000);
   });
 });

@@ -1,5 +1,5 @@
 import type { Clock } from '../common';
-import type { FullBreakerSettings } from './breaker-settings';
+import { type FullBreakerSettings, maxResetTimeoutMs } from './breaker-settings';
 import type { RollingWindow } from './rolling-window';
 import { TenantOutcomes, type TenantTotals } from './tenant-outcomes';
 
@@ -16,6 +16,8 @@ export interface TenantCircuit {
   until: number;
   /** Its one probe (the attempt), while it is out. */
   probe: object | undefined;
+  /** How long it was refused for last: `resetTimeoutMs`, grown by each failed probe as the breaker's is. */
+  openMs: number;
 }
 
 /**
@@ -34,7 +36,8 @@ export interface TenantCircuit {
  * tenant is found the same way at a later trip, once the first is out of the window.
  *
  * A refused tenant is served again only after a real success of its own: a probe that fails is
- * refused again for `resetTimeoutMs`; one stopped, or answered with an error that does not count
+ * refused again, for `resetTimeoutMs` times `backoffMultiplier` more each time (up to
+ * `maxResetTimeoutMs`), as the shared breaker's open time grows; one stopped, or answered with an error that does not count
  * (a 4xx), leaves it refused with its probe slot free, so its next call probes.
  *
  * Slow calls follow the same rule, when the breaker counts them (`slowCallDurationMs`): when a
@@ -91,7 +94,7 @@ export class TenantBlame {
   slowProbe(tenant: string): boolean {
     const circuit = this.circuits.size === 0 ? undefined : this.circuits.get(tenant);
     if (circuit?.probe === undefined) return false;
-    this.refuse(tenant);
+    this.refuse(tenant, true);
     return true;
   }
 
@@ -141,7 +144,7 @@ export class TenantBlame {
     if (circuit?.probe !== undefined) {
       // Its own probe failed: refused again, and the failure was never the dependency's.
       this.window.forget(0, 1, 0);
-      this.refuse(tenant);
+      this.refuse(tenant, true);
       return;
     }
     const serial = this.window.serial;
@@ -233,7 +236,7 @@ export class TenantBlame {
         this.window.forget(age, failed, succeeded + answered, slow),
       );
     this.outcomes.delete(tenant);
-    this.refuse(tenant);
+    this.refuse(tenant, false);
   }
 
   private wouldOpen(failures: number, successes: number): boolean {
@@ -245,7 +248,8 @@ export class TenantBlame {
     return total > 0 && (failures / total) * 100 > this.settings.errorThresholdPercentage;
   }
 
-  private refuse(tenant: string): void {
+  /** Refuses `tenant` on its own from now; for longer than last time when its probe failed. */
+  private refuse(tenant: string, probeFailed: boolean): void {
     const now = this.clock.now();
     if (this.circuits.size >= MAX_TRACKED_TENANTS) {
       // Tenants that never came back for their probe.
@@ -253,11 +257,12 @@ export class TenantBlame {
         if (circuit.probe === undefined && circuit.until <= now) this.circuits.delete(name);
     }
     const known = this.circuits.get(tenant);
-    this.circuits.set(tenant, {
-      openedAt: known?.openedAt ?? now,
-      until: now + this.settings.resetTimeoutMs,
-      probe: undefined,
-    });
+    const { resetTimeoutMs, backoffMultiplier } = this.settings;
+    const openMs =
+      known && probeFailed
+        ? Math.min(known.openMs * backoffMultiplier, maxResetTimeoutMs(this.settings))
+        : resetTimeoutMs;
+    this.circuits.set(tenant, { openedAt: known?.openedAt ?? now, until: now + openMs, probe: undefined, openMs });
     if (!known) for (const listener of this.opened) listener(tenant);
   }
 
