@@ -62,7 +62,7 @@ function runAttempt(attempt: Attempt): Promise<unknown> {
  *   {@link fire} to its end, is slow whatever its outcome (a `stopped` one is nothing). Once the
  *   window holds `volumeThreshold` attempts, more than `slowCallRatePercentage` of them slow
  *   opens it as failures do. Half open, a slow success is a failed probe. Measuring costs a
- *   promise callback per attempt, and so is only done when set.
+ *   promise reaction and two closures per attempt, and so is only done when set.
  * - An open time that backs off: each failed (or slow) probe multiplies it by
  *   `backoffMultiplier`, up to `maxResetTimeoutMs`; it is `resetTimeoutMs` again once closed.
  *
