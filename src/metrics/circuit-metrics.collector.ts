@@ -9,10 +9,10 @@ const STATES = Object.keys(STATE_VALUE) as CircuitState[];
 const PROBE_OUTCOMES: readonly ProbeOutcome[] = ['succeeded', 'failed', 'slow', 'stopped'];
 
 /**
- * Breaker state (read when Prometheus scrapes) and transitions, by breaker name; and the tenants
- * each refuses on its own; slow calls and half-open probes, by breaker (those only of breakers
- * with `slowCallDurationMs` set, or ever half open, are ever above zero). Tenants are not a label: one breaker may blame many of them, and
- * `GET /v1/circuits` names them.
+ * Breaker state (read when Prometheus scrapes) and transitions, by breaker name; the tenants
+ * each refuses on its own; its slow calls (only a breaker with `slowCallDurationMs` counts any)
+ * and the outcomes of its half-open attempts. Every series starts at zero. Tenants are not a
+ * label: one breaker may blame many of them, and `GET /v1/circuits` names them.
  */
 @Injectable()
 export class CircuitMetricsCollector implements OnModuleInit, OnModuleDestroy {
@@ -69,9 +69,7 @@ export class CircuitMetricsCollector implements OnModuleInit, OnModuleDestroy {
       labelNames: ['breaker'],
       registers: [this.registry],
       collect() {
-        for (const breaker of breakers.all()) {
-          if (breaker.settings.slowCallDurationMs !== undefined) this.inc({ breaker: breaker.name }, 0);
-        }
+        for (const breaker of breakers.all()) this.inc({ breaker: breaker.name }, 0);
       },
     });
     const probes = new Counter({
