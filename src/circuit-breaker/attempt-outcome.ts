@@ -23,3 +23,12 @@ export function countsAgainstBreaker(error: unknown): boolean {
 export function isStopped(error: unknown): boolean {
   return isResilienceError(error) && error.kind === 'stopped';
 }
+
+/** How an attempt ended, as the breaker reads it once its promise settled. */
+export type Ending = 'succeeded' | 'failed' | 'answered' | 'stopped';
+
+/** How an attempt that was rejected with `error` ended. */
+export function endingOf(error: unknown): Ending {
+  if (isStopped(error)) return 'stopped';
+  return countsAgainstBreaker(error) ? 'failed' : 'answered';
+}

@@ -1,4 +1,4 @@
-import { ResilienceError } from '../common';
+import { deferred, ResilienceError } from '../common';
 import { FakeClock } from '../common/fake-clock';
 import { advanceClocks, installFakeTimers } from '../../test/support/fake-timers';
 import type { Breaker, CircuitState } from './breaker';
@@ -45,10 +45,9 @@ describe('BreakerRegistry', () => {
       const breakers = registry(CONFIG);
       expect([...breakers.all()].map((breaker) => breaker.name)).toEqual(['payments', 'search']);
       expect(breakers.get('payments')?.settings).toEqual({
-        errorThresholdPercentage: DEFAULT_BREAKER_SETTINGS.errorThresholdPercentage,
+        ...DEFAULT_BREAKER_SETTINGS,
         volumeThreshold: 1,
         resetTimeoutMs: 1_000,
-        rollingCountTimeoutMs: DEFAULT_BREAKER_SETTINGS.rollingCountTimeoutMs,
       });
       expect(breakers.get('search')?.settings).toEqual({
         ...DEFAULT_BREAKER_SETTINGS,
@@ -185,6 +184,34 @@ describe('BreakerRegistry', () => {
     });
   });
 
+  describe('onSlowCall and onProbe', () => {
+    it('fan out the slow calls and half-open outcomes of every breaker, with the breaker', async () => {
+      const breakers = registry({ default: { volumeThreshold: 1, resetTimeoutMs: 1_000, slowCallDurationMs: 100 } });
+      const slow = breakers.register('render');
+      const probed = breakers.register('payments');
+      const slowCalls: string[] = [];
+      const probes: string[] = [];
+      breakers.onSlowCall((breaker) => slowCalls.push(breaker.name));
+      const dispose = breakers.onProbe((breaker, outcome) => probes.push(`${breaker.name} ${outcome}`));
+
+      const answer = deferred<string>();
+      const fired = slow.fire(() => answer.promise);
+      advanceClocks(clock, 101);
+      answer.resolve('ok');
+      await fired;
+      await failOnce(probed);
+      advanceClocks(clock, 1_000);
+      await probed.fire(async () => 'ok');
+      dispose();
+      await failOnce(probed);
+      advanceClocks(clock, 1_000);
+      await failOnce(probed);
+
+      expect(slowCalls).toEqual(['render']);
+      expect(probes).toEqual(['payments succeeded']);
+    });
+  });
+
   describe('onApplicationShutdown', () => {
     it('shuts every breaker down, leaving no timer behind', async () => {
       const breakers = registry(CONFIG);
@@ -215,6 +242,10 @@ describe('breakerSettings', () => {
       volumeThreshold: 10,
       resetTimeoutMs: 30_000,
       rollingCountTimeoutMs: 10_000,
+      // Opt-in: no call is slow without slowCallDurationMs, one probe decides, the open time never grows.
+      slowCallRatePercentage: 50,
+      halfOpenProbes: 1,
+      backoffMultiplier: 1,
     });
   });
 
@@ -225,7 +256,7 @@ describe('breakerSettings', () => {
         errorThresholdPercentage: 25,
         resetTimeoutMs: 900,
       }),
-    ).toEqual({ errorThresholdPercentage: 25, volumeThreshold: 3, resetTimeoutMs: 900, rollingCountTimeoutMs: 10_000 });
+    ).toEqual({ ...DEFAULT_BREAKER_SETTINGS, errorThresholdPercentage: 25, volumeThreshold: 3, resetTimeoutMs: 900 });
   });
 
   it('leaves the built-in settings and the overrides as they were', () => {

@@ -1,6 +1,6 @@
 import { Inject, Injectable, type OnApplicationShutdown } from '@nestjs/common';
 import { CLOCK, type Clock } from '../common';
-import { Breaker, type CircuitSnapshot, type CircuitState } from './breaker';
+import { Breaker, type CircuitSnapshot, type CircuitState, type ProbeOutcome } from './breaker';
 import { type BreakerSettings, breakerSettings } from './breaker-settings';
 import { CIRCUIT_BREAKER_MODULE_OPTIONS, type CircuitBreakerModuleOptions } from './circuit-breaker.module-definition';
 
@@ -19,6 +19,8 @@ export class BreakerRegistry implements OnApplicationShutdown {
   private readonly defaults: Partial<BreakerSettings> | undefined;
   private listeners: BreakerTransitionListener[] = [];
   private tenantListeners: Array<(breaker: Breaker, tenant: string) => void> = [];
+  private slowListeners: Array<(breaker: Breaker) => void> = [];
+  private probeListeners: Array<(breaker: Breaker, outcome: ProbeOutcome) => void> = [];
 
   constructor(
     @Inject(CIRCUIT_BREAKER_MODULE_OPTIONS) options: CircuitBreakerModuleOptions,
@@ -75,6 +77,22 @@ export class BreakerRegistry implements OnApplicationShutdown {
     };
   }
 
+  /** Calls `listener` on each slow attempt of any breaker (`slowCallDurationMs`). */
+  onSlowCall(listener: (breaker: Breaker) => void): () => void {
+    this.slowListeners.push(listener);
+    return () => {
+      this.slowListeners = this.slowListeners.filter((item) => item !== listener);
+    };
+  }
+
+  /** Calls `listener` with how each attempt ending while a breaker is half open came out ({@link Breaker.onProbe}). */
+  onProbe(listener: (breaker: Breaker, outcome: ProbeOutcome) => void): () => void {
+    this.probeListeners.push(listener);
+    return () => {
+      this.probeListeners = this.probeListeners.filter((item) => item !== listener);
+    };
+  }
+
   onApplicationShutdown(): void {
     for (const breaker of this.breakers.values()) breaker.shutdown();
   }
@@ -86,6 +104,12 @@ export class BreakerRegistry implements OnApplicationShutdown {
     });
     breaker.onTenantOpen((tenant) => {
       for (const listener of this.tenantListeners) listener(breaker, tenant);
+    });
+    breaker.onSlowCall(() => {
+      for (const listener of this.slowListeners) listener(breaker);
+    });
+    breaker.onProbe((outcome) => {
+      for (const listener of this.probeListeners) listener(breaker, outcome);
     });
     this.breakers.set(name, breaker);
     return breaker;

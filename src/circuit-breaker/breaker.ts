@@ -1,45 +1,39 @@
 import CircuitBreaker from 'opossum';
 import { type Clock, ResilienceError } from '../common';
-import { countsAgainstBreaker, isStopped } from './attempt-outcome';
-import { type BreakerSettings, checkBreakerSettings } from './breaker-settings';
+import { countsAgainstBreaker, type Ending, endingOf, isStopped } from './attempt-outcome';
+import {
+  type BreakerSettings,
+  breakerSettings,
+  checkBreakerSettings,
+  type FullBreakerSettings,
+} from './breaker-settings';
+import { BreakerEvents, type CircuitState, type CircuitStateListener } from './breaker-events';
+import { type CircuitSnapshot, SNAPSHOT_TENANTS } from './circuit-snapshot';
+import { HalfOpenProbes, type ProbeOutcome } from './half-open-probes';
+import { OpenTime } from './open-time';
 import {
   type Attempt,
   errorFilter,
   freeProbeSlot,
   onCountedFailure,
   type OpossumCircuit,
+  setOpenTime,
   takeOver,
 } from './opossum-internals';
 import { RollingWindow } from './rolling-window';
 import { TenantBlame } from './tenant-blame';
 
 export { countsAgainstBreaker } from './attempt-outcome';
+export type { CircuitState, CircuitStateListener } from './breaker-events';
+export type { CircuitSnapshot } from './circuit-snapshot';
+export type { ProbeOutcome } from './half-open-probes';
 export type { Attempt, OpossumCircuit } from './opossum-internals';
 
 /** The tenant of each attempt fired with one, for opossum's failure event (which hands back the attempt). */
 const tenantOf = new WeakMap<Attempt, string>();
 
-export type CircuitState = 'closed' | 'open' | 'half_open';
-
-/** What `GET /v1/circuits` shows of one breaker; counts are of the rolling window. */
-export interface CircuitSnapshot {
-  state: CircuitState;
-  failures: number;
-  successes: number;
-  /**
-   * Tenants refused on their own (their calls failed while others' succeeded), with the time
-   * left until each may probe; at most {@link SNAPSHOT_TENANTS} of them.
-   */
-  tenantsOpen: Array<{ tenant: string; retryAfterMs: number }>;
-}
-
-/** Tenants a snapshot lists at most. */
-const SNAPSHOT_TENANTS = 50;
-
-export type CircuitStateListener = (to: CircuitState, from: CircuitState) => void;
-
 const BUCKETS = 10;
-/** Retry-After while the one half-open probe is out: it settles within its attempt timeout. */
+/** Retry-After while the half-open probes are out: they settle within their attempt timeout. */
 const PROBE_RETRY_AFTER_MS = 1_000;
 
 // opossum's action, one for every breaker: an attempt comes in as its argument, so firing it
@@ -57,16 +51,29 @@ function runAttempt(attempt: Attempt): Promise<unknown> {
  * treats exceptions it does not record. Once its rolling window (10 buckets of
  * `rollingCountTimeoutMs / 10`) holds `volumeThreshold` attempts that ended and more than
  * `errorThresholdPercentage` of them failed, it opens: it refuses with `circuit_open` and a
- * Retry-After of the time until it half-opens, `resetTimeoutMs` after it opened. Half open, it
- * lets exactly one probe through: a counted failure opens it again, a success or a 4xx closes
- * it with an empty window, a `stopped` one leaves it half open with the probe slot free.
+ * Retry-After of the time until it half-opens, its open time after it opened. Half open, it
+ * lets `halfOpenProbes` probes through (one by default): a counted failure opens it again, a
+ * success or a 4xx each fill one probe's part and close it with an empty window once all have,
+ * a `stopped` probe leaves it half open with its slot free. Every attempt that ends while it is
+ * half open counts so, a probe or an older one: each tells how the dependency is now.
  *
- * opossum decides: it counts (through {@link RollingWindow}, its `status`), opens, half-opens
- * and lets the one probe through. This class closes a half-open circuit itself (opossum would
- * close on a `stopped` attempt too, which it sees as a success), gives a stopped probe's slot
- * back (every reliance on opossum's private parts is in opossum-internals.ts), refuses before
- * opossum would (so a refusal is a `circuit_open` ResilienceError with its Retry-After, and
- * costs opossum nothing), holds it open for operators, and reports its changes of state. opossum gets no `capacity`
+ * Opt-in, as resilience4j has them:
+ * - Slow calls (`slowCallDurationMs`): an attempt that took longer, on the injected clock from
+ *   {@link fire} to its end, is slow whatever its outcome (a `stopped` one is nothing). Once the
+ *   window holds `volumeThreshold` attempts, more than `slowCallRatePercentage` of them slow
+ *   opens it as failures do. Half open, a slow success is a failed probe. Measuring costs a
+ *   promise reaction and two closures per attempt, and so is only done when set.
+ * - An open time that backs off: each failed (or slow) probe multiplies it by
+ *   `backoffMultiplier`, up to `maxResetTimeoutMs`; it is `resetTimeoutMs` again once closed.
+ *
+ * opossum decides on failures: it counts (through {@link RollingWindow}, its `status`), opens,
+ * half-opens and lets the first probe through. This class closes a half-open circuit itself
+ * (opossum would close on a `stopped` attempt too, which it sees as a success, and on the first
+ * success), gives back probe slots (a stopped probe's, and those of further probes), opens on
+ * slow calls, sets how long opossum's next opening lasts (every reliance on opossum's private
+ * parts is in opossum-internals.ts), refuses before opossum would (so a refusal is a
+ * `circuit_open` ResilienceError with its Retry-After, and costs opossum nothing), holds it
+ * open for operators, and reports its changes of state. opossum gets no `capacity`
  * and `timeout: false`: lanes bound concurrency (opossum's semaphore lets a timed-out call go
  * on running beside the next one), and the attempt's own timeout aborts the work before it
  * reports failure, so opossum sets no timer per call. It gets no `abortController` either:
@@ -93,21 +100,32 @@ export class Breaker {
   private forcedOpen = false;
   private stopped = false;
   private openedAt = 0;
-  private listeners: CircuitStateListener[] = [];
+  private readonly events = new BreakerEvents();
   private readonly blame: TenantBlame;
-  /** The half-open probe out now, so that only its own `stopped` end gives its slot back. */
-  private probe: Attempt | undefined;
+  private readonly openTime: OpenTime;
+  /** The half-open probes out now, so that only their own `stopped` ends give their slots back. */
+  private readonly probes: HalfOpenProbes;
+  /** `slowCallDurationMs`, or -1 when no call is ever slow. */
+  private readonly slowMs: number;
   /** A `stopped` attempt the error filter just passed on, for the `success` opossum emits at once for it. */
   private endingStopped: Attempt | undefined;
 
+  /** The settings it was given, with the defaults of those left out. */
+  readonly settings: Readonly<FullBreakerSettings>;
+
   constructor(
     readonly name: string,
-    readonly settings: Readonly<BreakerSettings>,
+    given: Readonly<BreakerSettings>,
     private readonly clock: Clock,
   ) {
+    const settings = breakerSettings(given);
+    this.settings = settings;
     checkBreakerSettings(name, settings, BUCKETS);
     this.window = new RollingWindow(clock, settings.rollingCountTimeoutMs, BUCKETS);
     this.blame = new TenantBlame(this.window, settings, clock);
+    this.openTime = new OpenTime(settings);
+    this.probes = new HalfOpenProbes(settings.halfOpenProbes);
+    this.slowMs = settings.slowCallDurationMs ?? -1;
     this.engine = new CircuitBreaker(runAttempt, {
       name,
       status: this.window,
@@ -124,21 +142,24 @@ export class Breaker {
     takeOver(this.engine);
     this.engine.on('success', () => this.reportedSuccess());
     this.engine.on('open', () => {
-      this.probe = undefined;
+      this.probes.reset();
       this.openedAt = this.clock.now();
       this.moveTo('open');
     });
     this.engine.on('halfOpen', () => {
-      this.probe = undefined;
+      this.probes.reset();
       if (this.forcedOpen) this.engine.open();
       else this.moveTo('half_open');
     });
     this.engine.on('close', () => {
-      this.probe = undefined;
+      this.probes.reset();
+      setOpenTime(this.engine, this.openTime.reset());
       this.moveTo('closed');
     });
     // After the window counted the failure and before opossum reads it to decide.
     onCountedFailure(this.engine, (attempt) => {
+      // Half open, opossum opens again on any counted failure: for longer, when it backs off.
+      if (this.engine.halfOpen) this.probeFailed('failed');
       const tenant = tenantOf.get(attempt);
       if (tenant !== undefined) this.blame.failed(tenant, this.engine.halfOpen);
     });
@@ -149,7 +170,7 @@ export class Breaker {
    * and its `stats` (a `stopped` attempt's end is a `success` event to opossum, as a 4xx is).
    * Fire calls through {@link fire}, and open or close through {@link forceOpen} and
    * {@link close}: calls fired on the circuit itself are neither refused while an operator holds
-   * it open nor given a Retry-After.
+   * it open nor given a Retry-After, nor measured for slowness.
    */
   get circuit(): OpossumCircuit {
     return this.engine;
@@ -173,10 +194,16 @@ export class Breaker {
     }
     if (this.forcedOpen) return this.openError('an operator opened it', this.settings.resetTimeoutMs);
     const engine = this.engine;
-    // opossum's own test: closed, or half open with the probe not yet taken.
+    // opossum's own test: closed, or half open with a probe slot free.
     if (engine.closed || engine.pendingClose) return undefined;
-    if (engine.halfOpen) return this.openError('its one probe is in flight', PROBE_RETRY_AFTER_MS);
-    const untilHalfOpen = this.openedAt + this.settings.resetTimeoutMs - this.clock.now();
+    if (engine.halfOpen) {
+      const probes = this.settings.halfOpenProbes;
+      return this.openError(
+        probes === 1 ? 'its one probe is in flight' : `its ${probes} probes are in flight`,
+        PROBE_RETRY_AFTER_MS,
+      );
+    }
+    const untilHalfOpen = this.openedAt + this.openTime.ms - this.clock.now();
     return this.openError('the dependency keeps failing', Math.max(1, Math.ceil(untilHalfOpen)));
   }
 
@@ -190,18 +217,25 @@ export class Breaker {
     const refusal = this.refusal(tenant);
     if (refusal) return Promise.reject(refusal);
     const engine = this.engine;
-    if (engine.pendingClose) this.probe = action;
-    if (tenant === undefined) return engine.fire(action) as Promise<T>;
-    this.blame.takeProbe(tenant, action);
-    tenantOf.set(action, tenant);
+    const probing = engine.pendingClose;
+    const measured = this.slowMs >= 0;
+    if (tenant === undefined && !probing && !measured) return engine.fire(action) as Promise<T>;
+    if (tenant !== undefined) {
+      this.blame.takeProbe(tenant, action);
+      tenantOf.set(action, tenant);
+    }
+    const startedAt = measured ? this.clock.now() : 0;
     const fired = engine.fire(action) as Promise<T>;
+    // opossum took the probe slot as it fired; give it back while more probes may go (unless
+    // an action that threw at once has opened it again already).
+    if (probing && this.probes.take(action) && this.engine.halfOpen && !this.engine.pendingClose) {
+      freeProbeSlot(engine);
+    }
+    if (tenant === undefined && !measured) return fired;
     // Failures reach the blame through opossum's event, in time for its decision; the rest here.
     fired.then(
-      () => this.blame.succeeded(tenant),
-      (error: unknown) => {
-        if (isStopped(error)) this.blame.stopped(tenant, action);
-        else if (!countsAgainstBreaker(error)) this.blame.answered(tenant, action);
-      },
+      () => this.ended(action, tenant, startedAt, 'succeeded'),
+      (error: unknown) => this.ended(action, tenant, startedAt, endingOf(error)),
     );
     return fired;
   }
@@ -214,7 +248,15 @@ export class Breaker {
       if (tenantsOpen.length === SNAPSHOT_TENANTS) break;
       tenantsOpen.push({ tenant, retryAfterMs: this.blame.refusalMs(tenant) ?? 0 });
     }
-    return { state: this.current, failures: this.window.failures, successes: this.window.successes, tenantsOpen };
+    const snapshot: CircuitSnapshot = {
+      state: this.current,
+      failures: this.window.failures,
+      successes: this.window.successes,
+      tenantsOpen,
+    };
+    if (this.slowMs >= 0) snapshot.slowCalls = this.window.slow;
+    if (this.settings.backoffMultiplier > 1) snapshot.openTimeMs = this.openTime.ms;
+    return snapshot;
   }
 
   /** Tenants refused on their own now (their probe out included). */
@@ -227,6 +269,19 @@ export class Breaker {
   /** Calls `listener` with each tenant refused on its own; returns a function that removes it. */
   onTenantOpen(listener: (tenant: string) => void): () => void {
     return this.blame.onOpen(listener);
+  }
+
+  /** Calls `listener` on each slow attempt (`slowCallDurationMs`); returns a function that removes it. */
+  onSlowCall(listener: () => void): () => void {
+    return this.events.onSlowCall(listener);
+  }
+
+  /**
+   * Calls `listener` with how each attempt that ended while half open came out (a probe, or an
+   * older attempt: either tells how the dependency is now); returns a function that removes it.
+   */
+  onProbe(listener: (outcome: ProbeOutcome) => void): () => void {
+    return this.events.onProbe(listener);
   }
 
   /** For operators: open now and stay open, without half-opening, until {@link close}. */
@@ -248,17 +303,14 @@ export class Breaker {
 
   /** Calls `listener` on every change of state; returns a function that removes it. */
   onStateChange(listener: CircuitStateListener): () => void {
-    this.listeners.push(listener);
-    return () => {
-      this.listeners = this.listeners.filter((item) => item !== listener);
-    };
+    return this.events.onStateChange(listener);
   }
 
   /** Clears opossum's reset timer; the breaker refuses nothing and counts nothing after. */
   shutdown(): void {
     this.stopped = true;
     this.engine.shutdown();
-    this.listeners = [];
+    this.events.clear();
   }
 
   /**
@@ -278,15 +330,71 @@ export class Breaker {
   private reportedSuccess(): void {
     const stopped = this.endingStopped;
     if (stopped === undefined) {
-      if (this.engine.halfOpen) this.engine.close();
+      // Measuring slowness, a half-open success is judged once its duration is known (ended).
+      if (this.engine.halfOpen && this.slowMs < 0) this.probeSucceeded();
       return;
     }
     this.endingStopped = undefined;
-    // Only the probe's own end frees its slot: an older attempt's ends while the probe is out.
-    if (stopped === this.probe && this.engine.halfOpen && !this.engine.pendingClose) {
-      this.probe = undefined;
-      freeProbeSlot(this.engine);
+    // Only a probe's own end frees its slot: an older attempt's ends while the probes are out.
+    if (this.probes.stopped(stopped) && this.engine.halfOpen) {
+      this.events.probe('stopped');
+      if (!this.engine.pendingClose) freeProbeSlot(this.engine);
     }
+  }
+
+  /**
+   * The end of an attempt fired with a tenant or measured for slowness, once its promise
+   * settled: after opossum counted it (and opened or closed on it).
+   */
+  private ended(attempt: Attempt, tenant: string | undefined, startedAt: number, ending: Ending): void {
+    const slow = this.slowMs >= 0 && ending !== 'stopped' && this.clock.now() - startedAt > this.slowMs;
+    // A tenant refused on its own whose probe was slow is refused again: the slowness is its own.
+    let ownSlowness = false;
+    if (tenant !== undefined) {
+      if (ending === 'succeeded') {
+        ownSlowness = slow && this.blame.slowProbe(tenant);
+        if (!ownSlowness) this.blame.succeeded(tenant);
+      } else if (ending === 'stopped') this.blame.stopped(tenant, attempt);
+      else if (ending === 'answered') this.blame.answered(tenant, attempt);
+    }
+    if (this.slowMs < 0 || ending === 'stopped') return;
+    if (slow) this.events.slowCall();
+    if (this.engine.halfOpen) {
+      // A counted failure opened it already; anything else is judged by its duration, whoever
+      // sent it (while half open, the shared probe decides, as for failures).
+      if (ending === 'failed') return;
+      if (slow) this.probeFailed('slow');
+      else this.probeSucceeded();
+      return;
+    }
+    if (!slow || ownSlowness) return;
+    this.window.countSlow();
+    if (tenant !== undefined) this.blame.slow(tenant);
+    if (this.engine.closed && this.slowPastThreshold()) this.engine.open();
+  }
+
+  /** More than `slowCallRatePercentage` of the window's attempts were slow, `volumeThreshold` of them at least. */
+  private slowPastThreshold(): boolean {
+    const ended = this.window.failures + this.window.successes;
+    return (
+      ended >= this.settings.volumeThreshold && (this.window.slow / ended) * 100 > this.settings.slowCallRatePercentage
+    );
+  }
+
+  /** A success while half open: closes once `halfOpenProbes` of them came. */
+  private probeSucceeded(): void {
+    this.events.probe('succeeded');
+    if (this.probes.success()) this.engine.close();
+  }
+
+  /**
+   * A counted failure (opossum opens the circuit on it) or a slow success (this opens it) while
+   * half open: it opens again, for longer when it backs off.
+   */
+  private probeFailed(outcome: 'failed' | 'slow'): void {
+    this.events.probe(outcome);
+    setOpenTime(this.engine, this.openTime.grow());
+    if (outcome === 'slow') this.engine.open();
   }
 
   private openError(why: string, retryAfterMs: number): ResilienceError {
@@ -297,6 +405,6 @@ export class Breaker {
     const from = this.current;
     if (to === from) return;
     this.current = to;
-    for (const listener of this.listeners) listener(to, from);
+    this.events.stateChanged(to, from);
   }
 }

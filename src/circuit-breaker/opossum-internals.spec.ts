@@ -5,6 +5,7 @@ import {
   freeProbeSlot,
   onCountedFailure,
   type OpossumCircuit,
+  setOpenTime,
   takeOver,
 } from './opossum-internals';
 
@@ -132,5 +133,23 @@ describe('opossum internals the breaker relies on', () => {
 
     expect(seen).toEqual([{ attempt, failures: 1, opened: false }]);
     expect(subject.opened).toBe(true);
+  });
+
+  it('assumption 7: each opening waits the resetTimeout set before it, an opening by a failure included', async () => {
+    const subject = circuit({ volumeThreshold: 1 });
+    setOpenTime(subject, 3 * RESET_MS);
+    subject.open();
+    jest.advanceTimersByTime(3 * RESET_MS - 1);
+    expect(subject.opened).toBe(true);
+    jest.advanceTimersByTime(1);
+    expect(subject.halfOpen).toBe(true);
+
+    onCountedFailure(subject, () => setOpenTime(subject, 5 * RESET_MS));
+    await subject.fire(() => Promise.reject(new Error('probe failed'))).catch(() => undefined);
+    expect(subject.opened).toBe(true);
+    jest.advanceTimersByTime(5 * RESET_MS - 1);
+    expect(subject.opened).toBe(true);
+    jest.advanceTimersByTime(1);
+    expect(subject.halfOpen).toBe(true);
   });
 });

@@ -22,6 +22,8 @@ export type OpossumCircuit = CircuitBreaker<[Attempt], unknown>;
 //    emits `success` at once (synchronously), its status counting it before later listeners run.
 // 6. A counted failure is emitted as `failure` with the fired arguments third, once the status
 //    counted it and before the circuit reads the status to decide whether to open.
+// 7. Each time it opens, the reset timer waits `options.resetTimeout` as it is then: a change
+//    made before `open()` (or before the failure that opens it) holds for that opening.
 
 const SEMAPHORE = 'semaphore';
 const PENDING_CLOSE = 'pending-close';
@@ -54,7 +56,8 @@ function broken(assumption: number, what: string): Error {
  * - no concurrency bound (assumption 2): lanes bound it, and opossum's semaphore costs a promise a call;
  * - no closing of its own (assumption 3): the breaker closes a half-open circuit itself, on an
  *   outcome that is not `stopped`, in a `success` listener of its own;
- * - the probe slot's symbol is found (assumption 4), for {@link freeProbeSlot}.
+ * - the probe slot's symbol is found (assumption 4), for {@link freeProbeSlot};
+ * - its open time is an option it reads on each opening (assumption 7), for {@link setOpenTime}.
  */
 export function takeOver(circuit: OpossumCircuit): void {
   if (!Object.prototype.hasOwnProperty.call(circuit, SEMAPHORE)) {
@@ -73,6 +76,15 @@ export function takeOver(circuit: OpossumCircuit): void {
   const symbol = Object.getOwnPropertySymbols(circuit).find((own) => own.description === PENDING_CLOSE);
   if (symbol === undefined) throw broken(4, `the circuit has no Symbol('${PENDING_CLOSE}')`);
   pendingClose = symbol;
+
+  if (typeof optionsOf(circuit)?.resetTimeout !== 'number') {
+    throw broken(7, 'the circuit has no `options.resetTimeout` number');
+  }
+}
+
+/** The options opossum keeps on the circuit, which its types do not declare. */
+function optionsOf(circuit: OpossumCircuit): { resetTimeout: number } {
+  return (circuit as unknown as { options: { resetTimeout: number } }).options;
 }
 
 /**
@@ -95,4 +107,12 @@ export function errorFilter(filter: (error: unknown, attempt: Attempt) => boolea
 /** Calls `listener` with the attempt of each counted failure, before opossum decides to open (assumption 6). */
 export function onCountedFailure(circuit: OpossumCircuit, listener: (attempt: Attempt) => void): void {
   circuit.on('failure', (_error: unknown, _latencyMs: unknown, args: unknown[]) => listener(args[0] as Attempt));
+}
+
+/**
+ * How long the circuit stays open the next time it opens (assumption 7): the breaker's open time
+ * grows with each failed probe, and opossum's reset timer is the one that half-opens it.
+ */
+export function setOpenTime(circuit: OpossumCircuit, ms: number): void {
+  optionsOf(circuit).resetTimeout = ms;
 }

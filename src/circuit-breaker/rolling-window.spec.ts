@@ -175,6 +175,31 @@ describe('RollingWindow', () => {
     circuit.shutdown();
   });
 
+  it('counts slow attempts beside their outcomes, drops them with their bucket, takes them back and empties them', () => {
+    const window = rollingWindow();
+    window.increment('successes');
+    window.countSlow();
+    clock.advance(5_000);
+    window.increment('failures');
+    window.countSlow();
+    window.increment('successes');
+    window.countSlow();
+    expect(window.slow).toBe(3);
+
+    window.forget(0, 0, 1, 1);
+    expect([window.failures, window.successes, window.slow]).toEqual([1, 1, 2]);
+    // Never below zero: the current bucket holds one slow attempt left.
+    window.forget(0, 0, 0, 5);
+    expect(window.slow).toBe(1);
+
+    clock.advance(5_000);
+    window.moveOn();
+    expect([window.failures, window.successes, window.slow]).toEqual([1, 0, 0]);
+    window.countSlow();
+    window.clear();
+    expect(window.slow).toBe(0);
+  });
+
   it('sets no timer: opossum’s own Status rotates its buckets on an interval', () => {
     jest.useFakeTimers();
     rollingWindow();

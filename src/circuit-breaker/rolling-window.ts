@@ -31,8 +31,9 @@ const OpossumStatusClass = Object.getPrototypeOf(CircuitBreaker.newStatus(timerl
 
 /**
  * The rolling window of one breaker's opossum circuit, given to it as its `status`: failures
- * and successes of the last `windowMs`, in `buckets` equal buckets. opossum reads it to decide
- * to open (`stats`), and the breaker reads it for its snapshot.
+ * and successes of the last `windowMs`, in `buckets` equal buckets, and how many of them were
+ * slow. opossum reads it to decide to open on failures (`stats`); the breaker reads it to open
+ * on slow calls ({@link slow}), and for its snapshot.
  *
  * It differs from opossum's own Status in three ways, each on purpose:
  * - It moves on lazily, on the injected clock: each use first drops the buckets the clock has
@@ -51,12 +52,15 @@ const OpossumStatusClass = Object.getPrototypeOf(CircuitBreaker.newStatus(timerl
 export class RollingWindow extends OpossumStatusClass {
   private readonly failuresIn: number[];
   private readonly successesIn: number[];
+  /** Slow attempts, counted besides their outcome (a slow success is in `successesIn` too). */
+  private readonly slowIn: number[];
   private readonly bucketMs: number;
   /** The bucket outcomes go into now. */
   private current = 0;
   private currentStartedAt: number;
   private failureTotal = 0;
   private successTotal = 0;
+  private slowTotal = 0;
   /**
    * The bucket outcomes go into now, counted from the first and never reset: what the
    * per-tenant windows align their own buckets with. A clear moves it a whole window on, so
@@ -75,6 +79,7 @@ export class RollingWindow extends OpossumStatusClass {
     this.bucketMs = windowMs / buckets;
     this.failuresIn = new Array<number>(buckets).fill(0);
     this.successesIn = new Array<number>(buckets).fill(0);
+    this.slowIn = new Array<number>(buckets).fill(0);
     this.currentStartedAt = clock.now();
   }
 
@@ -88,6 +93,11 @@ export class RollingWindow extends OpossumStatusClass {
     return this.successTotal;
   }
 
+  /** Slow attempts in the window as of the last outcome or {@link moveOn}. */
+  get slow(): number {
+    return this.slowTotal;
+  }
+
   /** The serial of the bucket outcomes go into now (see {@link bucketSerial}). */
   get serial(): number {
     this.moveOn();
@@ -96,9 +106,9 @@ export class RollingWindow extends OpossumStatusClass {
 
   /**
    * Takes back outcomes counted `age` buckets ago (0: the current one): those of a tenant whose
-   * failures were found to be its own, not the dependency's. Never below zero.
+   * failures (or slowness) were found to be its own, not the dependency's. Never below zero.
    */
-  forget(age: number, failures: number, successes: number): void {
+  forget(age: number, failures: number, successes: number, slow = 0): void {
     this.moveOn();
     if (age < 0 || age >= this.buckets) return;
     const index = (this.current - age + this.buckets) % this.buckets;
@@ -108,6 +118,9 @@ export class RollingWindow extends OpossumStatusClass {
     this.successesIn[index] -= succeeded;
     this.failureTotal -= failed;
     this.successTotal -= succeeded;
+    const slowed = Math.min(slow, this.slowIn[index]);
+    this.slowIn[index] -= slowed;
+    this.slowTotal -= slowed;
   }
 
   /** Totals of the window now, in opossum's shape; `fires` is the attempts that ended. */
@@ -144,6 +157,13 @@ export class RollingWindow extends OpossumStatusClass {
     }
   }
 
+  /** An attempt that ended (its outcome counted already) was slow. */
+  countSlow(): void {
+    this.moveOn();
+    this.slowIn[this.current]++;
+    this.slowTotal++;
+  }
+
   /**
    * Leaves out the success opossum reports next: the end of a `stopped` attempt, which opossum
    * reports as a success (its error filter let it through) right after the filter said so.
@@ -167,8 +187,10 @@ export class RollingWindow extends OpossumStatusClass {
       this.current = (this.current + 1) % this.buckets;
       this.failureTotal -= this.failuresIn[this.current];
       this.successTotal -= this.successesIn[this.current];
+      this.slowTotal -= this.slowIn[this.current];
       this.failuresIn[this.current] = 0;
       this.successesIn[this.current] = 0;
+      this.slowIn[this.current] = 0;
     }
   }
 
@@ -176,8 +198,10 @@ export class RollingWindow extends OpossumStatusClass {
   clear(): void {
     this.failuresIn.fill(0);
     this.successesIn.fill(0);
+    this.slowIn.fill(0);
     this.failureTotal = 0;
     this.successTotal = 0;
+    this.slowTotal = 0;
     this.currentStartedAt = this.clock.now();
     this.bucketSerial += this.buckets;
   }

@@ -1,5 +1,5 @@
 import type { Clock } from '../common';
-import type { BreakerSettings } from './breaker-settings';
+import { type FullBreakerSettings, maxResetTimeoutMs } from './breaker-settings';
 import type { RollingWindow } from './rolling-window';
 import { TenantOutcomes, type TenantTotals } from './tenant-outcomes';
 
@@ -16,6 +16,8 @@ export interface TenantCircuit {
   until: number;
   /** Its one probe (the attempt), while it is out. */
   probe: object | undefined;
+  /** How long it was refused for last: `resetTimeoutMs`, grown by each failed probe as the breaker's is. */
+  openMs: number;
 }
 
 /**
@@ -34,8 +36,15 @@ export interface TenantCircuit {
  * tenant is found the same way at a later trip, once the first is out of the window.
  *
  * A refused tenant is served again only after a real success of its own: a probe that fails is
- * refused again for `resetTimeoutMs`; one stopped, or answered with an error that does not count
+ * refused again, for `resetTimeoutMs` times `backoffMultiplier` more each time (up to
+ * `maxResetTimeoutMs`), as the shared breaker's open time grows; one stopped, or answered with an error that does not count
  * (a 4xx), leaves it refused with its probe slot free, so its next call probes.
+ *
+ * Slow calls follow the same rule, when the breaker counts them (`slowCallDurationMs`): when a
+ * slow call would open the breaker on the slow-call rate, the tenant with the most slow calls in
+ * the window is blamed alone if more than `slowCallRatePercentage` of its own calls were slow
+ * while the others' were fast (at least one was, and at most half that rate of them were slow).
+ * A refused tenant's probe that succeeds but slowly refuses it again.
  *
  * A tenant alone on a dependency is never blamed: with no one else's success there is nothing
  * to tell it from the dependency by (its 4xx answers, successes in the shared window, are its
@@ -50,7 +59,7 @@ export class TenantBlame {
 
   constructor(
     private readonly window: RollingWindow,
-    private readonly settings: Readonly<BreakerSettings>,
+    private readonly settings: Readonly<FullBreakerSettings>,
     private readonly clock: Clock,
   ) {}
 
@@ -76,6 +85,32 @@ export class TenantBlame {
   takeProbe(tenant: string, attempt: object): void {
     const circuit = this.circuits.size === 0 ? undefined : this.circuits.get(tenant);
     if (circuit && circuit.until <= this.clock.now()) circuit.probe = attempt;
+  }
+
+  /**
+   * `tenant`'s attempt succeeded, but slowly: if the tenant is refused on its own and probing,
+   * that was its probe's answer, and it is refused again (true), the slowness its own.
+   */
+  slowProbe(tenant: string): boolean {
+    const circuit = this.circuits.size === 0 ? undefined : this.circuits.get(tenant);
+    if (circuit?.probe === undefined) return false;
+    this.refuse(tenant, true);
+    return true;
+  }
+
+  /**
+   * A slow attempt of `tenant`, its outcome recorded already and its slowness counted in the
+   * shared window: blames the tenant whose own slowness this is (see the class), before the
+   * breaker reads the window.
+   */
+  slow(tenant: string): void {
+    const serial = this.window.serial;
+    this.track(tenant)?.record(serial, 'slow');
+    const { failures, successes } = this.window.stats;
+    const ended = failures + successes;
+    if (ended < this.settings.volumeThreshold || !this.slowPastThreshold(this.window.slow, ended)) return;
+    const blamed = this.blameSlow(serial, this.window.slow, ended);
+    if (blamed !== undefined) this.blameOn(blamed, serial);
   }
 
   /** A real success of `tenant` (the action resolved). */
@@ -109,7 +144,7 @@ export class TenantBlame {
     if (circuit?.probe !== undefined) {
       // Its own probe failed: refused again, and the failure was never the dependency's.
       this.window.forget(0, 1, 0);
-      this.refuse(tenant);
+      this.refuse(tenant, true);
       return;
     }
     const serial = this.window.serial;
@@ -123,12 +158,7 @@ export class TenantBlame {
       if (answered === 0 || !this.wouldOpen(failures, successes - answered)) return;
     }
     const blamed = this.blame(serial, failures, successes);
-    if (blamed === undefined) return;
-    this.outcomes
-      .get(blamed)
-      ?.forEach(serial, (age, failed, succeeded, answered) => this.window.forget(age, failed, succeeded + answered));
-    this.outcomes.delete(blamed);
-    this.refuse(blamed);
+    if (blamed !== undefined) this.blameOn(blamed, serial);
   }
 
   /** Calls `listener` with each tenant refused on its own; returns a function that removes it. */
@@ -172,6 +202,43 @@ export class TenantBlame {
     return worst.tenant;
   }
 
+  /**
+   * The tenant to blame for the window's slow calls: the one with the most, if more than the
+   * slow-call rate of its own calls were slow and the others' calls were fast (see the class).
+   */
+  private blameSlow(serial: number, slow: number, ended: number): string | undefined {
+    let worst: ({ tenant: string } & TenantTotals) | undefined;
+    for (const [tenant, outcomes] of this.outcomes) {
+      const totals = outcomes.totals(serial);
+      if (totals.failures + totals.successes + totals.answered === 0) this.outcomes.delete(tenant);
+      else if (totals.slow > (worst?.slow ?? 0)) worst = { tenant, ...totals };
+    }
+    if (!worst) return undefined;
+    const own = worst.failures + worst.successes + worst.answered;
+    if (!this.slowPastThreshold(worst.slow, own)) return undefined;
+    const othersSlow = slow - worst.slow;
+    const others = ended - own;
+    if (others - othersSlow < 1 || (othersSlow / others) * 100 > this.settings.slowCallRatePercentage / 2) {
+      return undefined;
+    }
+    return worst.tenant;
+  }
+
+  private slowPastThreshold(slow: number, ended: number): boolean {
+    return ended > 0 && (slow / ended) * 100 > this.settings.slowCallRatePercentage;
+  }
+
+  /** Takes `tenant`'s outcomes out of the shared window and refuses it on its own. */
+  private blameOn(tenant: string, serial: number): void {
+    this.outcomes
+      .get(tenant)
+      ?.forEach(serial, (age, failed, succeeded, answered, slow) =>
+        this.window.forget(age, failed, succeeded + answered, slow),
+      );
+    this.outcomes.delete(tenant);
+    this.refuse(tenant, false);
+  }
+
   private wouldOpen(failures: number, successes: number): boolean {
     return failures + successes >= this.settings.volumeThreshold && this.failsPastThreshold(failures, successes);
   }
@@ -181,7 +248,8 @@ export class TenantBlame {
     return total > 0 && (failures / total) * 100 > this.settings.errorThresholdPercentage;
   }
 
-  private refuse(tenant: string): void {
+  /** Refuses `tenant` on its own from now; for longer than last time when its probe failed. */
+  private refuse(tenant: string, probeFailed: boolean): void {
     const now = this.clock.now();
     if (this.circuits.size >= MAX_TRACKED_TENANTS) {
       // Tenants that never came back for their probe.
@@ -189,11 +257,12 @@ export class TenantBlame {
         if (circuit.probe === undefined && circuit.until <= now) this.circuits.delete(name);
     }
     const known = this.circuits.get(tenant);
-    this.circuits.set(tenant, {
-      openedAt: known?.openedAt ?? now,
-      until: now + this.settings.resetTimeoutMs,
-      probe: undefined,
-    });
+    const { resetTimeoutMs, backoffMultiplier } = this.settings;
+    const openMs =
+      known && probeFailed
+        ? Math.min(known.openMs * backoffMultiplier, maxResetTimeoutMs(this.settings))
+        : resetTimeoutMs;
+    this.circuits.set(tenant, { openedAt: known?.openedAt ?? now, until: now + openMs, probe: undefined, openMs });
     if (!known) for (const listener of this.opened) listener(tenant);
   }
 

@@ -1,5 +1,8 @@
-/** How one attempt of a tenant ended, as far as its own share goes. */
-export type TenantOutcome = 'failed' | 'succeeded' | 'answered';
+/**
+ * How one attempt of a tenant ended, as far as its own share goes; `slow` marks an attempt whose
+ * outcome was recorded already as slow besides.
+ */
+export type TenantOutcome = 'failed' | 'succeeded' | 'answered' | 'slow';
 
 /** What one tenant's attempts in a breaker's window came to. */
 export interface TenantTotals {
@@ -12,6 +15,8 @@ export interface TenantTotals {
    * answered, but not successes of the tenant's.
    */
   answered: number;
+  /** Slow attempts, whatever their outcome (each is among the three counts above too). */
+  slow: number;
 }
 
 /** One tenant's outcomes in a breaker's window, bucket by bucket, on the window's serials. */
@@ -20,12 +25,14 @@ export class TenantOutcomes {
   private readonly failuresIn: number[];
   private readonly successesIn: number[];
   private readonly answeredIn: number[];
+  private readonly slowIn: number[];
 
   constructor(private readonly buckets: number) {
     this.serials = new Array<number>(buckets).fill(-buckets);
     this.failuresIn = new Array<number>(buckets).fill(0);
     this.successesIn = new Array<number>(buckets).fill(0);
     this.answeredIn = new Array<number>(buckets).fill(0);
+    this.slowIn = new Array<number>(buckets).fill(0);
   }
 
   record(serial: number, outcome: TenantOutcome): void {
@@ -35,18 +42,23 @@ export class TenantOutcomes {
       this.failuresIn[slot] = 0;
       this.successesIn[slot] = 0;
       this.answeredIn[slot] = 0;
+      this.slowIn[slot] = 0;
     }
     if (outcome === 'failed') this.failuresIn[slot]++;
     else if (outcome === 'succeeded') this.successesIn[slot]++;
-    else this.answeredIn[slot]++;
+    else if (outcome === 'answered') this.answeredIn[slot]++;
+    else this.slowIn[slot]++;
   }
 
   /** Calls `each` with every bucket still in the window: its age (0: now) and its counts. */
-  forEach(serial: number, each: (age: number, failures: number, successes: number, answered: number) => void): void {
+  forEach(
+    serial: number,
+    each: (age: number, failures: number, successes: number, answered: number, slow: number) => void,
+  ): void {
     for (let slot = 0; slot < this.buckets; slot++) {
       const age = serial - this.serials[slot];
       if (age >= 0 && age < this.buckets)
-        each(age, this.failuresIn[slot], this.successesIn[slot], this.answeredIn[slot]);
+        each(age, this.failuresIn[slot], this.successesIn[slot], this.answeredIn[slot], this.slowIn[slot]);
     }
   }
 
@@ -61,11 +73,12 @@ export class TenantOutcomes {
   }
 
   totals(serial: number): TenantTotals {
-    const totals = { failures: 0, successes: 0, answered: 0 };
-    this.forEach(serial, (_age, failed, succeeded, answered) => {
+    const totals = { failures: 0, successes: 0, answered: 0, slow: 0 };
+    this.forEach(serial, (_age, failed, succeeded, answered, slow) => {
       totals.failures += failed;
       totals.successes += succeeded;
       totals.answered += answered;
+      totals.slow += slow;
     });
     return totals;
   }

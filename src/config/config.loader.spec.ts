@@ -479,6 +479,35 @@ describe('config loader', () => {
       expect(configOf(parseConfig(document({ breakers }), {})).breakers).toEqual(breakers);
     });
 
+    it('keeps the slow-call, probe and backoff settings of a breaker', () => {
+      const breaker = {
+        slowCallDurationMs: 2_000,
+        slowCallRatePercentage: 80,
+        halfOpenProbes: 3,
+        backoffMultiplier: 1.5,
+        resetTimeoutMs: 10_000,
+        maxResetTimeoutMs: 120_000,
+      };
+      const tool = configOf(parseConfig(withTool({ kind: 'builtin', builtin: 'echo', breaker }), {})).tools.x!;
+      expect(tool.breaker).toEqual(breaker);
+    });
+
+    it('reports out-of-range slow-call, probe and backoff settings under their key paths', () => {
+      const breakers = {
+        a: { slowCallDurationMs: 0, slowCallRatePercentage: 0, halfOpenProbes: 1.5, backoffMultiplier: 0.5 },
+        b: { slowCallRatePercentage: 101, halfOpenProbes: 0, resetTimeoutMs: 10_000, maxResetTimeoutMs: 5_000 },
+      };
+      expect(problemsOf(parseConfig(document({ breakers }), {})).sort()).toEqual([
+        'breakers.a.backoffMultiplier: must be a number from 1 to 100',
+        'breakers.a.halfOpenProbes: must be an integer from 1 to 1000',
+        'breakers.a.slowCallDurationMs: must be an integer from 1 to 600000',
+        'breakers.a.slowCallRatePercentage: must be an integer from 1 to 100',
+        'breakers.b.halfOpenProbes: must be an integer from 1 to 1000',
+        'breakers.b.maxResetTimeoutMs: must be at least resetTimeoutMs',
+        'breakers.b.slowCallRatePercentage: must be an integer from 1 to 100',
+      ]);
+    });
+
     it("refuses a named breaker that is a tool's own, pointing at where to set it", () => {
       const doc = document({
         tools: { x: { lane: 'render', kind: 'builtin', builtin: 'echo' } },

@@ -1,4 +1,5 @@
 import { ANONYMOUS_TENANT } from '../common';
+import { breakerMergeProblems } from './breaker-merge-problems';
 import type { Environment } from './env-substitution';
 import { NAME_PATTERN } from './schema-helpers';
 import { UPSTREAM_TOOL_NAME } from './tool.schema';
@@ -30,6 +31,7 @@ export function crossReferenceProblems(document: unknown, env: Environment = {})
       problems.push(`breakers.${breaker}: is the breaker of tool '${breaker}': set it under tools.${entry}.breaker`);
     }
   }
+  problems.push(...breakerMergeProblems(document));
   problems.push(...semanticCacheProblems(document));
   problems.push(...routeTenantProblems(document));
   problems.push(...chaosProblems(document, env));

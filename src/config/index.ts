@@ -1,4 +1,5 @@
 export * from './bulkhead-config.namespace';
+export { BUILT_IN_RESET_TIMEOUT_MS } from './breaker-merge-problems';
 export * from './config.loader';
 export * from './config.schema';
 export { NAME_PATTERN } from './schema-helpers';

@@ -1,16 +1,18 @@
 import { Inject, Injectable, type OnModuleDestroy, type OnModuleInit, Optional } from '@nestjs/common';
 import { Counter, Gauge } from 'prom-client';
-import { BreakerRegistry, type CircuitState } from '../circuit-breaker';
+import { BreakerRegistry, type CircuitState, type ProbeOutcome } from '../circuit-breaker';
 import { METRIC } from './metric-names';
 import { MetricsRegistry } from './metrics-registry.provider';
 
 const STATE_VALUE: Record<CircuitState, number> = { closed: 0, half_open: 1, open: 2 };
 const STATES = Object.keys(STATE_VALUE) as CircuitState[];
+const PROBE_OUTCOMES: readonly ProbeOutcome[] = ['succeeded', 'failed', 'slow', 'stopped'];
 
 /**
- * Breaker state (read when Prometheus scrapes) and transitions, by breaker name; and the tenants
- * each refuses on its own. Tenants are not a label: one breaker may blame many of them, and
- * `GET /v1/circuits` names them.
+ * Breaker state (read when Prometheus scrapes) and transitions, by breaker name; the tenants
+ * each refuses on its own; its slow calls (only a breaker with `slowCallDurationMs` counts any)
+ * and the outcomes of its half-open attempts. Every series starts at zero. Tenants are not a
+ * label: one breaker may blame many of them, and `GET /v1/circuits` names them.
  */
 @Injectable()
 export class CircuitMetricsCollector implements OnModuleInit, OnModuleDestroy {
@@ -61,9 +63,31 @@ export class CircuitMetricsCollector implements OnModuleInit, OnModuleDestroy {
         for (const breaker of breakers.all()) this.inc({ breaker: breaker.name }, 0);
       },
     });
+    const slowCalls = new Counter({
+      name: METRIC.circuitSlowCalls,
+      help: "Attempts slower than their breaker's slowCallDurationMs, whatever their outcome, by breaker",
+      labelNames: ['breaker'],
+      registers: [this.registry],
+      collect() {
+        for (const breaker of breakers.all()) this.inc({ breaker: breaker.name }, 0);
+      },
+    });
+    const probes = new Counter({
+      name: METRIC.circuitProbes,
+      help: 'Attempts that ended while their breaker was half open, by breaker and outcome (succeeded, failed, slow, stopped)',
+      labelNames: ['breaker', 'outcome'],
+      registers: [this.registry],
+      collect() {
+        for (const breaker of breakers.all()) {
+          for (const outcome of PROBE_OUTCOMES) this.inc({ breaker: breaker.name, outcome }, 0);
+        }
+      },
+    });
     const disposers = [
       this.breakers.onTransition((breaker, to) => transitions.inc({ breaker: breaker.name, to })),
       this.breakers.onTenantOpen((breaker) => tenantOpens.inc({ breaker: breaker.name })),
+      this.breakers.onSlowCall((breaker) => slowCalls.inc({ breaker: breaker.name })),
+      this.breakers.onProbe((breaker, outcome) => probes.inc({ breaker: breaker.name, outcome })),
     ];
     this.dispose = () => disposers.forEach((dispose) => dispose());
   }

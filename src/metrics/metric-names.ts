@@ -16,6 +16,8 @@ export const METRIC = {
   circuitTransitions: 'bulkhead_circuit_transitions_total',
   circuitTenantsOpen: 'bulkhead_circuit_tenants_open',
   circuitTenantOpens: 'bulkhead_circuit_tenant_opens_total',
+  circuitSlowCalls: 'bulkhead_circuit_slow_calls_total',
+  circuitProbes: 'bulkhead_circuit_probes_total',
   containmentRoutes: 'bulkhead_containment_routes_total',
   httpPoolActive: 'bulkhead_http_pool_active',
   httpPoolPeak: 'bulkhead_http_pool_peak',

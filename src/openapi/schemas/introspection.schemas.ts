@@ -32,6 +32,13 @@ export const circuitSnapshotSchema = z.strictObject({
   tenantsOpen: z
     .array(z.strictObject({ tenant: z.string(), retryAfterMs: z.number().min(0) }))
     .meta({ description: 'Tenants the breaker refuses on their own, with the time left until each may probe.' }),
+  slowCalls: count
+    .optional()
+    .meta({ description: 'Attempts of the window slower than slowCallDurationMs; only when that is set.' }),
+  openTimeMs: z.number().min(0).optional().meta({
+    description:
+      'How long it stays open when it opens next (or now): grown by failed probes; only with backoffMultiplier above 1.',
+  }),
 });
 
 /** `GET /v1/circuits`. */
