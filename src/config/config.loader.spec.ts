@@ -393,6 +393,23 @@ describe('config loader', () => {
       ]);
     });
 
+    it('names what is wrong with an adaptive lane: its algorithm, its bounds, a start outside them', () => {
+      const lane = (adaptive: object, concurrency = 4) => withRenderLane({ concurrency, queueCapacity: 2, adaptive });
+      expect(problemsOf(parseConfig(lane({ algorithm: 'gradient3', min: 1, max: 8 }), {}))).toEqual([
+        'lanes.render.adaptive.algorithm: must be one of gradient2, vegas, aimd',
+      ]);
+      expect(problemsOf(parseConfig(lane({ algorithm: 'vegas', min: 8, max: 2 }), {}))).toEqual([
+        'lanes.render.adaptive.max: must be at least adaptive.min',
+        'lanes.render.concurrency: an adaptive lane starts at concurrency: it must be from adaptive.min to adaptive.max',
+      ]);
+      expect(problemsOf(parseConfig(lane({ algorithm: 'aimd', min: 1, max: 8, backoffRatio: 1 }), {}))).toEqual([
+        'lanes.render.adaptive.backoffRatio: must be a number from 0.5 to 0.99',
+      ]);
+      expect(
+        configOf(parseConfig(lane({ algorithm: 'gradient2', min: 1, max: 8 }, 8), {})).lanes.render.adaptive,
+      ).toEqual({ algorithm: 'gradient2', min: 1, max: 8 });
+    });
+
     it('accepts maxQueuedPerTenant equal to queueCapacity', () => {
       expect(
         configOf(parseConfig(withRenderLane({ queueCapacity: 2, maxQueuedPerTenant: 2 }), {})).lanes.render

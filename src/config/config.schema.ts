@@ -80,7 +80,7 @@ const adaptiveLimit = z.discriminatedUnion(
       latencyThresholdMs: intIn(1, HOUR_MS).optional(),
     }),
   ],
-  { error: 'algorithm must be one of gradient2, vegas, aimd' },
+  { error: 'must be one of gradient2, vegas, aimd' },
 );
 
 const lane = z
