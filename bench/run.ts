@@ -19,9 +19,8 @@ import { isStopping, onCleanup, ROOT, runMain, SWC_REGISTER } from './support/pr
 import { printTable } from './support/report';
 
 /**
- * Every benchmark of a full run together (the build comes before, in about 10 s): about 6 min
- * since the LLM hedging and streaming, MCP, logging and scale benchmarks joined, with room for a
- * loaded machine.
+ * Every benchmark of a full run together (the build comes before, in about 10 s): about 9 min
+ * since the adaptive-lanes and LLM routing benchmarks joined, with room for a loaded machine.
  */
 const RUN_BUDGET_MS = 900_000;
 const STOP_GRACE_MS = 8_000;
