@@ -109,9 +109,9 @@ describeRedisServer('a company app that hands Bulkhead its own Redis Cluster cli
       commandTimeoutMs: 2_000,
       logger: silentLogger,
     }) as Cluster;
-    // As a company's app would: its client ready before it serves. A cluster just made may take a
-    // moment to agree on its slots (under a loaded machine, past the first request), and until
-    // the client is ready /health/ready says so, rightly.
+    // As a company's app would: its client ready before it serves. A Cluster client connects on
+    // its own time (its nodes, then the slots it reads from one); on a loaded machine that took
+    // past the first request, and until it is ready /health/ready says so, rightly.
     if (client.status !== 'ready') await new Promise((ready) => client.once('ready', ready));
     app = await startHostApp(client, prefix, { rateLimits: { tenants: { acme: { rpm: 100 } } } });
   }, 60_000);
