@@ -311,8 +311,9 @@ export class AttemptRace {
    * of the target.
    */
   private measure(target: LlmTarget, started: StartedProviderAttempt<unknown>, timeoutMs: number): void {
-    const { clock } = this;
     const { load } = target;
+    if (!load.tracked) return;
+    const { clock } = this;
     const kind = this.call.deliver ? 'first_token' : 'answer';
     const startedAt = clock.now();
     void started.settled.then(() => load.ended());

@@ -11,6 +11,7 @@ import { createProvider, LlmProviderWrappers } from '../providers';
 import { HedgeAllowance, TargetHealth } from './hedging';
 import type { LlmRoute, LlmTarget } from './llm-route';
 import { TargetLoad } from './target-load';
+import { readsLoad } from './target-strategy';
 
 /**
  * The routes of `llm.routes`, built once at start-up: each target's provider (wrapped in its
@@ -73,7 +74,7 @@ export class LlmRoutes {
           priority: target.priority ?? 0,
           weight: target.weight ?? 1,
           contextWindow: contextWindowOf(target.provider, target.model, target.contextWindow),
-          load: new TargetLoad(),
+          load: new TargetLoad(readsLoad(config.strategy)),
         };
       });
       this.routes.set(name, route(name, config, targets));

@@ -40,4 +40,12 @@ describe('TargetLoad', () => {
     load.sample('answer', 100, LATENCY_STALE_MS + 1);
     expect(load.latencyMs('answer', LATENCY_STALE_MS + 1)).toBe(100);
   });
+
+  it('records nothing untracked (a route whose strategy does not read it)', () => {
+    const load = new TargetLoad(false);
+    load.started();
+    load.sample('answer', 100, 0);
+    expect(load.inFlight).toBe(0);
+    expect(load.latencyMs('answer', 0)).toBeUndefined();
+  });
 });

@@ -22,13 +22,22 @@ export class TargetLoad {
   private answerMs = 0;
   private answerAt = -Infinity;
 
+  constructor(
+    /**
+     * Whether its route's strategy reads it (`least-busy`, `lowest-latency`). Untracked, it
+     * records nothing and its attempts are not measured: a route of the other strategies pays
+     * nothing for it on each attempt.
+     */
+    readonly tracked = true,
+  ) {}
+
   /** Attempts started at the target whose provider request has not settled yet. */
   get inFlight(): number {
     return this.running;
   }
 
   started(): void {
-    this.running++;
+    if (this.tracked) this.running++;
   }
 
   /** Called once per {@link started}, however the attempt ended (answered, failed, stopped, cut). */
@@ -39,6 +48,7 @@ export class TargetLoad {
 
   /** Adds one latency sample taken at `now` (clock ms). */
   sample(kind: LatencyKind, latencyMs: number, now: number): void {
+    if (!this.tracked) return;
     if (kind === 'first_token') {
       this.firstTokenMs = blend(this.firstTokenMs, latencyMs, this.firstTokenAt, now);
       this.firstTokenAt = now;

@@ -13,6 +13,11 @@ import type { LatencyKind } from './target-load';
  */
 export type TargetStrategy = LlmRouteConfig['strategy'];
 
+/** Whether `strategy` chooses by the targets' load (in-flight counts, latency), which is then kept. */
+export function readsLoad(strategy: TargetStrategy): boolean {
+  return strategy === 'least-busy' || strategy === 'lowest-latency';
+}
+
 /** Why a target was chosen, as the metrics and the log say it; `hedge` for a hedge's target. */
 export type ChoiceReason = 'position' | 'weight' | 'least_busy' | 'lowest_latency' | 'no_latency_sample' | 'hedge';
 
