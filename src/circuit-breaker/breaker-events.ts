@@ -1,3 +1,4 @@
+import { Listeners } from '../common';
 import type { ProbeOutcome } from './half-open-probes';
 
 export type CircuitState = 'closed' | 'open' | 'half_open';
@@ -9,47 +10,38 @@ export type CircuitStateListener = (to: CircuitState, from: CircuitState) => voi
  * prom-client): each `on…` returns a function that removes its listener, as cockatiel's do.
  */
 export class BreakerEvents {
-  private stateListeners: CircuitStateListener[] = [];
-  private slowListeners: Array<() => void> = [];
-  private probeListeners: Array<(outcome: ProbeOutcome) => void> = [];
+  private readonly stateChanges = new Listeners<[to: CircuitState, from: CircuitState]>();
+  private readonly slowCalls = new Listeners<[]>();
+  private readonly probes = new Listeners<[outcome: ProbeOutcome]>();
 
   onStateChange(listener: CircuitStateListener): () => void {
-    this.stateListeners.push(listener);
-    return () => {
-      this.stateListeners = this.stateListeners.filter((item) => item !== listener);
-    };
+    return this.stateChanges.add(listener);
   }
 
   onSlowCall(listener: () => void): () => void {
-    this.slowListeners.push(listener);
-    return () => {
-      this.slowListeners = this.slowListeners.filter((item) => item !== listener);
-    };
+    return this.slowCalls.add(listener);
   }
 
   onProbe(listener: (outcome: ProbeOutcome) => void): () => void {
-    this.probeListeners.push(listener);
-    return () => {
-      this.probeListeners = this.probeListeners.filter((item) => item !== listener);
-    };
+    return this.probes.add(listener);
   }
 
   stateChanged(to: CircuitState, from: CircuitState): void {
-    for (const listener of this.stateListeners) listener(to, from);
+    this.stateChanges.emit(to, from);
   }
 
   slowCall(): void {
-    for (const listener of this.slowListeners) listener();
+    this.slowCalls.emit();
   }
 
   probe(outcome: ProbeOutcome): void {
-    for (const listener of this.probeListeners) listener(outcome);
+    this.probes.emit(outcome);
   }
 
   /** Drops every listener: the breaker shut down. */
   clear(): void {
-    this.stateListeners = [];
-    this.slowListeners = [];
-    this.probeListeners = [];
+    this.stateChanges.clear();
+    this.slowCalls.clear();
+    this.probes.clear();
   }
 }

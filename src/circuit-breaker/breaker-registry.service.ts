@@ -1,5 +1,5 @@
 import { Inject, Injectable, type OnApplicationShutdown } from '@nestjs/common';
-import { CLOCK, type Clock } from '../common';
+import { CLOCK, type Clock, Listeners } from '../common';
 import { Breaker, type CircuitSnapshot, type CircuitState, type ProbeOutcome } from './breaker';
 import { type BreakerSettings, breakerSettings } from './breaker-settings';
 import { CIRCUIT_BREAKER_MODULE_OPTIONS, type CircuitBreakerModuleOptions } from './circuit-breaker.module-definition';
@@ -17,10 +17,10 @@ export type BreakerTransitionListener = (breaker: Breaker, to: CircuitState, fro
 export class BreakerRegistry implements OnApplicationShutdown {
   private readonly breakers = new Map<string, Breaker>();
   private readonly defaults: Partial<BreakerSettings> | undefined;
-  private listeners: BreakerTransitionListener[] = [];
-  private tenantListeners: Array<(breaker: Breaker, tenant: string) => void> = [];
-  private slowListeners: Array<(breaker: Breaker) => void> = [];
-  private probeListeners: Array<(breaker: Breaker, outcome: ProbeOutcome) => void> = [];
+  private readonly transitions = new Listeners<Parameters<BreakerTransitionListener>>();
+  private readonly tenantOpens = new Listeners<[breaker: Breaker, tenant: string]>();
+  private readonly slowCalls = new Listeners<[breaker: Breaker]>();
+  private readonly probes = new Listeners<[breaker: Breaker, outcome: ProbeOutcome]>();
 
   constructor(
     @Inject(CIRCUIT_BREAKER_MODULE_OPTIONS) options: CircuitBreakerModuleOptions,
@@ -63,34 +63,22 @@ export class BreakerRegistry implements OnApplicationShutdown {
 
   /** Calls `listener` on every breaker's changes of state; returns a function that removes it. */
   onTransition(listener: BreakerTransitionListener): () => void {
-    this.listeners.push(listener);
-    return () => {
-      this.listeners = this.listeners.filter((item) => item !== listener);
-    };
+    return this.transitions.add(listener);
   }
 
   /** Calls `listener` whenever a breaker starts refusing one tenant on its own ({@link Breaker.refusal}). */
   onTenantOpen(listener: (breaker: Breaker, tenant: string) => void): () => void {
-    this.tenantListeners.push(listener);
-    return () => {
-      this.tenantListeners = this.tenantListeners.filter((item) => item !== listener);
-    };
+    return this.tenantOpens.add(listener);
   }
 
   /** Calls `listener` on each slow attempt of any breaker (`slowCallDurationMs`). */
   onSlowCall(listener: (breaker: Breaker) => void): () => void {
-    this.slowListeners.push(listener);
-    return () => {
-      this.slowListeners = this.slowListeners.filter((item) => item !== listener);
-    };
+    return this.slowCalls.add(listener);
   }
 
   /** Calls `listener` with how each attempt ending while a breaker is half open came out ({@link Breaker.onProbe}). */
   onProbe(listener: (breaker: Breaker, outcome: ProbeOutcome) => void): () => void {
-    this.probeListeners.push(listener);
-    return () => {
-      this.probeListeners = this.probeListeners.filter((item) => item !== listener);
-    };
+    return this.probes.add(listener);
   }
 
   onApplicationShutdown(): void {
@@ -99,18 +87,10 @@ export class BreakerRegistry implements OnApplicationShutdown {
 
   private create(name: string, overrides: Partial<BreakerSettings> | undefined): Breaker {
     const breaker = new Breaker(name, breakerSettings(this.defaults, overrides), this.clock);
-    breaker.onStateChange((to, from) => {
-      for (const listener of this.listeners) listener(breaker, to, from);
-    });
-    breaker.onTenantOpen((tenant) => {
-      for (const listener of this.tenantListeners) listener(breaker, tenant);
-    });
-    breaker.onSlowCall(() => {
-      for (const listener of this.slowListeners) listener(breaker);
-    });
-    breaker.onProbe((outcome) => {
-      for (const listener of this.probeListeners) listener(breaker, outcome);
-    });
+    breaker.onStateChange((to, from) => this.transitions.emit(breaker, to, from));
+    breaker.onTenantOpen((tenant) => this.tenantOpens.emit(breaker, tenant));
+    breaker.onSlowCall(() => this.slowCalls.emit(breaker));
+    breaker.onProbe((outcome) => this.probes.emit(breaker, outcome));
     this.breakers.set(name, breaker);
     return breaker;
   }

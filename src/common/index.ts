@@ -14,6 +14,7 @@ export * from './errors/stop-reason';
 export * from './errors/upstream-errors';
 export * from './lazy-abort-controller';
 export * from './lease';
+export * from './listeners';
 export * from './log-record';
 export * from './noop';
 export * from './random';

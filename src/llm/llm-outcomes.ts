@@ -1,4 +1,5 @@
 import { Injectable } from '@nestjs/common';
+import { Listeners } from '../common';
 
 /** How one LLM request ended for its client, for metrics. */
 export interface LlmRequestOutcome {
@@ -47,60 +48,46 @@ export interface LlmFirstToken {
   seconds: number;
 }
 
-type Listener<T> = (outcome: T) => void;
-
 /**
  * What the LLM route reports as requests and attempts end: collectors in metrics/ subscribe,
  * so the route never imports prom-client. Counts only, never prompts or answers.
  */
 @Injectable()
 export class LlmOutcomes {
-  private requestListeners: Array<Listener<LlmRequestOutcome>> = [];
-  private runListeners: Array<Listener<LlmRunOutcome>> = [];
-  private attemptListeners: Array<Listener<LlmAttemptOutcome>> = [];
-  private firstTokenListeners: Array<Listener<LlmFirstToken>> = [];
+  private readonly requests = new Listeners<[outcome: LlmRequestOutcome]>();
+  private readonly runs = new Listeners<[outcome: LlmRunOutcome]>();
+  private readonly attempts = new Listeners<[outcome: LlmAttemptOutcome]>();
+  private readonly firstTokens = new Listeners<[event: LlmFirstToken]>();
 
   request(outcome: LlmRequestOutcome): void {
-    for (const listener of this.requestListeners) listener(outcome);
+    this.requests.emit(outcome);
   }
 
   run(outcome: LlmRunOutcome): void {
-    for (const listener of this.runListeners) listener(outcome);
+    this.runs.emit(outcome);
   }
 
   attempt(outcome: LlmAttemptOutcome): void {
-    for (const listener of this.attemptListeners) listener(outcome);
+    this.attempts.emit(outcome);
   }
 
   firstToken(event: LlmFirstToken): void {
-    for (const listener of this.firstTokenListeners) listener(event);
+    this.firstTokens.emit(event);
   }
 
-  onFirstToken(listener: Listener<LlmFirstToken>): () => void {
-    this.firstTokenListeners.push(listener);
-    return () => {
-      this.firstTokenListeners = this.firstTokenListeners.filter((item) => item !== listener);
-    };
+  onFirstToken(listener: (event: LlmFirstToken) => void): () => void {
+    return this.firstTokens.add(listener);
   }
 
-  onRequest(listener: Listener<LlmRequestOutcome>): () => void {
-    this.requestListeners.push(listener);
-    return () => {
-      this.requestListeners = this.requestListeners.filter((item) => item !== listener);
-    };
+  onRequest(listener: (outcome: LlmRequestOutcome) => void): () => void {
+    return this.requests.add(listener);
   }
 
-  onRun(listener: Listener<LlmRunOutcome>): () => void {
-    this.runListeners.push(listener);
-    return () => {
-      this.runListeners = this.runListeners.filter((item) => item !== listener);
-    };
+  onRun(listener: (outcome: LlmRunOutcome) => void): () => void {
+    return this.runs.add(listener);
   }
 
-  onAttempt(listener: Listener<LlmAttemptOutcome>): () => void {
-    this.attemptListeners.push(listener);
-    return () => {
-      this.attemptListeners = this.attemptListeners.filter((item) => item !== listener);
-    };
+  onAttempt(listener: (outcome: LlmAttemptOutcome) => void): () => void {
+    return this.attempts.add(listener);
   }
 }
