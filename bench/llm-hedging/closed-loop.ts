@@ -1,11 +1,12 @@
 /**
- * Closed-loop clients for the hedging benchmark: `clients` loops, each with one request in
- * flight on a keep-alive connection of its own, until `requests` were sent (or the time cap
- * passed). Every request is its own (`body(index)`), every answer is read whole, checked, and
+ * Closed-loop clients for the chat-route benchmarks (hedging, routing): `clients` loops, each
+ * with one request in flight on a keep-alive connection of its own, until `requests` were sent
+ * (or the time cap passed). Every request is its own (`body(index)`), every answer is read whole, checked, and
  * timed from before the request to its last byte.
  */
 import { Pool } from 'undici';
 import { onCleanup } from '../support/processes';
+import type { ApiKey, Service } from '../support/service';
 
 export interface ClosedLoopOptions {
   /** The endpoint, `http://host:port/path`. */
@@ -107,4 +108,44 @@ export async function runClosedLoop(options: ClosedLoopOptions): Promise<ClosedL
   result.durationS = (performance.now() - started) / 1_000;
   result.latenciesMs.sort((a, b) => a - b);
   return result;
+}
+
+/** What a run of a chat-route benchmark is given: its load, its warm-up, its seed and time cap. */
+export interface RunSettings {
+  clients: number;
+  requests: number;
+  warmUpRequests: number;
+  seed: number;
+  maxDurationMs: number;
+}
+
+/** A closed-loop load of `service`'s chat route: the run named `run`, its answers checked for `answerText`. */
+export type ChatLoad = (run: string, clients: number, requests: number) => Promise<ClosedLoopResult>;
+
+/**
+ * The load of a chat-route benchmark's run `name` on `service` (the hedging and the routing
+ * benchmarks'), after one request alone, which must be answered right, and the warm-up.
+ */
+export async function warmedChatLoad(
+  service: Service,
+  key: ApiKey,
+  s: RunSettings,
+  name: string,
+  requestBody: (run: string, index: number) => string,
+  answerText: string,
+): Promise<ChatLoad> {
+  const load: ChatLoad = (run, clients, requests) =>
+    runClosedLoop({
+      url: service.url('/v1/chat/completions'),
+      headers: key.headers,
+      clients,
+      requests,
+      body: (index) => requestBody(run, index),
+      expect: `"content":"${answerText}"`,
+      maxDurationMs: s.maxDurationMs,
+    });
+  const probe = await load(`${name}-probe`, 1, 1);
+  if (probe.ok !== 1) throw new Error(`the ${name} service's first answer was wrong: ${probe.firstFailure}`);
+  if (s.warmUpRequests > 0) await load(`${name}-warm-up`, s.clients, s.warmUpRequests);
+  return load;
 }

@@ -8,19 +8,13 @@ import { countsSince, metricBy } from '../support/metric-sum';
 import type { ApiKey, Service } from '../support/service';
 import { startService } from '../support/service';
 import { untilQuiet } from '../support/until-quiet';
-import { type ClosedLoopResult, runClosedLoop } from './closed-loop';
+import { type ClosedLoopResult, type RunSettings, warmedChatLoad } from './closed-loop';
 import { LANE, requestBody, ROUTE, serviceConfig } from './setup';
 import { ANSWER_TEXT, type TailUpstream, type TailUpstreamStats } from './tail-upstream';
 
 export type RunName = 'unhedged' | 'hedged';
 
-export interface RunSettings {
-  clients: number;
-  requests: number;
-  warmUpRequests: number;
-  seed: number;
-  maxDurationMs: number;
-}
+export type { RunSettings };
 
 export interface MeasuredRun {
   name: RunName;
@@ -52,19 +46,7 @@ export async function measureRun(
     name: `service-${name}`,
   });
   try {
-    const load = (run: string, clients: number, requests: number) =>
-      runClosedLoop({
-        url: service.url('/v1/chat/completions'),
-        headers: key.headers,
-        clients,
-        requests,
-        body: (index) => requestBody(run, index),
-        expect: `"content":"${ANSWER_TEXT}"`,
-        maxDurationMs: s.maxDurationMs,
-      });
-    const probe = await load(`${name}-probe`, 1, 1);
-    if (probe.ok !== 1) throw new Error(`the ${name} service's first answer was wrong: ${probe.firstFailure}`);
-    if (s.warmUpRequests > 0) await load(`${name}-warm-up`, s.clients, s.warmUpRequests);
+    const load = await warmedChatLoad(service, key, s, name, requestBody, ANSWER_TEXT);
 
     await untilQuiet(() => upstream.stats());
     await upstream.reset(s.seed);

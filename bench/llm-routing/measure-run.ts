@@ -3,7 +3,7 @@
  * deployments by `strategy`, checked with one request, warmed up, then the measured closed-loop
  * load; what the clients saw and what each deployment received, then the service stopped.
  */
-import { runClosedLoop, type ClosedLoopResult } from '../llm-hedging/closed-loop';
+import { type ClosedLoopResult, type RunSettings, warmedChatLoad } from '../llm-hedging/closed-loop';
 import type { ApiKey } from '../support/service';
 import { startService } from '../support/service';
 import { untilQuiet } from '../support/until-quiet';
@@ -17,13 +17,7 @@ import {
 
 export type Strategy = 'ordered' | 'least-busy' | 'lowest-latency';
 
-export interface RunSettings {
-  clients: number;
-  requests: number;
-  warmUpRequests: number;
-  seed: number;
-  maxDurationMs: number;
-}
+export type { RunSettings };
 
 export interface MeasuredRun {
   strategy: Strategy;
@@ -89,19 +83,7 @@ export async function measureRun(
     name: `service-${strategy}`,
   });
   try {
-    const load = (run: string, clients: number, requests: number) =>
-      runClosedLoop({
-        url: service.url('/v1/chat/completions'),
-        headers: key.headers,
-        clients,
-        requests,
-        body: (index) => requestBody(run, index),
-        expect: `"content":"${ANSWER_TEXT}"`,
-        maxDurationMs: s.maxDurationMs,
-      });
-    const probe = await load(`${strategy}-probe`, 1, 1);
-    if (probe.ok !== 1) throw new Error(`the ${strategy} service's first answer was wrong: ${probe.firstFailure}`);
-    if (s.warmUpRequests > 0) await load(`${strategy}-warm-up`, s.clients, s.warmUpRequests);
+    const load = await warmedChatLoad(service, key, s, strategy, requestBody, ANSWER_TEXT);
 
     await untilQuiet(() => upstream.stats());
     await upstream.reset(s.seed);
