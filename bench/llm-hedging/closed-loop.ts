@@ -1,8 +1,8 @@
 /**
  * Closed-loop clients for the chat-route benchmarks (hedging, routing): `clients` loops, each
  * with one request in flight on a keep-alive connection of its own, until `requests` were sent
- * (or the time cap passed). Every request is its own (`body(index)`), every answer is read whole, checked, and
- * timed from before the request to its last byte.
+ * (or the time cap passed). Every request is its own (`body(index)`), every answer is read
+ * whole, checked, and timed from before the request to its last byte.
  */
 import { Pool } from 'undici';
 import { onCleanup } from '../support/processes';
