@@ -1,6 +1,5 @@
-import { FakeClock } from '../common/fake-clock';
-import { advanceClocks, installFakeTimers } from '../../test/support/fake-timers';
-import { fail, refusalOf, succeed, transient } from '../../test/support/breaker-attempts';
+import { advanceClocks } from '../../test/support/fake-timers';
+import { breakersInVirtualTime, fail, refusalOf, succeed, transient } from '../../test/support/breaker-attempts';
 import { Breaker } from './breaker';
 import type { BreakerSettings } from './breaker-settings';
 
@@ -14,12 +13,10 @@ const SETTINGS: BreakerSettings = {
   rollingCountTimeoutMs: 10_000,
 };
 
-const made: Breaker[] = [];
-let clock: FakeClock;
+const virtual = breakersInVirtualTime(SETTINGS);
 
 async function opened(overrides: Partial<BreakerSettings>): Promise<Breaker> {
-  const target = new Breaker('search', { ...SETTINGS, ...overrides }, clock);
-  made.push(target);
+  const target = virtual.breaker(overrides);
   for (let i = 0; i < target.settings.volumeThreshold; i++) await fail(target);
   expect(target.state).toBe('open');
   return target;
@@ -28,23 +25,13 @@ async function opened(overrides: Partial<BreakerSettings>): Promise<Breaker> {
 /** Waits out the open time `ms` (half-opening exactly then, not a millisecond before), then fails the probe. */
 async function failProbeAfter(target: Breaker, ms: number): Promise<void> {
   expect((await refusalOf(target)).retryAfterMs).toBe(ms);
-  advanceClocks(clock, ms - 1);
+  advanceClocks(virtual.clock, ms - 1);
   expect(target.state).toBe('open');
-  advanceClocks(clock, 1);
+  advanceClocks(virtual.clock, 1);
   expect(target.state).toBe('half_open');
   await fail(target);
   expect(target.state).toBe('open');
 }
-
-beforeEach(() => {
-  clock = new FakeClock();
-  installFakeTimers(clock);
-});
-
-afterEach(() => {
-  for (const item of made.splice(0)) item.shutdown();
-  jest.useRealTimers();
-});
 
 describe('Breaker open time', () => {
   it('stays resetTimeoutMs after every failed probe by default', async () => {
@@ -67,7 +54,7 @@ describe('Breaker open time', () => {
   it('states the open time left as the Retry-After while the grown open time runs', async () => {
     const target = await opened({ backoffMultiplier: 3 });
     await failProbeAfter(target, 1_000);
-    advanceClocks(clock, 1_200);
+    advanceClocks(virtual.clock, 1_200);
     expect((await refusalOf(target)).retryAfterMs).toBe(1_800);
   });
 
@@ -91,7 +78,7 @@ describe('Breaker open time', () => {
     const target = await opened({ backoffMultiplier: 2 });
     await failProbeAfter(target, 1_000);
     await failProbeAfter(target, 2_000);
-    advanceClocks(clock, 4_000);
+    advanceClocks(virtual.clock, 4_000);
     await succeed(target);
     expect(target.state).toBe('closed');
     expect(target.snapshot().openTimeMs).toBe(1_000);
@@ -110,13 +97,12 @@ describe('Breaker open time', () => {
     await fail(target);
     await fail(target);
     expect((await refusalOf(target)).retryAfterMs).toBe(1_000);
-    advanceClocks(clock, 1_000);
+    advanceClocks(virtual.clock, 1_000);
     expect(target.state).toBe('half_open');
   });
 
   it('backs off for a tenant refused on its own too, and forgets it once the tenant is served again', async () => {
-    const target = new Breaker('search', { ...SETTINGS, volumeThreshold: 4, backoffMultiplier: 2 }, clock);
-    made.push(target);
+    const target = virtual.breaker({ volumeThreshold: 4, backoffMultiplier: 2 });
     await succeed(target, 'bravo');
     await succeed(target, 'charlie');
     for (let i = 0; i < 3; i++) await fail(target, transient(), 'alpha');
@@ -124,17 +110,17 @@ describe('Breaker open time', () => {
 
     for (const openMs of [1_000, 2_000, 4_000]) {
       expect((await refusalOf(target, 'alpha')).retryAfterMs).toBe(openMs);
-      advanceClocks(clock, openMs);
+      advanceClocks(virtual.clock, openMs);
       await fail(target, transient(), 'alpha');
     }
     expect((await refusalOf(target, 'alpha')).retryAfterMs).toBe(8_000);
-    advanceClocks(clock, 8_000);
+    advanceClocks(virtual.clock, 8_000);
     await succeed(target, 'alpha');
     expect(target.snapshot().tenantsOpen).toEqual([]);
     expect(target.state).toBe('closed');
 
     // Blamed again later, it starts from resetTimeoutMs.
-    advanceClocks(clock, 10_000);
+    advanceClocks(virtual.clock, 10_000);
     await succeed(target, 'bravo');
     await succeed(target, 'charlie');
     for (let i = 0; i < 3; i++) await fail(target, transient(), 'alpha');

@@ -1,7 +1,14 @@
 import { deferred, type Deferred } from '../common';
-import { FakeClock } from '../common/fake-clock';
-import { advanceClocks, installFakeTimers } from '../../test/support/fake-timers';
-import { fail, outcomeOf, refusalOf, stopped, succeed, transient } from '../../test/support/breaker-attempts';
+import { advanceClocks } from '../../test/support/fake-timers';
+import {
+  breakersInVirtualTime,
+  fail,
+  outcomeOf,
+  refusalOf,
+  stopped,
+  succeed,
+  transient,
+} from '../../test/support/breaker-attempts';
 import { Breaker, type ProbeOutcome } from './breaker';
 import type { BreakerSettings } from './breaker-settings';
 
@@ -15,18 +22,16 @@ const SETTINGS: BreakerSettings = {
   halfOpenProbes: 3,
 };
 
-const made: Breaker[] = [];
-let clock: FakeClock;
+const virtual = breakersInVirtualTime(SETTINGS);
 
 /** A breaker half open, with how its half-open attempts came out. */
 async function halfOpened(
   overrides: Partial<BreakerSettings> = {},
 ): Promise<{ target: Breaker; probes: ProbeOutcome[] }> {
-  const target = new Breaker('search', { ...SETTINGS, ...overrides }, clock);
-  made.push(target);
+  const target = virtual.breaker(overrides);
   await fail(target);
   await fail(target);
-  advanceClocks(clock, target.settings.resetTimeoutMs);
+  advanceClocks(virtual.clock, target.settings.resetTimeoutMs);
   expect(target.state).toBe('half_open');
   const probes: ProbeOutcome[] = [];
   target.onProbe((outcome) => probes.push(outcome));
@@ -38,16 +43,6 @@ function heldProbe(target: Breaker): { answer: Deferred<string>; ended: Promise<
   const answer = deferred<string>();
   return { answer, ended: outcomeOf(target.fire(() => answer.promise)) };
 }
-
-beforeEach(() => {
-  clock = new FakeClock();
-  installFakeTimers(clock);
-});
-
-afterEach(() => {
-  for (const item of made.splice(0)) item.shutdown();
-  jest.useRealTimers();
-});
 
 describe('Breaker with halfOpenProbes', () => {
   it('lets that many probes through at once and refuses the next with a Retry-After of one second', async () => {
@@ -116,12 +111,11 @@ describe('Breaker with halfOpenProbes', () => {
   });
 
   it('frees no slot when an attempt older than the half-open period is stopped', async () => {
-    const target = new Breaker('search', SETTINGS, clock);
-    made.push(target);
+    const target = virtual.breaker();
     const older = heldProbe(target);
     await fail(target);
     await fail(target);
-    advanceClocks(clock, 1_000);
+    advanceClocks(virtual.clock, 1_000);
     const held = [heldProbe(target), heldProbe(target), heldProbe(target)];
 
     older.answer.reject(stopped());

@@ -1,6 +1,13 @@
-import { FakeClock } from '../common/fake-clock';
-import { advanceClocks, installFakeTimers } from '../../test/support/fake-timers';
-import { fail, lasting, refusalOf, stopped, succeed, transient } from '../../test/support/breaker-attempts';
+import { advanceClocks } from '../../test/support/fake-timers';
+import {
+  breakersInVirtualTime,
+  fail,
+  lasting,
+  refusalOf,
+  stopped,
+  succeed,
+  transient,
+} from '../../test/support/breaker-attempts';
 import { Breaker, type ProbeOutcome } from './breaker';
 import type { BreakerSettings } from './breaker-settings';
 
@@ -16,16 +23,10 @@ const SETTINGS: BreakerSettings = {
   slowCallRatePercentage: 50,
 };
 
-const made: Breaker[] = [];
-let clock: FakeClock;
+const virtual = breakersInVirtualTime(SETTINGS);
+const breaker = virtual.breaker;
 
-function breaker(overrides: Partial<BreakerSettings> = {}): Breaker {
-  const created = new Breaker('search', { ...SETTINGS, ...overrides }, clock);
-  made.push(created);
-  return created;
-}
-
-const slowly = (target: Breaker, tenant?: string) => lasting(target, clock, 501, { tenant });
+const slowly = (target: Breaker, tenant?: string) => lasting(target, virtual.clock, 501, { tenant });
 
 /** A breaker opened by slow successes alone. */
 async function openedSlowly(overrides: Partial<BreakerSettings> = {}): Promise<Breaker> {
@@ -34,16 +35,6 @@ async function openedSlowly(overrides: Partial<BreakerSettings> = {}): Promise<B
   expect(target.state).toBe('open');
   return target;
 }
-
-beforeEach(() => {
-  clock = new FakeClock();
-  installFakeTimers(clock);
-});
-
-afterEach(() => {
-  for (const item of made.splice(0)) item.shutdown();
-  jest.useRealTimers();
-});
 
 describe('Breaker with a slow-call rate', () => {
   describe('closed', () => {
@@ -66,17 +57,17 @@ describe('Breaker with a slow-call rate', () => {
 
     it('counts an attempt slower than slowCallDurationMs, not one that took exactly that long', async () => {
       const target = breaker();
-      for (let i = 0; i < 4; i++) await lasting(target, clock, 500);
+      for (let i = 0; i < 4; i++) await lasting(target, virtual.clock, 500);
       expect(target.state).toBe('closed');
       expect(target.snapshot().slowCalls).toBe(0);
-      await lasting(target, clock, 501);
+      await lasting(target, virtual.clock, 501);
       expect(target.snapshot().slowCalls).toBe(1);
     });
 
     it('counts a slow failure as slow as well as failed', async () => {
       const target = breaker({ errorThresholdPercentage: 90 });
-      await lasting(target, clock, 600, { error: transient() });
-      await lasting(target, clock, 600, { error: transient() });
+      await lasting(target, virtual.clock, 600, { error: transient() });
+      await lasting(target, virtual.clock, 600, { error: transient() });
       await succeed(target);
       await slowly(target);
       // 2 failures of 4 stay under 90 %, 3 slow of 4 do not stay under 50 %.
@@ -86,7 +77,7 @@ describe('Breaker with a slow-call rate', () => {
 
     it('counts a stopped attempt nowhere, however long it took', async () => {
       const target = breaker();
-      for (let i = 0; i < 6; i++) await lasting(target, clock, 900, { error: stopped() });
+      for (let i = 0; i < 6; i++) await lasting(target, virtual.clock, 900, { error: stopped() });
       expect(target.state).toBe('closed');
       expect(target.snapshot()).toMatchObject({ failures: 0, successes: 0, slowCalls: 0 });
     });
@@ -95,7 +86,7 @@ describe('Breaker with a slow-call rate', () => {
       const target = breaker({ rollingCountTimeoutMs: 10_000 });
       await slowly(target);
       await slowly(target);
-      advanceClocks(clock, 10_000);
+      advanceClocks(virtual.clock, 10_000);
       await succeed(target);
       await slowly(target);
       await succeed(target);
@@ -106,7 +97,7 @@ describe('Breaker with a slow-call rate', () => {
 
     it('never counts a call slow without slowCallDurationMs: the default', async () => {
       const target = breaker({ slowCallDurationMs: undefined });
-      for (let i = 0; i < 6; i++) await lasting(target, clock, 60_000);
+      for (let i = 0; i < 6; i++) await lasting(target, virtual.clock, 60_000);
       expect(target.state).toBe('closed');
       expect(target.snapshot()).not.toHaveProperty('slowCalls');
     });
@@ -117,7 +108,7 @@ describe('Breaker with a slow-call rate', () => {
       target.onSlowCall(listener);
       await succeed(target);
       await slowly(target);
-      await lasting(target, clock, 700, { error: transient() });
+      await lasting(target, virtual.clock, 700, { error: transient() });
       expect(listener).toHaveBeenCalledTimes(2);
     });
   });
@@ -125,7 +116,7 @@ describe('Breaker with a slow-call rate', () => {
   describe('half open', () => {
     async function halfOpened(overrides: Partial<BreakerSettings> = {}) {
       const target = await openedSlowly(overrides);
-      advanceClocks(clock, target.settings.resetTimeoutMs);
+      advanceClocks(virtual.clock, target.settings.resetTimeoutMs);
       expect(target.state).toBe('half_open');
       const probes: ProbeOutcome[] = [];
       target.onProbe((outcome) => probes.push(outcome));
@@ -134,7 +125,7 @@ describe('Breaker with a slow-call rate', () => {
 
     it('closes on a fast probe', async () => {
       const { target, probes } = await halfOpened();
-      await lasting(target, clock, 200);
+      await lasting(target, virtual.clock, 200);
       expect(target.state).toBe('closed');
       expect(probes).toEqual(['succeeded']);
     });
@@ -149,11 +140,13 @@ describe('Breaker with a slow-call rate', () => {
 
     it('gives a stopped probe’s slot back however long it took, counting it neither slow nor failed', async () => {
       const { target, probes } = await halfOpened();
-      await expect(lasting(target, clock, 2_000, { error: stopped() })).resolves.toMatchObject({ kind: 'stopped' });
+      await expect(lasting(target, virtual.clock, 2_000, { error: stopped() })).resolves.toMatchObject({
+        kind: 'stopped',
+      });
       expect(target.state).toBe('half_open');
       expect(probes).toEqual(['stopped']);
 
-      await lasting(target, clock, 100);
+      await lasting(target, virtual.clock, 100);
       expect(target.state).toBe('closed');
       expect(probes).toEqual(['stopped', 'succeeded']);
     });
@@ -209,14 +202,14 @@ describe('Breaker with a slow-call rate', () => {
       await succeed(target, 'bravo');
       await succeed(target, 'charlie');
       for (let i = 0; i < 3; i++) await slowly(target, 'alpha');
-      advanceClocks(clock, 5_000);
+      advanceClocks(virtual.clock, 5_000);
 
       await expect(slowly(target, 'alpha')).resolves.toBe('ok');
       expect(target.state).toBe('closed');
       expect((await refusalOf(target, 'alpha')).retryAfterMs).toBe(5_000);
       expect(target.snapshot().slowCalls).toBe(0);
 
-      advanceClocks(clock, 5_000);
+      advanceClocks(virtual.clock, 5_000);
       await expect(succeed(target, 'alpha')).resolves.toBe('ok');
       await expect(succeed(target, 'alpha')).resolves.toBe('ok');
       expect(target.snapshot().tenantsOpen).toEqual([]);
@@ -232,7 +225,7 @@ describe('Breaker with a slow-call rate', () => {
       await fail(target, transient(), 'charlie');
       await fail(target, transient(), 'bravo');
       expect(target.state).toBe('open');
-      advanceClocks(clock, 5_000);
+      advanceClocks(virtual.clock, 5_000);
       expect(target.state).toBe('half_open');
 
       await expect(slowly(target, 'alpha')).resolves.toBe('ok');

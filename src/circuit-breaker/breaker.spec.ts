@@ -2,6 +2,7 @@ import { HttpException } from '@nestjs/common';
 import { deferred, type ErrorKind, ResilienceError } from '../common';
 import { FakeClock } from '../common/fake-clock';
 import { advanceClocks, installFakeTimers } from '../../test/support/fake-timers';
+import { stopped, transient } from '../../test/support/breaker-attempts';
 import { Breaker, type CircuitState, countsAgainstBreaker, type OpossumCircuit } from './breaker';
 import type { BreakerSettings } from './breaker-settings';
 
@@ -23,9 +24,6 @@ function breaker(overrides: Partial<BreakerSettings> = {}): Breaker {
   made.push(created);
   return created;
 }
-
-const transient = () => new ResilienceError('transient', 'upstream answered 503');
-const stopped = () => new ResilienceError('stopped', 'the client went away');
 
 /** The names of the opossum circuit's open, halfOpen and close events, as they come. */
 function eventsOf(circuit: OpossumCircuit): string[] {

@@ -1,10 +1,37 @@
 import { deferred, ResilienceError } from '../../src/common';
-import type { FakeClock } from '../../src/common/fake-clock';
-import type { Breaker } from '../../src/circuit-breaker/breaker';
-import { advanceClocks } from './fake-timers';
+import { FakeClock } from '../../src/common/fake-clock';
+import { Breaker } from '../../src/circuit-breaker/breaker';
+import type { BreakerSettings } from '../../src/circuit-breaker/breaker-settings';
+import { advanceClocks, installFakeTimers } from './fake-timers';
 
 // Attempts fired through a Breaker in virtual time (FakeClock and jest's fake timers, moved
 // together by advanceClocks), for the breaker's unit specs.
+
+/**
+ * Breakers in virtual time for one spec file: each test gets a FakeClock (`clock`) with jest's
+ * fake timers installed on it, and every breaker `breaker()` made (named `search`, of `settings`
+ * with `overrides`) is shut down after it.
+ */
+export function breakersInVirtualTime(settings: BreakerSettings) {
+  const made: Breaker[] = [];
+  const fixture = {
+    clock: new FakeClock(),
+    breaker(overrides: Partial<BreakerSettings> = {}): Breaker {
+      const created = new Breaker('search', { ...settings, ...overrides }, fixture.clock);
+      made.push(created);
+      return created;
+    },
+  };
+  beforeEach(() => {
+    fixture.clock = new FakeClock();
+    installFakeTimers(fixture.clock);
+  });
+  afterEach(() => {
+    for (const item of made.splice(0)) item.shutdown();
+    jest.useRealTimers();
+  });
+  return fixture;
+}
 
 export const transient = () => new ResilienceError('transient', 'upstream answered 503');
 export const stopped = () => new ResilienceError('stopped', 'the client went away');
