@@ -1,6 +1,7 @@
 import { Inject, Injectable, type OnModuleDestroy, type OnModuleInit, Optional } from '@nestjs/common';
-import { Counter, Histogram } from 'prom-client';
+import { Histogram } from 'prom-client';
 import { LlmOutcomes } from '../llm';
+import { CounterFamily } from './counter-family';
 import { METRIC } from './metric-names';
 import { MetricsRegistry } from './metrics-registry.provider';
 
@@ -23,47 +24,40 @@ export class LlmMetricsCollector implements OnModuleInit, OnModuleDestroy {
     const outcomes = this.outcomes;
     if (!outcomes) return;
     const registers = [this.registry];
-    const requests = new Counter({
+    const requests = new CounterFamily(this.registry, {
       name: METRIC.llmRequests,
       help: 'Attempts at an LLM target, by route, target (provider/model) and outcome (ok or the error kind)',
       labelNames: ['route', 'target', 'outcome'],
-      registers,
     });
-    const tokens = new Counter({
+    const tokens = new CounterFamily(this.registry, {
       name: METRIC.llmTokens,
       help: 'Tokens of the answers served by a target, by kind (prompt or completion)',
       labelNames: ['route', 'target', 'kind'],
-      registers,
     });
-    const cache = new Counter({
+    const cache = new CounterFamily(this.registry, {
       name: METRIC.llmCache,
       help: 'LLM requests by cache result: hit (exact), semantic (the answer of a similar question), miss, or bypass (no cache consulted)',
       labelNames: ['route', 'result'],
-      registers,
     });
-    const failovers = new Counter({
+    const failovers = new CounterFamily(this.registry, {
       name: METRIC.llmFailovers,
       help: 'Times an LLM request moved on to the next target of its route',
       labelNames: ['route'],
-      registers,
     });
-    const hedges = new Counter({
+    const hedges = new CounterFamily(this.registry, {
       name: METRIC.llmHedges,
       help: 'Hedges an LLM request started, by result: won (its answer was served) or lost (cancelled or failed)',
       labelNames: ['route', 'result'],
-      registers,
     });
-    const selected = new Counter({
+    const selected = new CounterFamily(this.registry, {
       name: METRIC.llmTargetSelected,
       help: 'Targets an LLM request chose, by route, target and why: position, weight, least_busy, lowest_latency, no_latency_sample (a target with no recent latency), hedge',
       labelNames: ['route', 'target', 'reason'],
-      registers,
     });
-    const skipped = new Counter({
+    const skipped = new CounterFamily(this.registry, {
       name: METRIC.llmTargetSkipped,
       help: "Targets an LLM request passed over without an attempt, by route, target and why: context_window (the request would not fit the target's window)",
       labelNames: ['route', 'target', 'reason'],
-      registers,
     });
     const firstToken = new Histogram({
       name: METRIC.llmTimeToFirstToken,
@@ -74,18 +68,18 @@ export class LlmMetricsCollector implements OnModuleInit, OnModuleDestroy {
     });
     this.disposers = [
       outcomes.onFirstToken(({ route, target, seconds }) => firstToken.observe({ route, target }, seconds)),
-      outcomes.onAttempt(({ route, target, outcome }) => requests.inc({ route, target, outcome })),
-      outcomes.onRequest((outcome) => cache.inc({ route: outcome.route, result: outcome.cache })),
+      outcomes.onAttempt(({ route, target, outcome }) => requests.inc([route, target, outcome])),
+      outcomes.onRequest((outcome) => cache.inc([outcome.route, outcome.cache])),
       outcomes.onRun((outcome) => {
-        if (outcome.failovers > 0) failovers.inc({ route: outcome.route }, outcome.failovers);
-        for (const result of outcome.hedges) hedges.inc({ route: outcome.route, result });
+        if (outcome.failovers > 0) failovers.inc([outcome.route], outcome.failovers);
+        for (const result of outcome.hedges) hedges.inc([outcome.route, result]);
         for (const { target, reason } of outcome.choices) {
           const counter = reason === 'context_window' ? skipped : selected;
-          counter.inc({ route: outcome.route, target: target.label, reason });
+          counter.inc([outcome.route, target.label, reason]);
         }
         if (outcome.promptTokens > 0 || outcome.completionTokens > 0) {
-          tokens.inc({ route: outcome.route, target: outcome.target, kind: 'prompt' }, outcome.promptTokens);
-          tokens.inc({ route: outcome.route, target: outcome.target, kind: 'completion' }, outcome.completionTokens);
+          tokens.inc([outcome.route, outcome.target, 'prompt'], outcome.promptTokens);
+          tokens.inc([outcome.route, outcome.target, 'completion'], outcome.completionTokens);
         }
       }),
     ];

@@ -236,8 +236,12 @@ export class AttemptRace {
     return this.launch(target, hold, this.timeoutOf(target, deadline - clock.now()), progress.hedges.length - 1);
   }
 
-  /** The winner's answer served; every other attempt cancelled and settled. */
+  /**
+   * The winner's answer served; every other attempt cancelled and settled. A winner alone (no
+   * hedge ran) is only served: nothing to stop, so no error or settling made for it.
+   */
   private async win(winner: Running, others: Running[]): Promise<Served> {
+    if (winner.hedgeIndex === undefined && others.length === 0) return this.serve(winner);
     const { account, progress } = this.call;
     const lost = new ResilienceError('stopped', `another target of the route answered first`);
     for (const other of others) other.started?.stop(lost);
