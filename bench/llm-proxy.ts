@@ -23,7 +23,7 @@
  * routed to the normal pool; two LLM routes whose one target is `provider: openai` at the
  * server's base URL, in a lane and a pool too big to limit; egress to 127.0.0.0/8 only; no rate
  * limit or budget), Portkey's gateway if installed (bench/proxy/portkey.ts), and this one,
- * autocannon.
+ * autocannon; for the sequential rounds a floor proxy too (below).
  *
  * Sides, each POSTing the same short chat request (a system and a user message):
  *   direct   the server's `/v1/chat/completions` itself (the baseline);
@@ -48,8 +48,15 @@
  *
  * Then the sequential method of the independent gateway benchmarks (bench/llm-proxy/sequential.ts):
  * one request at a time on one keep-alive connection, 3 alternated rounds of `--sequential`
- * requests on direct, service, messages, responses and tool; the added latency of a side is its
- * p50 (p99) less direct's in the same round.
+ * requests on direct, floor, service, messages, responses and tool; the added latency of a side is
+ * its p50 (p99) less direct's in the same round. `floor` is the least a proxy in Node adds
+ * (bench/llm-proxy/floor-proxy.ts: node:http and an undici Pool, the JSON parsed and written both
+ * ways, nothing else): what the service adds beyond it is its own and its framework's.
+ *
+ * Before any of that, the warm-up (bench/llm-proxy/warm-up.ts): a second service started fresh,
+ * probed once, then 12 blocks of 250 requests one at a time to its chat route, each block's p50
+ * less direct's in a block just before it; printed beside the warm figure of the sequential
+ * rounds, with the number of requests after which every block stays within 1.2x of it.
  *
  * Figures: p50, p99 (of the checked 2xx answers, each response's own time), checked 2xx/s, and
  * the CPU each process used per such answer (from /proc); the added latencies. Prints tables and writes
@@ -64,7 +71,8 @@ import { loadavg } from 'node:os';
 import { describePortkey, leavePortkeyOut, startPortkey } from './proxy/portkey';
 import { check, checkMetrics, stopAll } from './llm-proxy/checks';
 import { runCheckedLoad } from './llm-proxy/checked-load';
-import { settle, startOpenAiUpstream } from './llm-proxy/openai-upstream';
+import { startFloorProxy } from './llm-proxy/floor-proxy';
+import { type OpenAiUpstream, settle, startOpenAiUpstream } from './llm-proxy/openai-upstream';
 import { printProfile, profileService } from './llm-proxy/profile';
 import {
   addedLatencies,
@@ -76,6 +84,7 @@ import {
 import {
   directEndpoint,
   type Endpoint,
+  floorEndpoint,
   messagesEndpoint,
   portkeyEndpoint,
   probe,
@@ -86,11 +95,12 @@ import {
   userOf,
 } from './llm-proxy/sides';
 import { COMPARED, compare, type Run, type Side, SIDES } from './llm-proxy/summary';
+import { printWarmUp, warmUpCurve, type WarmUpBlock } from './llm-proxy/warm-up';
 import { runMain } from './support/processes';
 import { fixed, writeResultsUnlessQuick } from './support/report';
 import { cpuMeter, inRounds, summariseSides, withCpu } from './support/rounds';
 import { printRatiosTable, printSidesTable, writeRunHeader, writeRunLine } from './support/rounds-report';
-import { apiKey, startService } from './support/service';
+import { type ApiKey, apiKey, startService } from './support/service';
 import { option, runOptions } from './support/options';
 
 const BUDGET_MS = 130_000;
@@ -98,6 +108,9 @@ const PROFILE_S = 3;
 const TOP_FRAMES = 15;
 const SEQUENTIAL_ROUNDS = 3;
 const QUICK_SEQUENTIAL = 200;
+/** The warm-up curve: blocks of requests to a fresh service (quick: 2 of 50). */
+const WARM_UP_BLOCKS = 12;
+const WARM_UP_BLOCK_SIZE = 250;
 
 type Settings = ReturnType<typeof settings>;
 
@@ -115,13 +128,15 @@ function settings() {
 async function main(s: Settings): Promise<void> {
   const key = apiKey('agent');
   const upstream = await startOpenAiUpstream();
-  const [service, portkey] = await Promise.all([
+  const [service, portkey, floor] = await Promise.all([
     startService(serviceConfig(upstream, key, s.connections)),
     startPortkey(s.portkey),
+    startFloorProxy(upstream.base),
   ]);
 
   const endpoints: Partial<Record<Side, Endpoint>> = {
     direct: directEndpoint(upstream),
+    floor: floorEndpoint(floor.base, upstream),
     service: serviceEndpoint(service.base, key, false),
     messages: messagesEndpoint(service.base, key),
     responses: responsesEndpoint(service.base, key),
@@ -131,6 +146,7 @@ async function main(s: Settings): Promise<void> {
   // The cached side's first request fills the cache; its second is a hit.
   const probes: Array<[Side, number]> = [
     ['direct', 1],
+    ['floor', 1],
     ['service', 1],
     ['messages', 1],
     ['responses', 1],
@@ -151,6 +167,12 @@ async function main(s: Settings): Promise<void> {
     else await leavePortkeyOut(portkeyInfo, portkey.child, wrong);
   }
   const sides = SIDES.filter((side) => endpoints[side]);
+
+  // Before anything warms the service up: a fresh one's first requests, one at a time.
+  const warmUp = await freshWarmUp(upstream, key, s);
+  const problems = warmUp.some((block) => block.wrong > 0)
+    ? ["warm-up: some answers were not 200 with the upstream's answer"]
+    : [];
 
   writeRunHeader('llm-proxy', s, sides, describePortkey(portkeyInfo));
 
@@ -180,7 +202,7 @@ async function main(s: Settings): Promise<void> {
 
   const runs = await inRounds(s.pairs, sides, measure);
 
-  const problems = check(runs, s.connections);
+  problems.push(...check(runs, s.connections));
   problems.push(...(await checkMetrics(service, runs, s.connections)));
 
   const sequential: SequentialRun[] = [];
@@ -211,7 +233,9 @@ async function main(s: Settings): Promise<void> {
     : [];
 
   // Everything started here ends here, and is seen to end.
-  problems.push(...(await stopAll([service.child, upstream.child, ...(portkey.child ? [portkey.child] : [])])));
+  problems.push(
+    ...(await stopAll([service.child, upstream.child, floor.child, ...(portkey.child ? [portkey.child] : [])])),
+  );
 
   const { summaries, comparisons } = summariseSides(runs, (run) => run.side, sides, COMPARED, compare);
 
@@ -222,6 +246,8 @@ async function main(s: Settings): Promise<void> {
     { column: 'server CPU/call', ofMedians: (c) => fixed(c.serverCpu, 3) },
   );
   if (added.length > 0) printAddedLatencies(added, s.sequential, s.quick ? 1 : SEQUENTIAL_ROUNDS);
+  const warmAdded = added.find((side) => side.side === 'service')?.p50.median;
+  if (warmAdded !== undefined) printWarmUp(warmUp, warmAdded);
   for (const profile of profiles) printProfile(profile, TOP_FRAMES);
   process.stdout.write(`\nchecks: ${problems.length === 0 ? 'all passed' : problems.join('; ')}\n`);
 
@@ -230,12 +256,33 @@ async function main(s: Settings): Promise<void> {
     portkey: portkeyInfo,
     summary: summaries,
     comparisons,
-    sequential: { runs: sequential, added },
+    sequential: { runs: sequential, added, warmUp },
     profiles,
     checks: { problems },
     runs,
   });
   if (problems.length > 0) process.exitCode = 1;
+}
+
+/**
+ * A service started for the warm-up curve alone, on the same config: probed once (its answer
+ * checked), then its first requests timed in blocks; stopped after.
+ */
+async function freshWarmUp(upstream: OpenAiUpstream, key: ApiKey, s: Settings): Promise<WarmUpBlock[]> {
+  const fresh = await startService(serviceConfig(upstream, key, s.connections), { name: 'service-fresh' });
+  try {
+    const endpoint = serviceEndpoint(fresh.base, key, false);
+    const wrong = await probe('service', endpoint, upstream, 1);
+    if (wrong) throw new Error(`the fresh service: ${wrong}`);
+    return await warmUpCurve(
+      endpoint,
+      directEndpoint(upstream),
+      s.quick ? 2 : WARM_UP_BLOCKS,
+      s.quick ? 50 : WARM_UP_BLOCK_SIZE,
+    );
+  } finally {
+    await fresh.stop();
+  }
 }
 
 const chosen = settings();
@@ -247,5 +294,8 @@ const estimateMs =
   chosen.pairs * SIDES.length * (chosen.durationS * 1_000 + 600) +
   (chosen.profile ? 12_000 : 0) +
   // One request at a time takes about a millisecond through the service.
-  SEQUENTIAL_ROUNDS * SEQUENTIAL_SIDES.length * chosen.sequential * 1.5;
+  SEQUENTIAL_ROUNDS * SEQUENTIAL_SIDES.length * chosen.sequential * 1.5 +
+  // The fresh service's start and its warm-up blocks (direct's too).
+  5_000 +
+  WARM_UP_BLOCKS * WARM_UP_BLOCK_SIZE * 2 * 1.5;
 runMain('llm-proxy', () => main(chosen), { budgetMs: Math.max(BUDGET_MS, 1.5 * estimateMs) });

@@ -11,8 +11,11 @@ import { median, percentile } from '../support/stats';
 import type { Endpoint } from './sides';
 import type { Side } from './summary';
 
-/** The sides the sequential rounds time: the LLM route through each ingress, and an http tool. */
-export const SEQUENTIAL_SIDES: readonly Side[] = ['direct', 'service', 'messages', 'responses', 'tool'];
+/**
+ * The sides the sequential rounds time: the least proxy in Node (floor), the LLM route through
+ * each ingress, and an http tool.
+ */
+export const SEQUENTIAL_SIDES: readonly Side[] = ['direct', 'floor', 'service', 'messages', 'responses', 'tool'];
 
 export interface SequentialRun {
   round: number;

@@ -85,6 +85,16 @@ export function directEndpoint(upstream: OpenAiUpstream): Endpoint {
   };
 }
 
+/** The direct side's request through the floor proxy (bench/llm-proxy/floor-proxy.ts). */
+export function floorEndpoint(floorBase: string, upstream: OpenAiUpstream): Endpoint {
+  const direct = directEndpoint(upstream);
+  return {
+    ...direct,
+    url: `${floorBase}/v1/chat/completions`,
+    body: JSON.stringify({ model: MODEL, messages: MESSAGES, user: userOf('floor') }),
+  };
+}
+
 export function serviceEndpoint(serviceBase: string, key: ApiKey, cached: boolean): Endpoint {
   return {
     url: `${serviceBase}/v1/chat/completions`,
@@ -182,7 +192,7 @@ export async function probe(
   if (read.text !== ANSWER_TEXT) return `${what}: not the upstream's text`;
   if (read.tokens !== USAGE.total_tokens) return `${what}: not the upstream's usage`;
   if (reached !== reaches) return `${what}: reached the upstream ${reached} times, not ${reaches}`;
-  if (side !== 'direct' && side !== 'tool' && side !== 'portkey') {
+  if (side !== 'direct' && side !== 'floor' && side !== 'tool' && side !== 'portkey') {
     const cache = side === 'cached' ? (reaches === 0 ? 'hit' : 'miss') : 'bypass';
     const headers = { servedBy: answer.headers['x-bulkhead-served-by'], cache: answer.headers['x-bulkhead-cache'] };
     const servedBy = cache === 'hit' ? 'cache' : TARGET_LABEL;

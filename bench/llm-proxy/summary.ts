@@ -9,7 +9,8 @@ import type { CheckedLoadResult } from './checked-load';
  * route answering from its exact cache; tool: the service's http tool forwarding the same
  * request; portkey: Portkey's gateway.
  */
-export type Side = 'direct' | 'service' | 'messages' | 'responses' | 'cached' | 'tool' | 'portkey';
+/** `floor` is timed by the sequential method only (bench/llm-proxy/floor-proxy.ts). */
+export type Side = 'direct' | 'floor' | 'service' | 'messages' | 'responses' | 'cached' | 'tool' | 'portkey';
 export const SIDES: readonly Side[] = ['direct', 'service', 'messages', 'responses', 'cached', 'tool', 'portkey'];
 
 /** The ratios the tables show, x / y. */

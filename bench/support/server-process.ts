@@ -8,13 +8,14 @@ import type { Server, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { type Child, exitWithParent, startChild, SWC_REGISTER, waitForLine } from './processes';
 
-/** Starts the server module `file` as the process `name` and waits until it listens. */
+/** Starts the server module `file` as the process `name` (with `env` set) and waits until it listens. */
 export async function startServerProcess(
   name: string,
   file: string,
   label: string,
+  env: Record<string, string> = {},
 ): Promise<{ child: Child; base: string }> {
-  const child = startChild(name, ['-r', SWC_REGISTER, file]);
+  const child = startChild(name, ['-r', SWC_REGISTER, file], { env });
   const port = Number((await waitForLine(child, new RegExp(`${label}=(\\d+)`), 15_000))[1]);
   return { child, base: `http://127.0.0.1:${port}` };
 }
