@@ -71,3 +71,13 @@ export function compileRequestParser<S extends z.ZodType>(schema: S): (value: un
   const accepts = compileRequestCheck(schema);
   return (value) => (accepts(value) ? (value as z.output<S>) : parseRequestPart(schema, value));
 }
+
+/**
+ * {@link compileRequestParser} for a JSON request body: a body the compiled check refuses goes to
+ * {@link parseBodyFields}, which names where its first problem is. Same rule: no defaults or
+ * transforms in `schema`.
+ */
+export function compileBodyParser<S extends z.ZodType>(schema: S): (body: unknown) => z.output<S> {
+  const accepts = compileRequestCheck(schema);
+  return (body) => (accepts(body) ? (body as z.output<S>) : parseBodyFields(schema, body));
+}

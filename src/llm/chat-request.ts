@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { parseBodyFields, ResilienceError } from '../common';
+import { compileBodyParser, ResilienceError } from '../common';
 import type { ChatRequest } from './chat.types';
 
 const count = z.int().min(1).max(10_000_000);
@@ -47,9 +47,11 @@ export const chatRequestSchema = z
       'targets; `service_tier` may only be `auto` or `default`.',
   });
 
+const parseChatBody = compileBodyParser(chatRequestSchema);
+
 /** The request as the route reads it, or `invalid_request` naming the first field that is wrong. */
 export function parseChatRequest(body: unknown): ChatRequest {
-  const request = parseBodyFields(chatRequestSchema, body) as ChatRequest;
+  const request = parseChatBody(body) as ChatRequest;
   if (request.service_tier !== undefined && request.service_tier !== 'auto' && request.service_tier !== 'default') {
     // Other tiers bill at other rates than the price table's: a reservation could not hold them.
     throw new ResilienceError('invalid_request', 'service_tier: only auto or default is supported');
