@@ -141,6 +141,7 @@ async function main(s: Settings): Promise<void> {
         streams: (after.byUser[userOf(side)] ?? 0) - (before.byUser[userOf(side)] ?? 0),
         cancelled: after.cancelled - before.cancelled,
         rejected: after.rejected - before.rejected,
+        connections: after.connections - before.connections,
       },
     };
     writeRunLine(measured);

@@ -110,8 +110,9 @@ export class OpenAiProvider implements LlmProvider {
    */
   private completeChunk(target: ProviderTarget, chunk: unknown): boolean {
     if (!isObject(chunk) || !Array.isArray(chunk.choices)) throw malformedAnswerError(target, 200);
-    if (!chunk.choices.every((choice) => isObject(choice) && isObject(choice.delta))) {
-      throw malformedAnswerError(target, 200);
+    // A loop, not every() with a closure: this runs for every chunk of every stream.
+    for (const choice of chunk.choices as unknown[]) {
+      if (!isObject(choice) || !isObject(choice.delta)) throw malformedAnswerError(target, 200);
     }
     const { usage } = chunk;
     if (usage != null && (!isObject(usage) || !isCount(usage.prompt_tokens) || !isCount(usage.completion_tokens))) {
