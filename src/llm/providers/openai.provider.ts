@@ -99,7 +99,8 @@ export class OpenAiProvider implements LlmProvider {
     } catch {
       throw malformedAnswerError(target, 200);
     }
-    if (isObject(parsed) && parsed.error !== undefined) throw streamErrorEvent(target, parsed.error, this.clock.wallNow());
+    if (isObject(parsed) && parsed.error !== undefined)
+      throw streamErrorEvent(target, parsed.error, this.clock.wallNow());
     const asGiven = this.completeChunk(target, parsed);
     return { chunk: parsed as ChatChunk, asGiven };
   }
