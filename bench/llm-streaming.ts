@@ -30,8 +30,9 @@
  * Sides, the same streamed request (`stream_options.include_usage`, a question of its own each):
  *   direct   the server's `/v1/chat/completions` itself (the baseline);
  *   service  the route (`stream` or `stream-delayed`): auth, containment, the lane, the breaker,
- *            the provider's request, the upstream's SSE parsed chunk by chunk, each chunk checked,
- *            added up and written to the client as its own event, the usage chunk with the cost.
+ *            the provider's request, the upstream's SSE parsed a read at a time, each chunk
+ *            checked and added up, each read's events written to the client in one write as the
+ *            upstream sent them, the usage chunk with the cost.
  * Each round runs every scenario's direct then service run, in that order.
  *
  * Figures: time to the first content chunk (TTFT) and to the end of each whole stream, p50 and
