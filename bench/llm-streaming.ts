@@ -12,6 +12,8 @@
  *                    1 at a time has 100
  *   --quick          1 round of 32 and 4 streams, no warm-up: does it still run? (no results
  *                    written)
+ *   --profile        also a CPU profile of the service (a process of its own under V8's
+ *                    sampler) streaming immediate answers 16 at a time, after the rounds
  *
  * Processes, all on loopback: the model server (bench/llm-streaming/sse-upstream.ts: OpenAI's
  * Chat Completions streamed as server-sent events, `data: <chunk>\n\n`; each answer the role
@@ -28,8 +30,9 @@
  * Sides, the same streamed request (`stream_options.include_usage`, a question of its own each):
  *   direct   the server's `/v1/chat/completions` itself (the baseline);
  *   service  the route (`stream` or `stream-delayed`): auth, containment, the lane, the breaker,
- *            the provider's request, the upstream's SSE parsed chunk by chunk, each chunk checked,
- *            added up and written to the client as its own event, the usage chunk with the cost.
+ *            the provider's request, the upstream's SSE parsed a read at a time, each chunk
+ *            checked and added up, each read's events written to the client in one write as the
+ *            upstream sent them, the usage chunk with the cost.
  * Each round runs every scenario's direct then service run, in that order.
  *
  * Figures: time to the first content chunk (TTFT) and to the end of each whole stream, p50 and
@@ -57,9 +60,12 @@ import { runMain } from './support/processes';
 import { writeResultsUnlessQuick } from './support/report';
 import { apiKey, type Service, startService } from './support/service';
 import { untilQuiet } from './support/until-quiet';
+import { printProfile, profileStreams } from './llm-streaming/profile';
 
-const BUDGET_MS = 90_000;
+// With --profile, a service of its own and 1,280 more streams: about 10 s more.
+const BUDGET_MS = process.argv.includes('--profile') ? 120_000 : 90_000;
 const CONCURRENCY = [1, 16] as const;
+const TOP_FRAMES = 15;
 
 type Settings = ReturnType<typeof settings>;
 
@@ -72,6 +78,7 @@ function settings() {
     /** Streams of a run at each concurrency. */
     streams: { 1: quick ? 4 : 100, 16: streams } as Record<number, number>,
     warmUpStreams: quick ? 0 : 64,
+    profile: process.argv.includes('--profile'),
     // Far above what a run takes (320 streams through the service: about 2 s).
     maxDurationMs: 20_000,
   };
@@ -135,6 +142,7 @@ async function main(s: Settings): Promise<void> {
         streams: (after.byUser[userOf(side)] ?? 0) - (before.byUser[userOf(side)] ?? 0),
         cancelled: after.cancelled - before.cancelled,
         rejected: after.rejected - before.rejected,
+        connections: after.connections - before.connections,
       },
     };
     writeRunLine(measured);
@@ -157,16 +165,26 @@ async function main(s: Settings): Promise<void> {
   if (!lane || lane.active !== 0 || lane.waiting !== 0) {
     problems.push(`the lane still holds calls once every stream ended: ${JSON.stringify(lane)}`);
   }
+  const profiles = s.profile
+    ? await profileStreams(
+        upstream,
+        key,
+        { concurrency: 16, warmUpStreams: s.quick ? 16 : 320, streams: s.quick ? 32 : 960 },
+        () => untilQuiet(() => upstream.stats()),
+      )
+    : [];
   problems.push(...(await stopAll([service.child, upstream.child])));
 
   const summaries = scenarios.map((scenario) => summariseScenario(scenario, runs));
   printSummaries(summaries);
+  for (const profile of profiles) printProfile(profile, TOP_FRAMES);
   process.stdout.write(`\nchecks: ${problems.length === 0 ? 'all passed' : problems.join('; ')}\n`);
 
   writeResultsUnlessQuick('llm-streaming', s.quick, {
     settings: { ...s, concurrency: CONCURRENCY, loadAverageAtStart, loadAverageAtEnd: loadavg() },
     summary: summaries,
     checks: { problems, attempts },
+    profiles,
     runs,
   });
   if (problems.length > 0) process.exitCode = 1;

@@ -12,8 +12,8 @@
  *                              the same, the first chunk N ms after the headers (a model's time
  *                              to its first token)
  *   GET  /stats                requests, in flight, streams ended with [DONE], streams whose
- *                              caller left first, rejected, requests by the body's `user`;
- *                              `cpuUs`: its CPU time so far
+ *                              caller left first, rejected, requests by the body's `user`,
+ *                              connections that carried a stream; `cpuUs`: its CPU time so far
  * Anything else is 404. Every stream is the same bytes, built once, so the server's own work is
  * small and the same whoever asks.
  */
@@ -55,6 +55,8 @@ export interface SseUpstreamStats {
   rejected: number;
   /** Streamed requests by the body's `user` field (`''` without one). */
   byUser: Record<string, number>;
+  /** Connections that carried a stream so far: a caller that reuses its connections opens few. */
+  connections: number;
   /** CPU time (user + system) of the process so far, in µs. */
   cpuUs: number;
 }
@@ -91,6 +93,7 @@ function serve(): void {
     cancelled: 0,
     rejected: 0,
     byUser: {} as Record<string, number>,
+    connections: 0,
   };
   const { chunks, usage } = events();
   const done = 'data: [DONE]\n\n';
@@ -110,8 +113,13 @@ function serve(): void {
     stats.completed++;
   };
 
+  const streamSockets = new WeakSet<object>();
   const stream = (request: IncomingMessage, response: ServerResponse, firstChunkAfterMs: number) => {
     stats.requests++;
+    if (!streamSockets.has(request.socket)) {
+      streamSockets.add(request.socket);
+      stats.connections++;
+    }
     stats.inFlight++;
     let timer: NodeJS.Timeout | undefined;
     response.once('close', () => {

@@ -26,7 +26,7 @@ export interface StreamRun {
   /** CPU time each process spent per whole stream, in µs. */
   cpuUsPerStream: { service: number; upstream: number; client: number };
   /** What the upstream saw of this side's streams during the run. */
-  upstream: { streams: number; cancelled: number; rejected: number };
+  upstream: { streams: number; cancelled: number; rejected: number; connections: number };
 }
 
 /** A run's figures from its streams' times. */
@@ -116,6 +116,7 @@ export function writeRunLine(run: StreamRun): void {
       `TTFT p50 ${fixed(run.ttftP50Ms)} ms, p99 ${fixed(run.ttftP99Ms)} ms; end p50 ${fixed(run.totalP50Ms)} ms; ` +
       `${fixed(run.streamsPerS, 0)} streams/s, ${fixed(run.chunksPerS, 0)} chunks/s` +
       `${run.failed > 0 ? `, ${run.failed} FAILED` : ''}; CPU µs/stream: service ${fixed(run.cpuUsPerStream.service, 0)}, ` +
-      `upstream ${fixed(run.cpuUsPerStream.upstream, 0)}, client ${fixed(run.cpuUsPerStream.client, 0)}\n`,
+      `upstream ${fixed(run.cpuUsPerStream.upstream, 0)}, client ${fixed(run.cpuUsPerStream.client, 0)}; ` +
+      `upstream connections opened ${run.upstream.connections}\n`,
   );
 }

@@ -6,8 +6,10 @@ import type { FailoverCall, FailoverProgress } from './routing/failover';
 import type { LlmRoute } from './routing/llm-route';
 import type { RequestAccount } from './routing/request-account';
 import type { ChatStreamSink } from './streaming/chat-stream-sink';
+import type { ChunkBatch } from './streaming/chunk-batch';
 import { nativeMessageChunks } from './providers/anthropic-native-message';
 import { completionChunks } from './streaming/completion-chunks';
+import { type ChunkSending, framedBatch } from './streaming/framed-batch';
 
 /** How long a replayed stream waits for a client that reads nothing, when its route is gone. */
 const DEFAULT_IDLE_MS = 30_000;
@@ -38,6 +40,7 @@ export class StreamDelivery {
   ): NonNullable<FailoverCall['deliver']> {
     const sink = call.sink!;
     const withUsage = includeUsage(call.request);
+    const idleMs = route.idleTimeoutMs;
     return async ({ head, stream }, target) => {
       this.outcomes.firstToken({
         route: route.name,
@@ -53,9 +56,12 @@ export class StreamDelivery {
       });
       // Chunks are this stream's own (the assembly has already read them): changed in place, as
       // a copy of each would cost an allocation per chunk.
-      const send = async (chunk: ChatChunk) => {
-        if (chunk.usage && withUsage) {
-          const costMicros = account.costMicros + account.usageMicros(target, chunk.usage);
+      const sending = (chunk: ChatChunk): ChunkSending => {
+        const { usage } = chunk;
+        if (usage === undefined) return 'as_given';
+        if (withUsage) {
+          if (!usage) return 'as_given';
+          const costMicros = account.costMicros + account.usageMicros(target, usage);
           chunk.bulkhead = {
             servedBy: target.label,
             attempts: progress.attempts,
@@ -63,21 +69,49 @@ export class StreamDelivery {
             hedged,
             costUsd: costMicros / 1_000_000,
           };
-        } else if (!withUsage && chunk.usage !== undefined) {
-          // Asked for by Bulkhead, not by the client: the usage chunk and the field are left out.
-          if (chunk.usage && chunk.choices.length === 0) return;
-          chunk.usage = undefined;
+          return 'changed';
         }
-        await this.write(sink, chunk, route.idleTimeoutMs);
+        // Asked for by Bulkhead, not by the client: the usage chunk and the field are left out.
+        if (usage && chunk.choices.length === 0) return 'left_out';
+        chunk.usage = undefined;
+        return usage === null ? 'null_usage_left_out' : 'changed';
       };
-      for (const chunk of head) await send(chunk);
+      const send = (batch: ChunkBatch): Promise<void> | undefined => {
+        const { writeFramed } = sink;
+        // A client of Chat Completions' own events gets each batch in one write, the chunks
+        // nothing changed in as the provider sent them; any other sink takes chunks one by one.
+        if (writeFramed) {
+          const text = framedBatch(batch, sending);
+          return text === '' ? undefined : this.written(sink, writeFramed.call(sink, text), idleMs);
+        }
+        return this.sendEach(sink, batch, sending, idleMs);
+      };
+      for (const batch of head) {
+        const waiting = send(batch);
+        if (waiting) await waiting;
+      }
       for (;;) {
-        const chunk = await stream.next(route.idleTimeoutMs);
-        if (!chunk) break;
-        await send(chunk);
+        const batch = await stream.next(idleMs);
+        if (!batch) break;
+        const waiting = send(batch);
+        if (waiting) await waiting;
       }
       sink.end();
     };
+  }
+
+  /** A batch's chunks written one by one, each as `sending` leaves it. */
+  private async sendEach(
+    sink: ChatStreamSink,
+    batch: ChunkBatch,
+    sending: (chunk: ChatChunk) => ChunkSending,
+    idleMs: number,
+  ): Promise<void> {
+    for (const chunk of batch.chunks) {
+      if (sending(chunk) === 'left_out') continue;
+      const waiting = this.written(sink, sink.write(chunk), idleMs);
+      if (waiting) await waiting;
+    }
   }
 
   /** A whole answer streamed as the chunks a provider would have sent, then `[DONE]`. */
@@ -108,15 +142,21 @@ export class StreamDelivery {
           replayed: answer.replayed,
         };
       }
-      await this.write(sink, chunk, idleMs);
+      const waiting = this.written(sink, sink.write(chunk), idleMs);
+      if (waiting) await waiting;
     }
     sink.end();
   }
 
-  /** Writes one chunk, waiting while the client catches up, for at most `idleMs`. */
-  private async write(sink: ChatStreamSink, chunk: ChatChunk, idleMs: number): Promise<void> {
-    const waiting = sink.write(chunk);
-    if (!waiting) return;
+  /**
+   * What a write leaves to wait for: nothing when the client took it, else its wait while the
+   * client catches up, for at most `idleMs` (then the client is dropped, `stopped`).
+   */
+  private written(sink: ChatStreamSink, waiting: Promise<void> | undefined, idleMs: number): Promise<void> | undefined {
+    return waiting && this.caughtUp(sink, waiting, idleMs);
+  }
+
+  private async caughtUp(sink: ChatStreamSink, waiting: Promise<void>, idleMs: number): Promise<void> {
     let timer: unknown;
     const stalled = new Promise<'stalled'>((resolve) => {
       timer = this.clock.setTimer(() => resolve('stalled'), idleMs);

@@ -1,5 +1,6 @@
 import type { ToolHttp } from '../../containment';
 import type { ChatChunk, ChatCompletion, ChatRequest } from '../chat.types';
+import type { ChunkBatch } from '../streaming/chunk-batch';
 
 /** One target of a route as its provider needs it: never the caller's credentials. */
 export interface ProviderTarget {
@@ -89,6 +90,13 @@ export interface LlmProvider {
    * slow reader holds the provider back (TCP) instead of filling memory.
    */
   stream(attempt: ProviderAttempt): AsyncIterable<ChatChunk>;
+  /**
+   * {@link stream} a read of the provider's body at a time, for a provider whose chunks are Chat
+   * Completions' own (OpenAI's): each chunk with the event it came in, which the route sends on
+   * as it is where it has nothing to change in it. Same ending, failures and cancellation as
+   * {@link stream}; the route reads this one where a provider has it.
+   */
+  streamBatches?(attempt: ProviderAttempt): AsyncIterable<ChunkBatch>;
   /**
    * The input tokens of the attempt's request, as the provider itself counts them, where it has
    * an endpoint for that (Anthropic's `count_tokens`). Free of charge; fails as {@link complete}.

@@ -1,9 +1,11 @@
 import type { Clock } from '../../common';
 import type { ChatChunk, ChatCompletion, ChatRequest } from '../chat.types';
+import type { ChunkBatch } from '../streaming/chunk-batch';
+import { carriesContent } from '../streaming/stream-assembly';
 import { isCount, isObject } from './json-shape';
 import type { LlmProvider, ProviderAttempt, ProviderTarget } from './llm-provider';
 import { malformedAnswerError, streamCutError, streamErrorEvent } from './provider-errors';
-import { endpointUrl, postJson, postStream, providerEvents } from './provider-exchange';
+import { endpointUrl, postJson, postStream, providerEventBatches } from './provider-exchange';
 
 /** @default base URL of an `openai` target without its own. */
 export const OPENAI_BASE_URL = 'https://api.openai.com/v1';
@@ -37,6 +39,16 @@ export class OpenAiProvider implements LlmProvider {
    * charged; the route leaves the usage chunk out for a client that did not ask for it.
    */
   async *stream(attempt: ProviderAttempt): AsyncGenerator<ChatChunk> {
+    for await (const batch of this.streamBatches(attempt)) yield* batch.chunks;
+  }
+
+  /**
+   * {@link stream} a read of the body at a time, each chunk with its event as it came: a chunk
+   * that has every field the route reads is its JSON text as given, which the route may send on
+   * as it is. The first chunk with content ends a batch of its own: the route commits on it, and
+   * its client gets it without waiting for the rest of the read to be parsed.
+   */
+  async *streamBatches(attempt: ProviderAttempt): AsyncGenerator<ChunkBatch> {
     const { target } = attempt;
     const url = endpointUrl(target.baseUrl ?? OPENAI_BASE_URL, 'chat/completions');
     const body = await postStream(
@@ -46,37 +58,86 @@ export class OpenAiProvider implements LlmProvider {
       streamRequest(attempt.request),
       this.clock,
     );
-    for await (const event of providerEvents(attempt, body)) {
-      if (event.data === '[DONE]') return;
-      let chunk: unknown;
-      try {
-        chunk = JSON.parse(event.data);
-      } catch {
-        throw malformedAnswerError(target, 200);
+    let contentSeen = false;
+    for await (const events of providerEventBatches(attempt, body)) {
+      let chunks: ChatChunk[] = [];
+      let wire: Array<string | undefined> = [];
+      for (const { data } of events) {
+        if (data === '[DONE]') {
+          if (chunks.length > 0) yield { chunks, wire };
+          return;
+        }
+        let chunk: ChatChunk;
+        let asGiven: boolean;
+        try {
+          ({ chunk, asGiven } = this.parsedChunk(target, data));
+        } catch (failure) {
+          // What came before a failure reaches the client before the failure does.
+          if (chunks.length > 0) yield { chunks, wire };
+          throw failure;
+        }
+        chunks.push(chunk);
+        // One data line is the chunk's JSON text itself; several are framed again when sent.
+        wire.push(asGiven && !data.includes('\n') ? `data: ${data}\n\n` : undefined);
+        if (!contentSeen && carriesContent(chunk)) {
+          contentSeen = true;
+          yield { chunks, wire };
+          chunks = [];
+          wire = [];
+        }
       }
-      if (isObject(chunk) && chunk.error !== undefined)
-        throw streamErrorEvent(target, chunk.error, this.clock.wallNow());
-      yield this.chunk(target, chunk);
+      if (chunks.length > 0) yield { chunks, wire };
     }
     throw streamCutError(target);
   }
 
-  /** A chunk as given, once it has what the route reads: choices with a delta (none for the usage chunk). */
-  private chunk(target: ProviderTarget, chunk: unknown): ChatChunk {
-    if (!isObject(chunk) || !Array.isArray(chunk.choices)) throw malformedAnswerError(target, 200);
-    if (!chunk.choices.every((choice) => isObject(choice) && isObject(choice.delta))) {
+  /** One event's chunk; a provider's error event and an unreadable chunk are thrown. */
+  private parsedChunk(target: ProviderTarget, data: string): { chunk: ChatChunk; asGiven: boolean } {
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(data);
+    } catch {
       throw malformedAnswerError(target, 200);
+    }
+    if (isObject(parsed) && parsed.error !== undefined)
+      throw streamErrorEvent(target, parsed.error, this.clock.wallNow());
+    const asGiven = this.completeChunk(target, parsed);
+    return { chunk: parsed as ChatChunk, asGiven };
+  }
+
+  /**
+   * Makes a chunk as given one the route can read: choices with a delta (none for the usage
+   * chunk), the fields it reads filled in where missing. True when nothing was filled in.
+   */
+  private completeChunk(target: ProviderTarget, chunk: unknown): boolean {
+    if (!isObject(chunk) || !Array.isArray(chunk.choices)) throw malformedAnswerError(target, 200);
+    // A loop, not every() with a closure: this runs for every chunk of every stream.
+    for (const choice of chunk.choices as unknown[]) {
+      if (!isObject(choice) || !isObject(choice.delta)) throw malformedAnswerError(target, 200);
     }
     const { usage } = chunk;
     if (usage != null && (!isObject(usage) || !isCount(usage.prompt_tokens) || !isCount(usage.completion_tokens))) {
       throw malformedAnswerError(target, 200);
     }
     // Freshly parsed and nobody else's: completed in place, not copied, once per chunk.
-    if (typeof chunk.id !== 'string') chunk.id = '';
-    chunk.object = 'chat.completion.chunk';
-    if (!isCount(chunk.created)) chunk.created = Math.floor(this.clock.wallNow() / 1000);
-    if (typeof chunk.model !== 'string') chunk.model = target.model;
-    return chunk as ChatChunk;
+    let asGiven = true;
+    if (typeof chunk.id !== 'string') {
+      chunk.id = '';
+      asGiven = false;
+    }
+    if (chunk.object !== 'chat.completion.chunk') {
+      chunk.object = 'chat.completion.chunk';
+      asGiven = false;
+    }
+    if (!isCount(chunk.created)) {
+      chunk.created = Math.floor(this.clock.wallNow() / 1000);
+      asGiven = false;
+    }
+    if (typeof chunk.model !== 'string') {
+      chunk.model = target.model;
+      asGiven = false;
+    }
+    return asGiven;
   }
 
   /** The answer as given, once it has what the route reads: choices with a message, and usage. */

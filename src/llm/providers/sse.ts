@@ -14,6 +14,9 @@ export const MAX_SSE_EVENT_BYTES = 1024 * 1024;
 
 /** Thrown when an event outgrows {@link MAX_SSE_EVENT_BYTES}; the provider turns it into its kind. */
 export class SseEventTooLarge extends Error {
+  /** The events the same piece completed before the one too large: read before the failure. */
+  before: SseEvent[] = [];
+
   constructor() {
     super(`a server-sent event is larger than ${MAX_SSE_EVENT_BYTES} bytes`);
     this.name = 'SseEventTooLarge';
@@ -21,68 +24,107 @@ export class SseEventTooLarge extends Error {
 }
 
 /**
- * The events of a `text/event-stream` body, as the WHATWG specification reads them: lines end
- * in CRLF, LF or CR; `data:` lines of one event are joined with LF; a blank line ends an event;
- * comments (`:`) and `id:`/`retry:` are ignored; a leading space after the colon is dropped; an
- * event without data is not dispatched; a last event the body ends without a blank line is
- * dropped, as a browser would. UTF-8 split across chunks is decoded whole.
+ * Reads a `text/event-stream` body piece by piece, as the WHATWG specification reads it: lines
+ * end in CRLF, LF or CR; `data:` lines of one event are joined with LF; a blank line ends an
+ * event; comments (`:`) and `id:`/`retry:` are ignored; a leading space after the colon is
+ * dropped; an event without data is not dispatched; a last event the body ends without a blank
+ * line is dropped, as a browser would. UTF-8 split across pieces is decoded whole.
+ *
+ * {@link read} answers the events each piece completes, synchronously: a reader that handles
+ * every event of one network read at once pays for one wait per read, not one per event.
  */
-export async function* sseEvents(body: AsyncIterable<Buffer | Uint8Array | string>): AsyncGenerator<SseEvent> {
-  const decoder = new StringDecoder('utf8');
-  let pending = '';
-  let event = '';
-  let data: string[] = [];
-  let size = 0;
-  // A CR at the very end of a chunk may be the first half of a CRLF split across chunks.
-  let skipLeadingLf = false;
-  for await (const piece of body) {
-    let text = typeof piece === 'string' ? piece : decoder.write(piece as Buffer);
+export class SseDecoder {
+  private readonly decoder = new StringDecoder('utf8');
+  private pending = '';
+  private event = '';
+  private data: string | undefined;
+  private size = 0;
+  /** A CR at the very end of a piece may be the first half of a CRLF split across pieces. */
+  private skipLeadingLf = false;
+
+  /**
+   * The events `piece` completes, in order (often none, often several); throws
+   * {@link SseEventTooLarge}, with the events completed before it.
+   */
+  read(piece: Buffer | Uint8Array | string): SseEvent[] {
+    const events: SseEvent[] = [];
+    try {
+      this.readInto(piece, events);
+    } catch (error) {
+      if (error instanceof SseEventTooLarge) error.before = events;
+      throw error;
+    }
+    return events;
+  }
+
+  private readInto(piece: Buffer | Uint8Array | string, events: SseEvent[]): void {
+    let text = typeof piece === 'string' ? piece : this.decoder.write(piece as Buffer);
     // Nothing new (an empty read, or only part of a character): a CR before it still pairs with an LF after.
-    if (text === '') continue;
-    if (skipLeadingLf && text.startsWith('\n')) text = text.slice(1);
-    skipLeadingLf = false;
-    pending += text;
+    if (text === '') return;
+    if (this.skipLeadingLf && text.charCodeAt(0) === 10) text = text.slice(1);
+    this.skipLeadingLf = false;
+    const pending = this.pending === '' ? text : this.pending + text;
+    // Providers end lines in LF: CRs are looked for only in a text that has one, and each once.
+    let cr = pending.indexOf('\r');
     let start = 0;
     for (;;) {
-      const end = lineEnd(pending, start);
+      const lf = pending.indexOf('\n', start);
+      if (cr !== -1 && cr < start) cr = pending.indexOf('\r', start);
+      const end = cr !== -1 && (lf === -1 || cr < lf) ? cr : lf;
       if (end === -1) break;
-      const line = pending.slice(start, end);
       let next = end + 1;
-      if (pending.charCodeAt(end) === 13) {
+      if (end === cr) {
         if (next < pending.length) {
           if (pending.charCodeAt(next) === 10) next++;
         } else {
-          skipLeadingLf = true;
+          this.skipLeadingLf = true;
         }
       }
+      this.line(pending, start, end, events);
       start = next;
-      if (line === '') {
-        if (data.length > 0) yield { event: event || 'message', data: data.join('\n') };
-        event = '';
-        data = [];
-        size = 0;
-        continue;
-      }
-      size += line.length;
-      if (size > MAX_SSE_EVENT_BYTES) throw new SseEventTooLarge();
-      const colon = line.indexOf(':');
-      if (colon === 0) continue;
-      const field = colon === -1 ? line : line.slice(0, colon);
-      let value = colon === -1 ? '' : line.slice(colon + 1);
-      if (value.startsWith(' ')) value = value.slice(1);
-      if (field === 'data') data.push(value);
-      else if (field === 'event') event = value;
     }
-    pending = pending.slice(start);
-    if (size + pending.length > MAX_SSE_EVENT_BYTES) throw new SseEventTooLarge();
+    this.pending = start === 0 ? pending : pending.slice(start);
+    if (this.size + this.pending.length > MAX_SSE_EVENT_BYTES) throw new SseEventTooLarge();
+  }
+
+  /** The line `text[start, end)`, a blank one dispatching the event it ends into `events`. */
+  private line(text: string, start: number, end: number, events: SseEvent[]): void {
+    if (start === end) {
+      if (this.data !== undefined) events.push({ event: this.event || 'message', data: this.data });
+      this.event = '';
+      this.data = undefined;
+      this.size = 0;
+      return;
+    }
+    this.size += end - start;
+    if (this.size > MAX_SSE_EVENT_BYTES) throw new SseEventTooLarge();
+    // A comment: nothing to read.
+    if (text.charCodeAt(start) === 58) return;
+    const colon = text.indexOf(':', start);
+    const fieldEnd = colon === -1 || colon > end ? end : colon;
+    let valueStart = fieldEnd === end ? end : fieldEnd + 1;
+    if (valueStart < end && text.charCodeAt(valueStart) === 32) valueStart++;
+    const length = fieldEnd - start;
+    if (length === 4 && text.startsWith('data', start)) {
+      const value = text.slice(valueStart, end);
+      this.data = this.data === undefined ? value : `${this.data}\n${value}`;
+    } else if (length === 5 && text.startsWith('event', start)) {
+      this.event = text.slice(valueStart, end);
+    }
   }
 }
 
-/** The index of the next CR or LF at or after `from`, or -1. */
-function lineEnd(text: string, from: number): number {
-  for (let index = from; index < text.length; index++) {
-    const code = text.charCodeAt(index);
-    if (code === 10 || code === 13) return index;
+/** The events of a `text/event-stream` body, one at a time (see {@link SseDecoder}). */
+export async function* sseEvents(body: AsyncIterable<Buffer | Uint8Array | string>): AsyncGenerator<SseEvent> {
+  const decoder = new SseDecoder();
+  for await (const piece of body) {
+    let events: SseEvent[];
+    try {
+      events = decoder.read(piece);
+    } catch (error) {
+      if (error instanceof SseEventTooLarge) yield* error.before;
+      throw error;
+    }
+    yield* events;
   }
-  return -1;
 }

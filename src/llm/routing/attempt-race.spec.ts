@@ -103,13 +103,13 @@ function serve(subject: LlmRoute, options: { deliver?: FailoverCall['deliver']; 
 function reader(fail?: ResilienceError) {
   const deliveries: Array<{ head: ChatChunk[]; target: LlmTarget; read: ChatChunk[] }> = [];
   const deliver = async ({ head, stream }: CommittedStream, to: LlmTarget): Promise<void> => {
-    const delivery = { head: [...head], target: to, read: [] as ChatChunk[] };
+    const delivery = { head: head.flatMap((batch) => batch.chunks), target: to, read: [] as ChatChunk[] };
     deliveries.push(delivery);
     if (fail) throw fail;
     for (;;) {
-      const chunk = await stream.next(IDLE_MS);
-      if (!chunk) return;
-      delivery.read.push(chunk);
+      const batch = await stream.next(IDLE_MS);
+      if (!batch) return;
+      delivery.read.push(...batch.chunks);
     }
   };
   return { deliver, deliveries };

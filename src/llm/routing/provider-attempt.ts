@@ -7,16 +7,20 @@ import {
   type ToolHttp,
   type ToolHttpOptions,
 } from '../../containment';
-import type { ChatChunk, ChatCompletion, ChatRequest } from '../chat.types';
+import type { ChatCompletion, ChatRequest } from '../chat.types';
 import type { NativeMessagesRequest } from '../providers/llm-provider';
 import type { ProviderAttempt } from '../providers/llm-provider';
+import { type ChunkBatch, chunkBatches } from '../streaming/chunk-batch';
 import { ProviderStream } from '../streaming/provider-stream';
 import type { LlmTarget } from './llm-route';
 
 /** A streamed answer at its commit point: what arrived up to its first content, and the rest to read. */
 export interface CommittedStream {
-  /** The chunks up to and including the first that carries content (all of them if the answer had none). */
-  readonly head: ChatChunk[];
+  /**
+   * The batches up to and including the one whose last chunk is the first that carries content
+   * (all of them if the answer had none).
+   */
+  readonly head: ChunkBatch[];
   readonly stream: ProviderStream;
 }
 
@@ -82,13 +86,16 @@ export function startStreamAttempt(
 ): StartedProviderAttempt<CommittedStream> {
   let stream: ProviderStream | undefined;
   const started = start(clock, target, setup, async (attempt, abort) => {
-    stream = new ProviderStream(target.provider.stream(attempt), clock, abort, target.label);
-    const head: ChatChunk[] = [];
+    const { provider } = target;
+    // A provider whose chunks are Chat Completions' own hands them over a read at a time.
+    const batches = provider.streamBatches ? provider.streamBatches(attempt) : chunkBatches(provider.stream(attempt));
+    stream = new ProviderStream(batches, clock, abort, target.label);
+    const head: ChunkBatch[] = [];
     for (;;) {
       // No wait of its own: the attempt's timer below bounds the time to the first content.
-      const chunk = await stream.next();
-      if (!chunk) break;
-      head.push(chunk);
+      const batch = await stream.next();
+      if (!batch) break;
+      head.push(batch);
       if (stream.committed) break;
     }
     return { head, stream };

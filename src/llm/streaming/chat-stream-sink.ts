@@ -14,6 +14,12 @@ export interface ChatStreamSink {
    * sent before (backpressure), resolved once it has, or once it left; undefined otherwise.
    */
   write(event: object): Promise<void> | undefined;
+  /**
+   * Sends events already framed as Chat Completions' SSE (`data: <chunk JSON>\n\n` each), in one
+   * write, at once; backpressure as {@link write}. Only a sink whose client reads those events
+   * has it: the others take chunks.
+   */
+  writeFramed?(text: string): Promise<void> | undefined;
   /** `data: [DONE]` and the end of the response. */
   end(): void;
   /** `data: {"error": …}` and the end of the response, without `[DONE]`: the answer is not whole. */

@@ -2,6 +2,7 @@ import { type Deferred, deferred, track } from '../../../test/support/deferred';
 import { LazyAbortController, raceWithAbort, ResilienceError } from '../../common';
 import { FakeClock, settle } from '../../common/fake-clock';
 import type { ChatChunk, ChatDelta } from '../chat.types';
+import type { ChunkBatch } from './chunk-batch';
 import { ProviderStream } from './provider-stream';
 
 const LABEL = 'openai/gpt-4o';
@@ -21,21 +22,21 @@ const HEL = chunk({ content: 'Hel' });
 const LO = chunk({ content: 'lo' });
 
 /**
- * A provider's stream the test feeds by hand: each chunk, end or error is taken only when the
- * reader asks for it, and the wait for it fails at once when the attempt is aborted, as a
- * request's body does when its connection is destroyed.
+ * A provider's stream the test feeds by hand: each batch (one chunk, or several that came in one
+ * read), end or error is taken only when the reader asks for it, and the wait for it fails at
+ * once when the attempt is aborted, as a request's body does when its connection is destroyed.
  */
 class Source {
   /** Reads of the provider's stream started so far: nothing is read ahead of the reader. */
   pulls = 0;
   finallyRan = false;
-  private readonly items: Array<Deferred<ChatChunk | undefined>> = [];
+  private readonly items: Array<Deferred<ChunkBatch | undefined>> = [];
   private sent = 0;
 
   constructor(private readonly abort: LazyAbortController) {}
 
-  send(value: ChatChunk): void {
-    this.slot(this.sent++).resolve(value);
+  send(...chunks: ChatChunk[]): void {
+    this.slot(this.sent++).resolve({ chunks });
   }
 
   end(): void {
@@ -46,7 +47,7 @@ class Source {
     this.slot(this.sent++).reject(error);
   }
 
-  async *chunks(): AsyncGenerator<ChatChunk> {
+  async *batches(): AsyncGenerator<ChunkBatch> {
     try {
       for (;;) {
         const value = await raceWithAbort(this.slot(this.pulls++).promise, this.abort);
@@ -58,7 +59,7 @@ class Source {
     }
   }
 
-  private slot(index: number): Deferred<ChatChunk | undefined> {
+  private slot(index: number): Deferred<ChunkBatch | undefined> {
     return (this.items[index] ??= deferred());
   }
 }
@@ -72,25 +73,24 @@ beforeEach(() => {
   clock = new FakeClock();
   abort = new LazyAbortController();
   source = new Source(abort);
-  stream = new ProviderStream(source.chunks(), clock, abort, LABEL);
+  stream = new ProviderStream(source.batches(), clock, abort, LABEL);
 });
 
 describe('ProviderStream', () => {
   describe('reading', () => {
-    it('answers the chunks in order, then undefined once the answer is complete, and settles', async () => {
+    it('answers the batches in order, then undefined once the answer is complete, and settles', async () => {
       const settled = track(stream.settled);
       source.send(ROLE);
-      source.send(HEL);
-      source.send(LO);
+      source.send(HEL, LO);
       source.end();
 
-      const read = [await stream.next(), await stream.next(), await stream.next()];
+      const read = [await stream.next(), await stream.next()];
       await settle();
       expect(settled.state).toBe('pending');
 
       expect(await stream.next()).toBeUndefined();
       await settle();
-      expect(read).toEqual([ROLE, HEL, LO]);
+      expect(read).toEqual([{ chunks: [ROLE] }, { chunks: [HEL, LO] }]);
       expect(settled.state).toBe('fulfilled');
       expect(source.finallyRan).toBe(true);
       expect(await stream.next()).toBeUndefined();
@@ -98,10 +98,9 @@ describe('ProviderStream', () => {
 
     it('adds every chunk it answers to the assembly', async () => {
       source.send(ROLE);
-      source.send(HEL);
-      source.send(LO);
+      source.send(HEL, LO);
 
-      for (let read = 0; read < 3; read++) await stream.next();
+      for (let read = 0; read < 2; read++) await stream.next();
 
       expect(stream.assembly.completion(0).choices[0].message.content).toBe('Hello');
       expect(stream.assembly.usage(0).completion_tokens).toBe(2);
@@ -128,6 +127,14 @@ describe('ProviderStream', () => {
       await stream.next();
       expect(stream.committed).toBe(true);
       await stream.next();
+      expect(stream.committed).toBe(true);
+    });
+
+    it('passes the commit point at a batch whose first content comes after other chunks', async () => {
+      source.send(ROLE, HEL, LO);
+
+      await stream.next();
+
       expect(stream.committed).toBe(true);
     });
 
@@ -183,17 +190,59 @@ describe('ProviderStream', () => {
       expect(clock.pendingTimers).toBe(0);
     });
 
-    it('clears its timer when the chunk comes in time', async () => {
+    it('does nothing when the batch comes in time, and clears its timer at the end', async () => {
       const reading = track(stream.next(1_000));
 
       clock.advance(500);
       source.send(HEL);
       await settle();
 
-      expect(reading.value).toBe(HEL);
-      expect(clock.pendingTimers).toBe(0);
+      expect(reading.value).toEqual({ chunks: [HEL] });
       clock.advance(10_000);
+      await settle();
       expect(abort.aborted).toBe(false);
+      expect(clock.pendingTimers).toBe(0);
+
+      const last = track(stream.next(1_000));
+      source.end();
+      await settle();
+      expect(last.value).toBeUndefined();
+      expect(clock.pendingTimers).toBe(0);
+    });
+
+    it('gives each read its whole wait with one timer for the stream', async () => {
+      const first = track(stream.next(1_000));
+      clock.advance(900);
+      source.send(HEL);
+      await settle();
+      expect(first.value).toEqual({ chunks: [HEL] });
+
+      // The timer set for the first read is due at 1,000: the second read, from 900, waits until 1,900.
+      const second = track(stream.next(1_000));
+      expect(clock.pendingTimers).toBe(1);
+      clock.advance(999);
+      await settle();
+      expect(second.state).toBe('pending');
+      expect(abort.aborted).toBe(false);
+
+      clock.advance(1);
+      await settle();
+      expect(second.reason).toMatchObject({ kind: 'timeout', message: `target ${LABEL} sent nothing for 1000 ms` });
+      expect(abort.aborted).toBe(true);
+      expect(clock.pendingTimers).toBe(0);
+    });
+
+    it('sets its timer sooner for a read with a shorter wait than the one it was set for', async () => {
+      const first = track(stream.next(60_000));
+      source.send(HEL);
+      await settle();
+      expect(first.state).toBe('fulfilled');
+
+      const second = track(stream.next(1_000));
+      clock.advance(1_000);
+      await settle();
+
+      expect(second.reason).toMatchObject({ kind: 'timeout' });
     });
 
     it('waits without limit when no waitMs is given', async () => {
@@ -206,7 +255,7 @@ describe('ProviderStream', () => {
       expect(clock.pendingTimers).toBe(0);
       source.send(HEL);
       await settle();
-      expect(reading.value).toBe(HEL);
+      expect(reading.value).toEqual({ chunks: [HEL] });
     });
   });
 

@@ -42,6 +42,16 @@ export class SseReply implements ChatStreamSink {
     return this.send(`data: ${JSON.stringify(event)}\n\n`);
   }
 
+  writeFramed(text: string): Promise<void> | undefined {
+    const waiting = this.send(text);
+    // Node's response corks its socket at a write until the next tick, to gather the writes of
+    // one tick. This text is a whole read of the provider's already, and the code that runs
+    // next (the rest of that read, other streams' reads) may hold the tick for a while: it goes
+    // out now. The cork's own uncork then finds nothing to do.
+    this.reply.raw.socket?.uncork();
+    return waiting;
+  }
+
   end(): void {
     this.finish('data: [DONE]\n\n');
   }
