@@ -1,19 +1,9 @@
 import fc from 'fast-check';
 import { z } from 'zod';
-import { isResilienceError } from './errors/resilience-error';
 import { durationHeaderSchema, invokeBodySchema } from '../dispatch/invoke-request';
 import { idempotencyKeySchema } from '../idempotency';
 import { compileRequestCheck, compileRequestParser, parseBodyFields, parseRequestPart } from './request-schema';
-
-/** The outcome of `fn` as data: what it returned, or the kind and message it threw. */
-function outcome(fn: () => unknown): unknown {
-  try {
-    return { ok: fn() };
-  } catch (error) {
-    if (!isResilienceError(error)) throw error;
-    return { kind: error.kind, message: error.message };
-  }
-}
+import { outcomeOf } from '../../test/support/thrown';
 
 /** Values near an invoke body: mostly objects with `arguments`, some with other keys or types. */
 const nearInvokeBody = fc.oneof(
@@ -52,7 +42,7 @@ describe('parseBodyFields', () => {
       'messages.0.role: Invalid option: expected one of "user"|"assistant"',
     ],
   ])('names where the problem is: %s', (_what, body, message) => {
-    expect(outcome(() => parseBodyFields(schema, body))).toEqual({ kind: 'invalid_request', message });
+    expect(outcomeOf(() => parseBodyFields(schema, body))).toEqual({ kind: 'invalid_request', message });
   });
 });
 
@@ -67,14 +57,14 @@ describe('parseRequestPart', () => {
   });
 
   it("throws invalid_request with the schema's message", () => {
-    expect(outcome(() => parseRequestPart(schema, { n: 'x' }))).toEqual({
+    expect(outcomeOf(() => parseRequestPart(schema, { n: 'x' }))).toEqual({
       kind: 'invalid_request',
       message: 'n must be an integer',
     });
   });
 
   it('reports the shape of the value before its fields', () => {
-    expect(outcome(() => parseRequestPart(schema, { n: 'x', extra: 1 }))).toEqual({
+    expect(outcomeOf(() => parseRequestPart(schema, { n: 'x', extra: 1 }))).toEqual({
       kind: 'invalid_request',
       message: 'only n',
     });
@@ -89,7 +79,7 @@ describe('compileRequestParser', () => {
   });
 
   it('names the problem as zod does when the compiled check refuses', () => {
-    expect(outcome(() => compileRequestParser(invokeBodySchema)({ arguments: [] }))).toEqual({
+    expect(outcomeOf(() => compileRequestParser(invokeBodySchema)({ arguments: [] }))).toEqual({
       kind: 'invalid_request',
       message: '"arguments" must be a JSON object',
     });
@@ -113,7 +103,7 @@ describe('compileRequestParser', () => {
     const compiled = compileRequestParser(invokeBodySchema);
     fc.assert(
       fc.property(nearInvokeBody, (value) => {
-        expect(outcome(() => compiled(value))).toEqual(outcome(() => parseRequestPart(invokeBodySchema, value)));
+        expect(outcomeOf(() => compiled(value))).toEqual(outcomeOf(() => parseRequestPart(invokeBodySchema, value)));
       }),
       { numRuns: 2000 },
     );

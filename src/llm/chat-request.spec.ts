@@ -1,16 +1,7 @@
 import fc from 'fast-check';
-import { isResilienceError, parseBodyFields } from '../common';
+import { parseBodyFields } from '../common';
 import { chatRequestSchema, parseChatRequest } from './chat-request';
-
-/** The outcome of `fn` as data: what it returned, or the kind and message it threw. */
-function outcome(fn: () => unknown): unknown {
-  try {
-    return { ok: fn() };
-  } catch (error) {
-    if (!isResilienceError(error)) throw error;
-    return { kind: error.kind, message: error.message };
-  }
-}
+import { outcomeOf } from '../../test/support/thrown';
 
 /** Strings near the rules: empty, short, at the 256 limit, emoji (two UTF-16 units, one code point each). */
 const nearString = fc.oneof(
@@ -74,8 +65,8 @@ describe('parseChatRequest', () => {
   it('answers every body as the zod schema alone would: the same request, or the same error', () => {
     fc.assert(
       fc.property(nearChatBody, (body) => {
-        const alone = outcome(() => parseBodyFields(chatRequestSchema, body));
-        const fast = outcome(() => parseChatRequest(body));
+        const alone = outcomeOf(() => parseBodyFields(chatRequestSchema, body));
+        const fast = outcomeOf(() => parseChatRequest(body));
         // The route's own rules (service_tier, stream_options) come after the schema's.
         if ((alone as { ok?: unknown }).ok !== undefined && (fast as { kind?: string }).kind !== undefined) {
           expect((fast as { message: string }).message).toMatch(/^(service_tier|stream_options): /);
@@ -97,7 +88,7 @@ describe('parseChatRequest', () => {
     ['no messages', { model: 'chat', messages: [] }, 'messages: must not be empty'],
     ['a wrong type', { model: 5, messages: [{ role: 'user' }] }, 'model: Invalid input'],
   ])('refuses %s, naming the field', (_what, body, message) => {
-    expect(outcome(() => parseChatRequest(body))).toEqual({
+    expect(outcomeOf(() => parseChatRequest(body))).toEqual({
       kind: 'invalid_request',
       message: expect.stringContaining(message) as unknown,
     });

@@ -10,3 +10,16 @@ export function thrownKindAndMessage(fn: () => unknown): string {
   }
   throw new Error('accepted');
 }
+
+/**
+ * What `fn` did, as data to compare: `{ ok: <its value> }`, or `{ kind, message }` of the
+ * ResilienceError it threw (anything else it throws fails the test).
+ */
+export function outcomeOf(fn: () => unknown): unknown {
+  try {
+    return { ok: fn() };
+  } catch (error) {
+    if (!isResilienceError(error)) throw error;
+    return { kind: error.kind, message: error.message };
+  }
+}
