@@ -27,6 +27,11 @@ export class McpSessions implements OnModuleDestroy, BeforeApplicationShutdown {
   private readonly responses: 'sse' | 'json';
   private readonly sweepEveryMs: number;
   private sweepTimer: TimerHandle | undefined;
+  /**
+   * Whether plain `tools/call` requests go the direct way (the default); false hands every
+   * request to the SDK, so the two answers can be compared (the tests do).
+   */
+  answersDirectly = true;
   private readonly stopFollowingTools: () => void;
 
   constructor(
@@ -112,7 +117,7 @@ export class McpSessions implements OnModuleDestroy, BeforeApplicationShutdown {
     caller: McpHttpRequest,
   ): Promise<void> {
     const { session } = entry;
-    const direct = request.method === 'POST' ? directToolCallOf(request) : undefined;
+    const direct = this.answersDirectly && request.method === 'POST' ? directToolCallOf(request) : undefined;
     if (direct && session.takesDirectly(direct.id)) return this.callDirectly(entry, direct, reply, caller);
     const listening = request.method === 'GET';
     if (listening) this.table.touch(entry);
