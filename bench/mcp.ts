@@ -9,6 +9,10 @@
  *   --duration S   seconds per measured run (default 2)
  *   --workers N    closed-loop callers per side, each with one call in flight (default 16)
  *   --quick        1 round of 0.5 s: does it still run? (no results written)
+ *   --profile      also a CPU profile of the service (a process of its own under V8's sampler)
+ *                  under the rest, mcp-sse and via-bulkhead sides' load in turn, then of the JSON
+ *                  service under mcp-json's: the top frames by self time, by package, and in
+ *                  Bulkhead's own code, per side (about 25 s more)
  *
  * One call, the builtin `echo` with `{}`, for the same API-key tenant, four ways (bench/mcp/sides.ts):
  * the REST route (the baseline), raw JSON-RPC `tools/call` on `/mcp` answered as an event stream
@@ -52,17 +56,24 @@ import {
   SIDES,
   UPSTREAM_SIDES,
 } from './mcp/sides';
+import { JSON_SIDES, printProfile, profileService, type ProfileSummary, SSE_SIDES } from './mcp/profile';
 import { startUpstreamMcp, type UpstreamMcp } from './mcp/upstream-mcp';
 
 const BUDGET_MS = 150_000;
 const WARM_UP_S = 0.5;
+const PROFILE_S = 4;
+const TOP_FRAMES = 25;
 
 type Run = LoopResult & { side: Side; round: number; serviceCpuUsPerCall: number; upstreamCpuUsPerCall: number };
 
 const ALL_SIDES: readonly Side[] = [...SIDES, ...UPSTREAM_SIDES];
 
 function settings() {
-  return { ...runOptions({ connections: 16, durationS: 2 }), workers: option('workers', 16, 1) };
+  return {
+    ...runOptions({ connections: 16, durationS: 2 }),
+    workers: option('workers', 16, 1),
+    profile: process.argv.includes('--profile'),
+  };
 }
 
 function serviceConfig(entry: { sha256: string; tenant: string }, responses: 'sse' | 'json', upstreamUrl: string) {
@@ -195,6 +206,21 @@ async function main(s: ReturnType<typeof settings>): Promise<void> {
   }
   printTable('checks', [{ 'failed calls': failed, counted: JSON.stringify(counted) }]);
 
+  await Promise.all([sse.stop(), json.stop()]);
+  const profiles: ProfileSummary[] = [];
+  if (s.profile) {
+    const profiled = { workers: s.workers, warmUpS: s.quick ? 0.2 : 1, durationS: s.quick ? 1 : PROFILE_S };
+    for (const [responses, sides] of [
+      ['sse', SSE_SIDES],
+      ['json', JSON_SIDES],
+    ] as const) {
+      profiles.push(
+        ...(await profileService(serviceConfig(key.entry, responses, upstream.url), sides, key.headers, profiled)),
+      );
+    }
+  }
+  for (const profile of profiles) printProfile(profile, TOP_FRAMES);
+
   writeResultsUnlessQuick('mcp', s.quick, {
     settings: s,
     runs,
@@ -204,8 +230,9 @@ async function main(s: ReturnType<typeof settings>): Promise<void> {
     counted,
     expected,
     problems,
+    profiles,
   });
-  await Promise.all([sse.stop(), json.stop(), upstream.stop()]);
+  await upstream.stop();
   if (problems.length > 0) throw new Error(`mcp: ${problems.join('; ')}`);
 }
 
@@ -234,4 +261,5 @@ async function measure(
   return { ...result, side, round, serviceCpuUsPerCall: cpuUs / calls, upstreamCpuUsPerCall: upstreamCpuUs / calls };
 }
 
-runMain('mcp', () => main(settings()), { budgetMs: BUDGET_MS });
+const chosen = settings();
+runMain('mcp', () => main(chosen), { budgetMs: BUDGET_MS + (chosen.profile ? 30_000 : 0) });

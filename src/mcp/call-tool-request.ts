@@ -11,7 +11,7 @@ import { JsonRpcRefusal } from './mcp-tool-results';
 export const callToolRequestSchema = z
   .object({ method: z.literal('tools/call'), params: z.unknown() })
   .check((context) => {
-    const problem = problemOf(context.value.params);
+    const problem = problemOfCallParams(context.value.params);
     if (problem) throw new JsonRpcRefusal(new ResilienceError('invalid_request', problem));
   });
 
@@ -20,7 +20,8 @@ export function callParamsOf(request: z.output<typeof callToolRequestSchema>): C
   return request.params as CallToolRequest['params'];
 }
 
-function problemOf(params: unknown): string | undefined {
+/** What is wrong with a `tools/call`'s params for Bulkhead, or `undefined`. */
+export function problemOfCallParams(params: unknown): string | undefined {
   if (!isObject(params)) return 'tools/call: params must be an object';
   if (typeof params.name !== 'string') return 'tools/call: params.name must be a string';
   if (params.arguments !== undefined && !isObject(params.arguments)) {

@@ -4,6 +4,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { CLOCK, type Clock, ResilienceError, type TimerHandle } from '../common';
 import { ToolRegistry } from '../dispatch';
 import { Lifecycle } from '../lifecycle';
+import { directToolCallOf, type DirectToolCall } from './direct-tool-call';
 import type { McpHttpRequest } from './mcp-http-request';
 import { McpSession } from './mcp-session';
 import { McpSessionTable, type SessionEntry } from '../mcp-client';
@@ -26,6 +27,11 @@ export class McpSessions implements OnModuleDestroy, BeforeApplicationShutdown {
   private readonly responses: 'sse' | 'json';
   private readonly sweepEveryMs: number;
   private sweepTimer: TimerHandle | undefined;
+  /**
+   * Whether plain `tools/call` requests go the direct way (the default); false hands every
+   * request to the SDK, so the two answers can be compared (the tests do).
+   */
+  answersDirectly = true;
   private readonly stopFollowingTools: () => void;
 
   constructor(
@@ -76,7 +82,7 @@ export class McpSessions implements OnModuleDestroy, BeforeApplicationShutdown {
   async open(tenant: string): Promise<SessionEntry<McpSession>> {
     if (this.lifecycle?.draining) throw new ResilienceError('stopped', 'the service is shutting down');
     this.closeAll(this.table.makeRoom(tenant));
-    const session = new McpSession(randomUUID(), this.tools, this.responses);
+    const session = new McpSession(randomUUID(), this.tools, this.responses, this.clock);
     await session.connect();
     const entry = this.table.add(session.id, tenant, session);
     this.armSweep();
@@ -101,7 +107,8 @@ export class McpSessions implements OnModuleDestroy, BeforeApplicationShutdown {
    * Hands one HTTP request to the session's transport and writes its answer. A refusal of the
    * transport (wrong `Accept`, a malformed message, an unsupported protocol version) is thrown
    * as the envelope's error, before anything is written; a session whose `initialize` was
-   * refused is dropped. A POST keeps the session in use until its answer ends.
+   * refused is dropped. A POST keeps the session in use until its answer ends. A plain
+   * `tools/call` on an open session goes the direct way, answered as the SDK would answer it.
    */
   async serve(
     entry: SessionEntry<McpSession>,
@@ -110,6 +117,8 @@ export class McpSessions implements OnModuleDestroy, BeforeApplicationShutdown {
     caller: McpHttpRequest,
   ): Promise<void> {
     const { session } = entry;
+    const direct = this.answersDirectly && request.method === 'POST' ? directToolCallOf(request) : undefined;
+    if (direct && session.takesDirectly(direct.id)) return this.callDirectly(entry, direct, reply, caller);
     const listening = request.method === 'GET';
     if (listening) this.table.touch(entry);
     else this.table.enter(entry);
@@ -141,6 +150,18 @@ export class McpSessions implements OnModuleDestroy, BeforeApplicationShutdown {
       leave();
       throw error;
     }
+  }
+
+  private async callDirectly(
+    entry: SessionEntry<McpSession>,
+    call: DirectToolCall,
+    reply: FastifyReply,
+    caller: McpHttpRequest,
+  ): Promise<void> {
+    this.table.enter(entry);
+    reply.hijack();
+    reply.raw.once('close', () => this.table.leave(entry));
+    await entry.session.callDirectly(call, caller, reply.raw);
   }
 
   private closeAll(sessions: McpSession[]): void {

@@ -29,6 +29,12 @@ export const IDEMPOTENCY_KEY_META = 'io.bulkhead/idempotency-key';
 
 export type McpRequestExtra = RequestHandlerExtra<ServerRequest, ServerNotification>;
 
+/**
+ * What a call's handler reads of the JSON-RPC request that carries it: the SDK's `extra` for a
+ * request the SDK's server dispatched, or the same fields made by the direct path (direct-tool-call.ts).
+ */
+export type McpCallContext = Pick<McpRequestExtra, 'requestId' | '_meta' | 'authInfo' | 'signal' | 'sendNotification'>;
+
 /** What a call's handler needs of its session: ending the answer of a request that was cancelled. */
 export interface McpAnswers {
   endCancelled(requestId: McpRequestExtra['requestId'], request: McpHttpRequest): void;
@@ -85,7 +91,7 @@ export class McpToolCalls {
    * `notifications/cancelled` (and the session closing, and the client leaving) aborts the call
    * as a disconnect does: a waiting call leaves its queue at once, a running one is signalled.
    */
-  async call(params: CallToolRequest['params'], extra: McpRequestExtra, answers: McpAnswers): Promise<CallToolResult> {
+  async call(params: CallToolRequest['params'], extra: McpCallContext, answers: McpAnswers): Promise<CallToolResult> {
     const request = this.requestOf(extra);
     const tool = this.toolNamed(params.name);
     const idempotencyKey = idempotencyKeyOf(extra, tool);
@@ -117,7 +123,7 @@ export class McpToolCalls {
     }
   }
 
-  private requestOf(extra: McpRequestExtra): McpHttpRequest {
+  private requestOf(extra: Pick<McpCallContext, 'authInfo'>): McpHttpRequest {
     const request = mcpHttpRequestOf(extra.authInfo);
     // Only `/mcp`'s route hands requests to a session, always with who sent them.
     if (!request) throw new JsonRpcRefusal(new ResilienceError('unauthorized', 'the call has no authenticated tenant'));
@@ -133,7 +139,7 @@ export class McpToolCalls {
   }
 
   /** Progress while the call waits, when its client sent a progress token and answers are streamed. */
-  private progressFor(extra: McpRequestExtra): QueueProgress | undefined {
+  private progressFor(extra: McpCallContext): QueueProgress | undefined {
     const token = extra._meta?.progressToken;
     // A JSON answer has no room for notifications before its response.
     if (token === undefined || this.responses !== 'sse') return undefined;
@@ -146,7 +152,7 @@ export class McpToolCalls {
 }
 
 /** `_meta['io.bulkhead/idempotency-key']`, or a JSON-RPC `invalid_request` refusal; never echoed. */
-function idempotencyKeyOf(extra: McpRequestExtra, tool: ToolDefinition): string | undefined {
+function idempotencyKeyOf(extra: McpCallContext, tool: ToolDefinition): string | undefined {
   const key = extra._meta?.[IDEMPOTENCY_KEY_META];
   try {
     return parseIdempotencyKey(key);
@@ -166,7 +172,7 @@ function idempotencyKeyOf(extra: McpRequestExtra, tool: ToolDefinition): string 
  */
 function follow(
   request: McpHttpRequest,
-  extra: McpRequestExtra,
+  extra: McpCallContext,
   abort: LazyAbortController,
   answers: McpAnswers,
 ): () => void {
