@@ -1,4 +1,5 @@
 import './supported-node';
+import './early-tier-up';
 import 'reflect-metadata';
 import { Logger } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
