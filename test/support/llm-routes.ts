@@ -1,6 +1,9 @@
 import { Breaker, type BreakerSettings } from '../../src/circuit-breaker';
-import type { FakeClock } from '../../src/common/fake-clock';
+import { FakeClock } from '../../src/common/fake-clock';
 import type { FakeStepConfig } from '../../src/config';
+import type { PoolName } from '../../src/containment/containment-decision';
+import { EgressPolicy } from '../../src/containment/egress';
+import { HttpPool } from '../../src/containment/http-pool';
 import { RetryPolicy } from '../../src/retry';
 import type { ChatChunk, ChatCompletion } from '../../src/llm/chat.types';
 import type { Price } from '../../src/llm/pricing';
@@ -10,6 +13,7 @@ import { HedgeAllowance, TargetHealth } from '../../src/llm/routing/hedging';
 import type { LlmRoute, LlmTarget } from '../../src/llm/routing/llm-route';
 import { contextWindowBounds, priorityGroups } from '../../src/llm/routing/llm-routes.service';
 import { TargetLoad } from '../../src/llm/routing/target-load';
+import { installFakeTimers } from './fake-timers';
 import type { TargetStrategy } from '../../src/llm/routing/target-strategy';
 
 /** A breaker that never opens unless a test says so. */
@@ -127,4 +131,37 @@ export function testRoute(targets: LlmTarget[], maxOutputTokens: number, options
     semanticCache: false,
     cacheScope: 'chat',
   };
+}
+
+/**
+ * Routes in virtual time for one spec file: each test gets a FakeClock (`clock`) with jest's fake
+ * timers installed on it, and a fresh `breakers` list whose every breaker (testTarget puts them
+ * there) is shut down after it. Call it before the file's own hooks: they then see this test's.
+ */
+export function routingInVirtualTime() {
+  const fixture = { clock: new FakeClock(), breakers: [] as Breaker[] };
+  beforeEach(() => {
+    fixture.clock = new FakeClock();
+    installFakeTimers(fixture.clock);
+    fixture.breakers = [];
+  });
+  afterEach(() => {
+    for (const breaker of fixture.breakers) breaker.shutdown();
+    jest.useRealTimers();
+  });
+  return fixture;
+}
+
+/**
+ * The normal pool a spec file's attempts are given (its fake providers send nothing through it),
+ * closed after the file.
+ */
+export function specPool(maxConcurrency: number): HttpPool {
+  const pool = new HttpPool(
+    { name: 'normal' as PoolName, maxConcurrency, timeoutMs: 10_000, pooledConnectionLifetimeMs: 60_000 },
+    new EgressPolicy({ allowHosts: [], allowPrivateCidrs: [] }),
+    new FakeClock(),
+  );
+  afterAll(() => pool.close());
+  return pool;
 }

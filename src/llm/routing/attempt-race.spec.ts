@@ -3,13 +3,17 @@ import { Breaker, type BreakerSettings } from '../../circuit-breaker';
 import { LazyAbortController, ResilienceError, seededRandom } from '../../common';
 import { FakeClock } from '../../common/fake-clock';
 import type { FakeStepConfig } from '../../config';
-import type { PoolName } from '../../containment/containment-decision';
-import { EgressPolicy } from '../../containment/egress';
-import { HttpPool } from '../../containment/http-pool';
 import { MemoryRateLimitStore, RateLimiter } from '../../rate-limit';
 import { track } from '../../../test/support/deferred';
-import { installFakeTimers } from '../../../test/support/fake-timers';
-import { CALM, type TestRouteOptions, testRoute, type TestTarget, testTarget } from '../../../test/support/llm-routes';
+import {
+  CALM,
+  type TestRouteOptions,
+  testRoute,
+  type TestTarget,
+  testTarget,
+  routingInVirtualTime,
+  specPool,
+} from '../../../test/support/llm-routes';
 import {
   dailyBudgetGate,
   fakePrices,
@@ -41,33 +45,20 @@ const REQUEST: ChatRequest = { model: 'chat', messages: [{ role: 'user', content
 /** 48 characters without a space: the fake provider streams it in three content chunks of 16. */
 const TEXT = 'x'.repeat(16) + 'y'.repeat(16) + 'z'.repeat(16);
 
+const routing = routingInVirtualTime();
 let clock: FakeClock;
 let gate: BudgetGate;
 let limiter: RateLimiter;
 let breakers: Breaker[];
-// The fake providers never send anything: the pool is there because an attempt is given one.
-const pool = new HttpPool(
-  { name: 'normal' as PoolName, maxConcurrency: 4, timeoutMs: 10_000, pooledConnectionLifetimeMs: 60_000 },
-  new EgressPolicy({ allowHosts: [], allowPrivateCidrs: [] }),
-  new FakeClock(),
-);
+const pool = specPool(4);
 
 beforeEach(() => {
-  clock = new FakeClock();
-  installFakeTimers(clock);
+  ({ clock, breakers } = routing);
   gate = dailyBudgetGate(new MemoryBudgetStore(clock), clock);
   limiter = new RateLimiter(new MemoryRateLimitStore(clock), {
     rateLimits: { tenants: { acme: { tpm: TPM } }, failMode: 'closed', enforce: true },
   });
-  breakers = [];
 });
-
-afterEach(() => {
-  for (const breaker of breakers) breaker.shutdown();
-  jest.useRealTimers();
-});
-
-afterAll(() => pool.close());
 
 function target(
   model: string,

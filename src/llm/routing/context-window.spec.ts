@@ -3,13 +3,16 @@ import { Breaker } from '../../circuit-breaker';
 import { LazyAbortController, ResilienceError, seededRandom } from '../../common';
 import { FakeClock } from '../../common/fake-clock';
 import type { FakeStepConfig } from '../../config';
-import type { PoolName } from '../../containment/containment-decision';
-import { EgressPolicy } from '../../containment/egress';
-import { HttpPool } from '../../containment/http-pool';
 import { MemoryRateLimitStore, RateLimiter } from '../../rate-limit';
 import { track } from '../../../test/support/deferred';
-import { installFakeTimers } from '../../../test/support/fake-timers';
-import { type TestRouteOptions, testRoute, type TestTarget, testTarget } from '../../../test/support/llm-routes';
+import {
+  type TestRouteOptions,
+  testRoute,
+  type TestTarget,
+  testTarget,
+  routingInVirtualTime,
+  specPool,
+} from '../../../test/support/llm-routes';
 import {
   admittedAccount,
   dailyBudgetGate,
@@ -30,26 +33,14 @@ const REQUEST: ChatRequest = { model: 'chat', messages: [{ role: 'user', content
 const TOO_LONG: FakeStepConfig = { status: 400, code: 'context_length_exceeded' };
 const ok = (text = 'ok'): FakeStepConfig => ({ text });
 
+const routing = routingInVirtualTime();
 let clock: FakeClock;
 let breakers: Breaker[];
-const pool = new HttpPool(
-  { name: 'normal' as PoolName, maxConcurrency: 8, timeoutMs: 10_000, pooledConnectionLifetimeMs: 60_000 },
-  new EgressPolicy({ allowHosts: [], allowPrivateCidrs: [] }),
-  new FakeClock(),
-);
+const pool = specPool(8);
 
 beforeEach(() => {
-  clock = new FakeClock();
-  installFakeTimers(clock);
-  breakers = [];
+  ({ clock, breakers } = routing);
 });
-
-afterEach(() => {
-  for (const breaker of breakers) breaker.shutdown();
-  jest.useRealTimers();
-});
-
-afterAll(() => pool.close());
 
 function target(model: string, script: FakeStepConfig[], options: { contextWindow?: number; priority?: number } = {}) {
   return testTarget(clock, breakers, model, script, { ...options, price: undefined });

@@ -3,13 +3,16 @@ import { Breaker, type BreakerSettings } from '../../circuit-breaker';
 import { deferred, LazyAbortController, ResilienceError, seededRandom } from '../../common';
 import { FakeClock } from '../../common/fake-clock';
 import type { FakeStepConfig } from '../../config';
-import type { PoolName } from '../../containment/containment-decision';
-import { EgressPolicy } from '../../containment/egress';
-import { HttpPool } from '../../containment/http-pool';
 import { MemoryRateLimitStore, RateLimiter } from '../../rate-limit';
 import { track } from '../../../test/support/deferred';
-import { installFakeTimers } from '../../../test/support/fake-timers';
-import { type TestRouteOptions, testRoute, type TestTarget, testTarget } from '../../../test/support/llm-routes';
+import {
+  type TestRouteOptions,
+  testRoute,
+  type TestTarget,
+  testTarget,
+  routingInVirtualTime,
+  specPool,
+} from '../../../test/support/llm-routes';
 import {
   dailyBudgetGate,
   fakePrices,
@@ -38,22 +41,17 @@ const { SMALL, LARGE } = fakePrices();
 
 const REQUEST: ChatRequest = { model: 'chat', messages: [{ role: 'user', content: 'Hello there' }], max_tokens: 500 };
 
+const routing = routingInVirtualTime();
 let clock: FakeClock;
 let budgetStore: MemoryBudgetStore;
 let gate: BudgetGate;
 let limiter: RateLimiter;
 let rateStore: MemoryRateLimitStore;
 let breakers: Breaker[];
-// The fake providers never send anything: the pool is there because an attempt is given one.
-const pool = new HttpPool(
-  { name: 'normal' as PoolName, maxConcurrency: 4, timeoutMs: 10_000, pooledConnectionLifetimeMs: 60_000 },
-  new EgressPolicy({ allowHosts: [], allowPrivateCidrs: [] }),
-  new FakeClock(),
-);
+const pool = specPool(4);
 
 beforeEach(() => {
-  clock = new FakeClock();
-  installFakeTimers(clock);
+  ({ clock, breakers } = routing);
   budgetStore = new MemoryBudgetStore(clock);
   // thrifty's cap is $0.01: 10 000 micro-dollars, above one small worst case and below a large one.
   gate = dailyBudgetGate(budgetStore, clock);
@@ -62,15 +60,7 @@ beforeEach(() => {
   limiter = new RateLimiter(rateStore, {
     rateLimits: { tenants: { acme: { tpm: TPM }, tight: { tpm: 2_000 } }, failMode: 'closed', enforce: true },
   });
-  breakers = [];
 });
-
-afterEach(() => {
-  for (const breaker of breakers) breaker.shutdown();
-  jest.useRealTimers();
-});
-
-afterAll(() => pool.close());
 
 function target(
   model: string,

@@ -3,13 +3,10 @@ import type { Breaker } from '../../circuit-breaker';
 import { LazyAbortController, ResilienceError, seededRandom } from '../../common';
 import { FakeClock } from '../../common/fake-clock';
 import type { FakeStepConfig } from '../../config';
-import type { PoolName } from '../../containment/containment-decision';
-import { EgressPolicy } from '../../containment/egress';
-import { HttpPool } from '../../containment/http-pool';
 import { MemoryRateLimitStore, RateLimiter } from '../../rate-limit';
 import { track } from '../../../test/support/deferred';
-import { advanceClocks, installFakeTimers } from '../../../test/support/fake-timers';
-import { CALM, testRoute, testTarget } from '../../../test/support/llm-routes';
+import { advanceClocks } from '../../../test/support/fake-timers';
+import { CALM, testRoute, testTarget, routingInVirtualTime, specPool } from '../../../test/support/llm-routes';
 import {
   dailyBudgetGate,
   fakePrices,
@@ -30,19 +27,14 @@ const HEDGE_AFTER_MS = 300;
 const { SMALL, LARGE } = fakePrices();
 const REQUEST: ChatRequest = { model: 'chat', messages: [{ role: 'user', content: 'Hello there' }], max_tokens: 500 };
 
+const routing = routingInVirtualTime();
 let clock: FakeClock;
 let breakers: Breaker[];
 let serveOne: (subject: LlmRoute, tenant: string | undefined) => ReturnType<typeof track>;
-const pool = new HttpPool(
-  { name: 'normal' as PoolName, maxConcurrency: 4, timeoutMs: 10_000, pooledConnectionLifetimeMs: 60_000 },
-  new EgressPolicy({ allowHosts: [], allowPrivateCidrs: [] }),
-  new FakeClock(),
-);
+const pool = specPool(4);
 
 beforeEach(() => {
-  clock = new FakeClock();
-  installFakeTimers(clock);
-  breakers = [];
+  ({ clock, breakers } = routing);
   const gate = dailyBudgetGate(new MemoryBudgetStore(clock), clock);
   const limiter = new RateLimiter(new MemoryRateLimitStore(clock), {
     rateLimits: { tenants: { acme: { tpm: 60_000 } }, failMode: 'closed', enforce: true },
@@ -62,13 +54,6 @@ beforeEach(() => {
     return track(serveWithFailover(clock, seededRandom(42), call));
   };
 });
-
-afterEach(() => {
-  for (const breaker of breakers) breaker.shutdown();
-  jest.useRealTimers();
-});
-
-afterAll(() => pool.close());
 
 const answer = (text: string): FakeStepConfig => ({ text, usage: { promptTokens: 800, completionTokens: 100 } });
 

@@ -1,7 +1,8 @@
 import { Breaker, type BreakerSettings } from '../../circuit-breaker';
 import { ResilienceError } from '../../common';
 import { FakeClock } from '../../common/fake-clock';
-import { advanceClocks, installFakeTimers } from '../../../test/support/fake-timers';
+import { advanceClocks } from '../../../test/support/fake-timers';
+import { routingInVirtualTime } from '../../../test/support/llm-routes';
 import { hedgeTarget } from './hedge-target';
 import { HedgeAllowance, TargetHealth } from './hedging';
 import type { LlmRoute, LlmTarget } from './llm-route';
@@ -16,18 +17,12 @@ const SETTINGS: BreakerSettings = {
   rollingCountTimeoutMs: 10_000,
 };
 
+const routing = routingInVirtualTime();
 let clock: FakeClock;
 let breakers: Breaker[];
 
 beforeEach(() => {
-  clock = new FakeClock();
-  installFakeTimers(clock);
-  breakers = [];
-});
-
-afterEach(() => {
-  for (const breaker of breakers) breaker.shutdown();
-  jest.useRealTimers();
+  ({ clock, breakers } = routing);
 });
 
 function target(name: string): LlmTarget {

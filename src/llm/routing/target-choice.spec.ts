@@ -3,13 +3,16 @@ import { Breaker } from '../../circuit-breaker';
 import { LazyAbortController, type Random, ResilienceError, seededRandom } from '../../common';
 import { FakeClock } from '../../common/fake-clock';
 import type { FakeStepConfig } from '../../config';
-import type { PoolName } from '../../containment/containment-decision';
-import { EgressPolicy } from '../../containment/egress';
-import { HttpPool } from '../../containment/http-pool';
 import { MemoryRateLimitStore, RateLimiter } from '../../rate-limit';
 import { track } from '../../../test/support/deferred';
-import { installFakeTimers } from '../../../test/support/fake-timers';
-import { type TestRouteOptions, testRoute, type TestTarget, testTarget } from '../../../test/support/llm-routes';
+import {
+  type TestRouteOptions,
+  testRoute,
+  type TestTarget,
+  testTarget,
+  routingInVirtualTime,
+  specPool,
+} from '../../../test/support/llm-routes';
 import { admittedAccount, dailyBudgetGate, OUTPUT_TOKENS as OUTPUT_CAP } from '../../../test/support/llm-accounting';
 import type { ChatRequest } from '../chat.types';
 import type { FailoverCall, FailoverProgress } from './attempt-race';
@@ -26,28 +29,16 @@ const SEED = 7;
 const REQUEST: ChatRequest = { model: 'chat', messages: [{ role: 'user', content: 'Hello there' }], max_tokens: 500 };
 const TEXT = 'x'.repeat(16) + 'y'.repeat(16) + 'z'.repeat(16);
 
+const routing = routingInVirtualTime();
 let clock: FakeClock;
 let breakers: Breaker[];
 let random: Random;
-const pool = new HttpPool(
-  { name: 'normal' as PoolName, maxConcurrency: 64, timeoutMs: 10_000, pooledConnectionLifetimeMs: 60_000 },
-  new EgressPolicy({ allowHosts: [], allowPrivateCidrs: [] }),
-  new FakeClock(),
-);
+const pool = specPool(64);
 
 beforeEach(() => {
-  clock = new FakeClock();
-  installFakeTimers(clock);
-  breakers = [];
+  ({ clock, breakers } = routing);
   random = seededRandom(SEED);
 });
-
-afterEach(() => {
-  for (const breaker of breakers) breaker.shutdown();
-  jest.useRealTimers();
-});
-
-afterAll(() => pool.close());
 
 function target(model: string, script: FakeStepConfig[], options: { priority?: number; weight?: number } = {}) {
   return testTarget(clock, breakers, model, script, { ...options, price: undefined });
