@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { durationHeaderSchema, invokeBodySchema } from '../dispatch/invoke-request';
 import { idempotencyKeySchema } from '../idempotency';
 import { compileRequestCheck, compileRequestParser, parseBodyFields, parseRequestPart } from './request-schema';
-import { outcomeOf } from '../../test/support/thrown';
+import { returnedOrThrown } from '../../test/support/thrown';
 
 /** Values near an invoke body: mostly objects with `arguments`, some with other keys or types. */
 const nearInvokeBody = fc.oneof(
@@ -42,7 +42,7 @@ describe('parseBodyFields', () => {
       'messages.0.role: Invalid option: expected one of "user"|"assistant"',
     ],
   ])('names where the problem is: %s', (_what, body, message) => {
-    expect(outcomeOf(() => parseBodyFields(schema, body))).toEqual({ kind: 'invalid_request', message });
+    expect(returnedOrThrown(() => parseBodyFields(schema, body))).toEqual({ kind: 'invalid_request', message });
   });
 });
 
@@ -57,14 +57,14 @@ describe('parseRequestPart', () => {
   });
 
   it("throws invalid_request with the schema's message", () => {
-    expect(outcomeOf(() => parseRequestPart(schema, { n: 'x' }))).toEqual({
+    expect(returnedOrThrown(() => parseRequestPart(schema, { n: 'x' }))).toEqual({
       kind: 'invalid_request',
       message: 'n must be an integer',
     });
   });
 
   it('reports the shape of the value before its fields', () => {
-    expect(outcomeOf(() => parseRequestPart(schema, { n: 'x', extra: 1 }))).toEqual({
+    expect(returnedOrThrown(() => parseRequestPart(schema, { n: 'x', extra: 1 }))).toEqual({
       kind: 'invalid_request',
       message: 'only n',
     });
@@ -79,7 +79,7 @@ describe('compileRequestParser', () => {
   });
 
   it('names the problem as zod does when the compiled check refuses', () => {
-    expect(outcomeOf(() => compileRequestParser(invokeBodySchema)({ arguments: [] }))).toEqual({
+    expect(returnedOrThrown(() => compileRequestParser(invokeBodySchema)({ arguments: [] }))).toEqual({
       kind: 'invalid_request',
       message: '"arguments" must be a JSON object',
     });
@@ -103,7 +103,9 @@ describe('compileRequestParser', () => {
     const compiled = compileRequestParser(invokeBodySchema);
     fc.assert(
       fc.property(nearInvokeBody, (value) => {
-        expect(outcomeOf(() => compiled(value))).toEqual(outcomeOf(() => parseRequestPart(invokeBodySchema, value)));
+        expect(returnedOrThrown(() => compiled(value))).toEqual(
+          returnedOrThrown(() => parseRequestPart(invokeBodySchema, value)),
+        );
       }),
       { numRuns: 2000 },
     );

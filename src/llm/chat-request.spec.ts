@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { parseBodyFields } from '../common';
 import { chatRequestSchema, parseChatRequest } from './chat-request';
-import { outcomeOf } from '../../test/support/thrown';
+import { returnedOrThrown } from '../../test/support/thrown';
 
 /** Strings near the rules: empty, short, at the 256 limit, emoji (two UTF-16 units, one code point each). */
 const nearString = fc.oneof(
@@ -65,8 +65,8 @@ describe('parseChatRequest', () => {
   it('answers every body as the zod schema alone would: the same request, or the same error', () => {
     fc.assert(
       fc.property(nearChatBody, (body) => {
-        const alone = outcomeOf(() => parseBodyFields(chatRequestSchema, body));
-        const fast = outcomeOf(() => parseChatRequest(body));
+        const alone = returnedOrThrown(() => parseBodyFields(chatRequestSchema, body));
+        const fast = returnedOrThrown(() => parseChatRequest(body));
         // The route's own rules (service_tier, stream_options) come after the schema's.
         if ((alone as { ok?: unknown }).ok !== undefined && (fast as { kind?: string }).kind !== undefined) {
           expect((fast as { message: string }).message).toMatch(/^(service_tier|stream_options): /);
@@ -88,7 +88,7 @@ describe('parseChatRequest', () => {
     ['no messages', { model: 'chat', messages: [] }, 'messages: must not be empty'],
     ['a wrong type', { model: 5, messages: [{ role: 'user' }] }, 'model: Invalid input'],
   ])('refuses %s, naming the field', (_what, body, message) => {
-    expect(outcomeOf(() => parseChatRequest(body))).toEqual({
+    expect(returnedOrThrown(() => parseChatRequest(body))).toEqual({
       kind: 'invalid_request',
       message: expect.stringContaining(message) as unknown,
     });

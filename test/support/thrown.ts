@@ -15,7 +15,7 @@ export function thrownKindAndMessage(fn: () => unknown): string {
  * What `fn` did, as data to compare: `{ ok: <its value> }`, or `{ kind, message }` of the
  * ResilienceError it threw (anything else it throws fails the test).
  */
-export function outcomeOf(fn: () => unknown): unknown {
+export function returnedOrThrown(fn: () => unknown): unknown {
   try {
     return { ok: fn() };
   } catch (error) {
