@@ -3,7 +3,7 @@ import { abortableRequest } from '../support/abortable-request';
 import { closeOnFakeClock } from '../support/close-app';
 import { createTestApp, type TestApp } from '../support/create-app';
 import type { Deferred } from '../support/deferred';
-import { advanceClocks, installFakeTimers } from '../support/fake-timers';
+import { advanceClocks, installFakeTimers, turnsUntil } from '../support/fake-timers';
 import { invoke, send } from '../support/http-client';
 import { eventOf } from '../support/service-reads';
 import { heldIn, json, Upstream } from '../support/upstream';
@@ -15,18 +15,6 @@ import { heldIn, json, Upstream } from '../support/upstream';
 
 /** Three attempts in the window, more than half failing, open it for 30 s. */
 const BREAKER = { volumeThreshold: 3, errorThresholdPercentage: 50, resetTimeoutMs: 30_000 };
-
-/**
- * Waits, turn by turn of the event loop, until `check` holds: jest's fake timers hold every
- * timer, so this polls on setImmediate, which stays real (test/support/fake-timers.ts).
- */
-async function until(what: string, check: () => boolean | Promise<boolean>): Promise<void> {
-  for (let turn = 0; turn < 20_000; turn++) {
-    if (await check()) return;
-    await new Promise<void>((resolve) => setImmediate(resolve));
-  }
-  throw new Error(`gave up waiting for ${what}`);
-}
 
 describe('a half-open probe whose caller disconnects', () => {
   let clock: FakeClock;
@@ -79,13 +67,13 @@ describe('a half-open probe whose caller disconnects', () => {
       json: { arguments: {} },
       headers: { 'x-call-id': 'probe-gone' },
     });
-    await until('the probe to reach the upstream', () => gates.length === 1);
+    await turnsUntil('the probe to reach the upstream', () => gates.length === 1);
     const meanwhile = await invoke(base, 'fetch', {});
     expect(meanwhile.status).toBe(503);
     expect(meanwhile.body.error).toMatchObject({ kind: 'circuit_open' });
     await probe.abort();
-    await until('the probe call to end', async () => (await eventOf(base, 'probe-gone')) !== undefined);
-    await until('the upstream to see its request abandoned', () => upstream.abandoned === 1);
+    await turnsUntil('the probe call to end', async () => (await eventOf(base, 'probe-gone')) !== undefined);
+    await turnsUntil('the upstream to see its request abandoned', () => upstream.abandoned === 1);
 
     expect(await circuit()).toEqual(halfOpen);
 

@@ -2,7 +2,7 @@ import { FakeClock } from '../../src/common/fake-clock';
 import { closeOnFakeClock } from '../support/close-app';
 import { createTestApp, type TestApp } from '../support/create-app';
 import type { Deferred } from '../support/deferred';
-import { advanceClocks, installFakeTimers } from '../support/fake-timers';
+import { advanceClocks, installFakeTimers, turnsUntil } from '../support/fake-timers';
 import { invoke, send } from '../support/http-client';
 import { parsePromText, sampleValue } from '../support/prom-text';
 import { heldIn, json, Upstream } from '../support/upstream';
@@ -21,15 +21,6 @@ const BREAKER = {
   resetTimeoutMs: 30_000,
   backoffMultiplier: 2,
 };
-
-/** Polls on setImmediate, which stays real, until `check` holds. */
-async function until(what: string, check: () => boolean): Promise<void> {
-  for (let turn = 0; turn < 20_000; turn++) {
-    if (check()) return;
-    await new Promise<void>((resolve) => setImmediate(resolve));
-  }
-  throw new Error(`gave up waiting for ${what}`);
-}
 
 describe('a breaker with a slow-call rate', () => {
   let clock: FakeClock;
@@ -74,7 +65,7 @@ describe('a breaker with a slow-call rate', () => {
   async function callTaking(ms: number) {
     const held = gates.length;
     const answer = invoke(app!.url, 'fetch', {});
-    await until('the call to reach the upstream', () => gates.length === held + 1);
+    await turnsUntil('the call to reach the upstream', () => gates.length === held + 1);
     advanceClocks(clock, ms);
     gates[held].resolve();
     return answer;

@@ -33,3 +33,15 @@ export function advanceClocks(clock: FakeClock, ms: number): void {
   clock.advance(ms);
   jest.advanceTimersByTime(ms);
 }
+
+/**
+ * Waits, turn by turn of the event loop, until `check` holds: under {@link installFakeTimers}
+ * every timer is held, so this polls on setImmediate, which stays real.
+ */
+export async function turnsUntil(what: string, check: () => boolean | Promise<boolean>): Promise<void> {
+  for (let turn = 0; turn < 20_000; turn++) {
+    if (await check()) return;
+    await new Promise<void>((resolve) => setImmediate(resolve));
+  }
+  throw new Error(`gave up waiting for ${what}`);
+}
