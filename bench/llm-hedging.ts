@@ -50,6 +50,7 @@ import { checkRun } from './llm-hedging/checks';
 import { measureRun, type MeasuredRun, type RunSettings } from './llm-hedging/measure-run';
 import { compareRuns, printRuns, summariseRun } from './llm-hedging/summary';
 import { startTailUpstream, TAIL } from './llm-hedging/tail-upstream';
+import { chatRunSettings } from './llm-hedging/closed-loop';
 import { option } from './support/options';
 import { runMain } from './support/processes';
 import { writeResultsUnlessQuick } from './support/report';
@@ -61,17 +62,9 @@ const BUDGET_MS = 90_000;
 type Settings = RunSettings & { quick: boolean; hedgeAfterMs: number | undefined };
 
 function settings(): Settings {
-  const quick = process.argv.includes('--quick');
-  const requests = quick ? 200 : option('requests', 2_000, 100);
   return {
-    quick,
-    requests,
-    clients: quick ? 8 : option('clients', 16, 1),
-    warmUpRequests: quick ? 0 : Math.round(requests / 10),
-    seed: option('seed', 13, 0),
+    ...chatRunSettings(13),
     hedgeAfterMs: process.argv.includes('--hedge-after-ms') ? option('hedge-after-ms', 0, 1) : undefined,
-    // Far above what a run takes (2,000 requests from 16 clients: about 5 s unhedged).
-    maxDurationMs: 30_000,
   };
 }
 

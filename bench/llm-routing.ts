@@ -32,7 +32,7 @@ import { stopAll } from './llm-proxy/checks';
 import { DEPLOYMENTS, startDeploymentsUpstream } from './llm-routing/deployments-upstream';
 import { measureRun, type MeasuredRun, type RunSettings, type Strategy } from './llm-routing/measure-run';
 import { checkRun, printRuns, summariseRun } from './llm-routing/summary';
-import { option } from './support/options';
+import { chatRunSettings } from './llm-hedging/closed-loop';
 import { runMain } from './support/processes';
 import { writeResultsUnlessQuick } from './support/report';
 import { apiKey } from './support/service';
@@ -43,17 +43,7 @@ const STRATEGIES: readonly Strategy[] = ['ordered', 'least-busy', 'lowest-latenc
 type Settings = RunSettings & { quick: boolean };
 
 function settings(): Settings {
-  const quick = process.argv.includes('--quick');
-  const requests = quick ? 200 : option('requests', 2_000, 100);
-  return {
-    quick,
-    requests,
-    clients: quick ? 8 : option('clients', 16, 1),
-    warmUpRequests: quick ? 0 : Math.round(requests / 10),
-    seed: option('seed', 17, 0),
-    // Far above what a run takes (2,000 requests from 16 clients at the ordered run's ~200/s: 10 s).
-    maxDurationMs: 30_000,
-  };
+  return chatRunSettings(17);
 }
 
 async function main(s: Settings): Promise<void> {

@@ -7,6 +7,7 @@
 import { Pool } from 'undici';
 import { onCleanup } from '../support/processes';
 import type { ApiKey, Service } from '../support/service';
+import { option } from '../support/options';
 
 export interface ClosedLoopOptions {
   /** The endpoint, `http://host:port/path`. */
@@ -117,6 +118,25 @@ export interface RunSettings {
   warmUpRequests: number;
   seed: number;
   maxDurationMs: number;
+}
+
+/**
+ * A chat-route benchmark's settings from its command line: `--requests` (default 2,000),
+ * `--clients` (16) and `--seed` (`defaultSeed`); a tenth of the requests warm up first.
+ * `--quick`: 200 requests from 8 clients, no warm-up. A run may take 30 s, far above what one
+ * takes (2,000 requests from 16 clients at ~200/s: 10 s).
+ */
+export function chatRunSettings(defaultSeed: number): RunSettings & { quick: boolean } {
+  const quick = process.argv.includes('--quick');
+  const requests = quick ? 200 : option('requests', 2_000, 100);
+  return {
+    quick,
+    requests,
+    clients: quick ? 8 : option('clients', 16, 1),
+    warmUpRequests: quick ? 0 : Math.round(requests / 10),
+    seed: option('seed', defaultSeed, 0),
+    maxDurationMs: 30_000,
+  };
 }
 
 /** A closed-loop load of `service`'s chat route: the run named `run`, its answers checked for `answerText`. */
