@@ -12,7 +12,8 @@ type Block = Record<string, unknown>;
  */
 export class NativeMessageAssembly {
   private message: Record<string, unknown> = {};
-  private readonly blocks: Block[] = [];
+  /** By the index Anthropic numbers them with: a map, never an array a large index would stretch. */
+  private readonly blocks = new Map<number, Block>();
   /** A tool_use block's input JSON, by block index, until its stop. */
   private readonly inputs = new Map<number, string>();
 
@@ -23,7 +24,7 @@ export class NativeMessageAssembly {
         return;
       case 'content_block_start':
         if (typeof event.index === 'number' && isObject(event.content_block)) {
-          this.blocks[event.index] = { ...event.content_block };
+          this.blocks.set(event.index, { ...event.content_block });
         }
         return;
       case 'content_block_delta':
@@ -33,7 +34,8 @@ export class NativeMessageAssembly {
         if (typeof event.index === 'number') this.stopBlock(event.index);
         return;
       case 'message_delta':
-        if (isObject(event.delta)) Object.assign(this.message, event.delta);
+        // Spread, not Object.assign: a `__proto__` key the upstream sent stays a key, not a prototype.
+        if (isObject(event.delta)) this.message = { ...this.message, ...event.delta };
         if (isObject(event.usage)) {
           this.message.usage = { ...(isObject(this.message.usage) ? this.message.usage : {}), ...event.usage };
         }
@@ -43,11 +45,12 @@ export class NativeMessageAssembly {
 
   /** The message so far; whole once `message_stop` came. */
   whole(): Record<string, unknown> {
-    return { ...this.message, content: this.blocks.filter(Boolean) };
+    const indexes = [...this.blocks.keys()].sort((a, b) => a - b);
+    return { ...this.message, content: indexes.map((index) => this.blocks.get(index)) };
   }
 
   private delta(index: number, delta: Record<string, unknown>): void {
-    const block = this.blocks[index];
+    const block = this.blocks.get(index);
     if (!block) return;
     switch (delta.type) {
       case 'text_delta':
@@ -70,7 +73,7 @@ export class NativeMessageAssembly {
 
   private stopBlock(index: number): void {
     const json = this.inputs.get(index);
-    const block = this.blocks[index];
+    const block = this.blocks.get(index);
     if (json === undefined || !block) return;
     this.inputs.delete(index);
     try {

@@ -2,6 +2,7 @@ import type { Clock } from '../../common';
 import type { AnthropicStreamEvent, ChatChunk, ChatDelta, FinishReason } from '../chat.types';
 import { NativeMessageAssembly } from './anthropic-native-message';
 import { chatFinishReason, chatUsage } from './anthropic-answer';
+import { isIndexBelow, MAX_CONTENT_BLOCKS } from '../wire';
 import { isCount, isObject } from './json-shape';
 import type { ProviderTarget } from './llm-provider';
 import { malformedAnswerError, streamCutError, streamErrorEvent } from './provider-errors';
@@ -130,7 +131,8 @@ class AnthropicStreamTranslation {
   }
 
   private blockStart(index: unknown, block: unknown): ChatChunk[] {
-    if (!isCount(index) || !isObject(block)) throw this.malformed();
+    // Blocks are numbered by Anthropic: past any answer's count it is not one, and nothing is sized by it.
+    if (!isIndexBelow(index, MAX_CONTENT_BLOCKS) || !isObject(block)) throw this.malformed();
     if (block.type === 'text') {
       // The text comes in deltas; a start that already holds some is said too.
       return typeof block.text === 'string' && block.text !== '' ? [this.chunk({ content: block.text })] : [];

@@ -2,10 +2,16 @@ import type { Clock } from '../../common';
 import type { ChatChunk, ChatCompletion, ChatRequest } from '../chat.types';
 import type { ChunkBatch } from '../streaming/chunk-batch';
 import { carriesContent } from '../streaming/stream-assembly';
+import { compileRequestCheck } from '../../common';
+import { openAiChatAnswer, openAiChatChunk } from '../wire';
 import { isCount, isObject } from './json-shape';
 import type { LlmProvider, ProviderAttempt, ProviderTarget } from './llm-provider';
 import { malformedAnswerError, streamCutError, streamErrorEvent } from './provider-errors';
 import { endpointUrl, postJson, postStream, providerEventBatches } from './provider-exchange';
+
+/** The wire's checks, compiled once: they run on every chunk of every stream. */
+const isChatChunk = compileRequestCheck(openAiChatChunk);
+const isChatAnswer = compileRequestCheck(openAiChatAnswer);
 
 /** @default base URL of an `openai` target without its own. */
 export const OPENAI_BASE_URL = 'https://api.openai.com/v1';
@@ -106,62 +112,55 @@ export class OpenAiProvider implements LlmProvider {
   }
 
   /**
-   * Makes a chunk as given one the route can read: choices with a delta (none for the usage
-   * chunk), the fields it reads filled in where missing. True when nothing was filled in.
+   * Makes a chunk as given one the route can read: checked against the wire's shape (a chunk that
+   * fails it is a malformed answer), the fields the route reads filled in where missing. True
+   * when nothing was filled in.
    */
   private completeChunk(target: ProviderTarget, chunk: unknown): boolean {
-    if (!isObject(chunk) || !Array.isArray(chunk.choices)) throw malformedAnswerError(target, 200);
-    // A loop, not every() with a closure: this runs for every chunk of every stream.
-    for (const choice of chunk.choices as unknown[]) {
-      if (!isObject(choice) || !isObject(choice.delta)) throw malformedAnswerError(target, 200);
-    }
-    const { usage } = chunk;
-    if (usage != null && (!isObject(usage) || !isCount(usage.prompt_tokens) || !isCount(usage.completion_tokens))) {
-      throw malformedAnswerError(target, 200);
-    }
+    if (!isChatChunk(chunk)) throw malformedAnswerError(target, 200);
     // Freshly parsed and nobody else's: completed in place, not copied, once per chunk.
     let asGiven = true;
-    if (typeof chunk.id !== 'string') {
-      chunk.id = '';
+    const { choices } = chunk;
+    // A loop, not forEach() with a closure: this runs for every chunk of every stream.
+    for (let at = 0; at < choices.length; at++) {
+      if (choices[at].index === undefined) {
+        choices[at].index = at;
+        asGiven = false;
+      }
+    }
+    const loose = chunk as Record<string, unknown>;
+    if (typeof loose.id !== 'string') {
+      loose.id = '';
       asGiven = false;
     }
-    if (chunk.object !== 'chat.completion.chunk') {
-      chunk.object = 'chat.completion.chunk';
+    if (loose.object !== 'chat.completion.chunk') {
+      loose.object = 'chat.completion.chunk';
       asGiven = false;
     }
-    if (!isCount(chunk.created)) {
-      chunk.created = Math.floor(this.clock.wallNow() / 1000);
+    if (!isCount(loose.created)) {
+      loose.created = Math.floor(this.clock.wallNow() / 1000);
       asGiven = false;
     }
-    if (typeof chunk.model !== 'string') {
-      chunk.model = target.model;
+    if (typeof loose.model !== 'string') {
+      loose.model = target.model;
       asGiven = false;
     }
     return asGiven;
   }
 
-  /** The answer as given, once it has what the route reads: choices with a message, and usage. */
+  /** The answer as given, once it has the wire's shape for what the route reads: choices with a message, and usage. */
   private completion(target: ProviderTarget, answer: unknown): ChatCompletion {
-    if (!isObject(answer) || typeof answer.id !== 'string') throw malformedAnswerError(target, 200);
-    const { choices, usage } = answer;
-    const readableChoices =
-      Array.isArray(choices) &&
-      choices.length > 0 &&
-      choices.every((choice) => isObject(choice) && isObject(choice.message));
-    if (!readableChoices) throw malformedAnswerError(target, 200);
-    if (!isObject(usage) || !isCount(usage.prompt_tokens) || !isCount(usage.completion_tokens)) {
-      throw malformedAnswerError(target, 200);
-    }
+    if (!isChatAnswer(answer)) throw malformedAnswerError(target, 200);
+    const { usage } = answer;
     return {
       ...answer,
       object: 'chat.completion',
+      choices: answer.choices.map((choice, at) => (choice.index === undefined ? { ...choice, index: at } : choice)),
       created: isCount(answer.created) ? answer.created : Math.floor(this.clock.wallNow() / 1000),
       model: typeof answer.model === 'string' ? answer.model : target.model,
-      usage: {
-        ...usage,
-        total_tokens: isCount(usage.total_tokens) ? usage.total_tokens : usage.prompt_tokens + usage.completion_tokens,
-      },
-    } as ChatCompletion;
+      usage: { ...usage, total_tokens: usage.total_tokens ?? usage.prompt_tokens + usage.completion_tokens },
+      // The wire's types are what may come (nulls included); the route reads them as such.
+    } as unknown as ChatCompletion;
   }
 }
 

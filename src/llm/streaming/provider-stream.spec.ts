@@ -6,6 +6,7 @@ import type { ChunkBatch } from './chunk-batch';
 import { ProviderStream } from './provider-stream';
 
 const LABEL = 'openai/gpt-4o';
+const UNREADABLE = new ResilienceError('transient', 'target openai/gpt-4o answered 200 with an unreadable body');
 
 function chunk(delta: ChatDelta): ChatChunk {
   return {
@@ -73,7 +74,7 @@ beforeEach(() => {
   clock = new FakeClock();
   abort = new LazyAbortController();
   source = new Source(abort);
-  stream = new ProviderStream(source.batches(), clock, abort, LABEL);
+  stream = new ProviderStream(source.batches(), clock, abort, LABEL, () => UNREADABLE);
 });
 
 describe('ProviderStream', () => {
@@ -164,6 +165,35 @@ describe('ProviderStream', () => {
 
       expect(settled.state).toBe('fulfilled');
       expect(source.finallyRan).toBe(true);
+    });
+  });
+
+  describe('a chunk the assembly cannot take', () => {
+    // A chunk no reader checked: nothing the stream machinery does with it may reject unhandled.
+    const BROKEN = { ...HEL, choices: [{ index: 0, delta: { tool_calls: 5 }, finish_reason: null }] } as never;
+
+    it('fails the read as the unreadable answer, cancels the request and settles, with nothing unhandled', async () => {
+      const unhandled: unknown[] = [];
+      const onUnhandled = (reason: unknown): void => void unhandled.push(reason);
+      process.on('unhandledRejection', onUnhandled);
+      try {
+        const settled = track(stream.settled);
+        source.send(HEL);
+        await stream.next();
+        source.send(BROKEN);
+
+        await expect(stream.next()).rejects.toBe(UNREADABLE);
+        await settle();
+
+        expect(abort.aborted).toBe(true);
+        expect(abort.reason).toBe(UNREADABLE);
+        expect(settled.state).toBe('fulfilled');
+        expect(source.finallyRan).toBe(true);
+        await expect(stream.next()).rejects.toBe(UNREADABLE);
+        expect(unhandled).toEqual([]);
+      } finally {
+        process.off('unhandledRejection', onUnhandled);
+      }
     });
   });
 

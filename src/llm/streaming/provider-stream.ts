@@ -43,6 +43,8 @@ export class ProviderStream {
     private readonly clock: Clock,
     private readonly abort: LazyAbortController,
     private readonly label: string,
+    /** The failure of a batch the assembly could not take: the target's malformed answer. */
+    private readonly unreadable: () => ResilienceError,
   ) {
     this.iterator = batches[Symbol.asyncIterator]();
     this.settled = new Promise((resolve) => (this.markSettled = resolve));
@@ -89,9 +91,19 @@ export class ProviderStream {
     this.pending = undefined;
     if (result.done) return read.resolve(undefined);
     const batch = result.value;
-    for (const chunk of batch.chunks) {
-      this.assembly.add(chunk);
-      if (!this.committed && carriesContent(chunk)) this.committed = true;
+    try {
+      for (const chunk of batch.chunks) {
+        this.assembly.add(chunk);
+        if (!this.committed && carriesContent(chunk)) this.committed = true;
+      }
+    } catch {
+      // The readers check every chunk before it gets here; this is for what they did not
+      // foresee. A throw in this callback would be a rejection nobody handles, which ends the
+      // process: it costs this stream its answer instead, and the provider's request is cancelled.
+      const error = this.unreadable();
+      read.reject(error);
+      this.stop(error);
+      return;
     }
     read.resolve(batch);
   };

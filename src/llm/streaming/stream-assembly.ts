@@ -1,3 +1,4 @@
+import { isIndexBelow, MAX_CHOICES, MAX_TOOL_CALLS } from '../wire';
 import type { ChatChunk, ChatCompletion, ChatToolCall, ChatUsage, FinishReason } from '../chat.types';
 
 /** Characters per token when an answer's tokens are counted from its text: the usual rule for English. */
@@ -6,7 +7,8 @@ const CHARS_PER_TOKEN = 4;
 interface AssembledChoice {
   content: string;
   refusal: string;
-  toolCalls: ChatToolCall[];
+  /** By the index the provider numbers them with: a map, never an array a large index would stretch. */
+  toolCalls: Map<number, ChatToolCall>;
   finishReason: FinishReason | null;
 }
 
@@ -37,7 +39,9 @@ export class StreamAssembly {
     for (const { index, delta, finish_reason: finishReason } of chunk.choices) {
       let choice = this.choices.get(index);
       if (!choice) {
-        choice = { content: '', refusal: '', toolCalls: [], finishReason: null };
+        // The readers refuse such a chunk already; nothing here is ever sized by an upstream's number.
+        if (!isIndexBelow(index, MAX_CHOICES)) throw new RangeError('choice index out of range');
+        choice = { content: '', refusal: '', toolCalls: new Map(), finishReason: null };
         this.choices.set(index, choice);
       }
       if (typeof delta.content === 'string' && delta.content !== '') {
@@ -50,11 +54,12 @@ export class StreamAssembly {
       }
       for (const piece of delta.tool_calls ?? []) {
         this.contentChunks++;
-        const call = (choice.toolCalls[piece.index] ??= {
-          id: '',
-          type: 'function',
-          function: { name: '', arguments: '' },
-        });
+        let call = choice.toolCalls.get(piece.index);
+        if (!call) {
+          if (!isIndexBelow(piece.index, MAX_TOOL_CALLS)) throw new RangeError('tool call index out of range');
+          call = { id: '', type: 'function', function: { name: '', arguments: '' } };
+          choice.toolCalls.set(piece.index, call);
+        }
         if (piece.id) call.id = piece.id;
         if (piece.function?.name) call.function.name += piece.function.name;
         if (piece.function?.arguments) call.function.arguments += piece.function.arguments;
@@ -87,7 +92,8 @@ export class StreamAssembly {
     let characters = this.thinkingChars;
     for (const choice of this.choices.values()) {
       characters += choice.content.length + choice.refusal.length;
-      for (const call of choice.toolCalls) characters += call.function.name.length + call.function.arguments.length;
+      for (const call of choice.toolCalls.values())
+        characters += call.function.name.length + call.function.arguments.length;
     }
     const completion = Math.max(this.contentChunks, Math.ceil(characters / CHARS_PER_TOKEN));
     return { prompt_tokens: promptEstimate, completion_tokens: completion, total_tokens: promptEstimate + completion };
@@ -103,7 +109,7 @@ export class StreamAssembly {
       model: this.model,
       choices: indexes.map((index) => {
         const choice = this.choices.get(index)!;
-        const toolCalls = choice.toolCalls.filter(Boolean);
+        const toolCalls = [...choice.toolCalls.keys()].sort((a, b) => a - b).map((at) => choice.toolCalls.get(at)!);
         const message: ChatCompletion['choices'][number]['message'] = {
           role: 'assistant',
           content: choice.content === '' && toolCalls.length > 0 ? null : choice.content,

@@ -1,0 +1,3 @@
+export * from './limits';
+export * from './openai-chat-wire';
+export * from './token-count';

@@ -1,0 +1,14 @@
+/**
+ * What an answer may number, at most: the readers refuse an upstream's index past these, so that
+ * nothing Bulkhead builds is ever sized by a number a model server sent. Far above what any
+ * request can produce (OpenAI caps `n` at 128; no model emits a thousand tool calls or content
+ * blocks in one turn).
+ */
+export const MAX_CHOICES = 128;
+export const MAX_TOOL_CALLS = 1024;
+export const MAX_CONTENT_BLOCKS = 1024;
+
+/** Whether `index` numbers one of at most `bound` things: a whole number in [0, bound). */
+export function isIndexBelow(index: unknown, bound: number): index is number {
+  return typeof index === 'number' && Number.isInteger(index) && index >= 0 && index < bound;
+}
