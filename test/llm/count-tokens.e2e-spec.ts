@@ -156,4 +156,36 @@ describe('count_tokens by the target itself', () => {
     expect(response.headers.get('x-bulkhead-token-count')).toBe('estimate');
     expect(anthropic.requests).toHaveLength(0);
   });
+
+  it("counts each count against the tenant's requests per minute: past it, 429 and no request to the target", async () => {
+    await app.close();
+    app = await createTestApp({
+      auth: { allowAnonymous: false, apiKeys: [ACME.apiKey] },
+      lanes: { llm: { concurrency: 2, queueCapacity: 2 } },
+      rateLimits: { default: { rpm: 2 } },
+      llm: {
+        routes: {
+          claude: {
+            lane: 'llm',
+            targets: [
+              { provider: 'anthropic', model: 'claude-test', baseUrl: anthropic.url('/v1'), apiKey: PROVIDER_KEY },
+            ],
+          },
+        },
+      },
+    });
+
+    await client().messages.countTokens(QUESTION);
+    await client().messages.countTokens(QUESTION);
+    const refused = await client()
+      .messages.countTokens(QUESTION)
+      .catch((error: unknown) => error);
+
+    expect(refused).toBeInstanceOf(Anthropic.RateLimitError);
+    expect((refused as InstanceType<typeof Anthropic.RateLimitError>).error).toMatchObject({
+      type: 'error',
+      error: { type: 'rate_limit_error' },
+    });
+    expect(anthropic.requests).toHaveLength(2);
+  });
 });

@@ -1,6 +1,8 @@
 import { Controller, HttpCode, Post, Req, Res } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { isPromiseLike } from '../../common';
 import { HttpPools } from '../../containment';
+import { RateLimiter } from '../../rate-limit';
 import { answerHeaders, bulkheadField } from '../answer-meta';
 import { ChatCompletions } from '../chat-completions.service';
 import { startChatCall } from '../ingress-call';
@@ -24,6 +26,7 @@ export class MessagesController {
     private readonly completions: ChatCompletions,
     private readonly routes: LlmRoutes,
     private readonly pools: HttpPools,
+    private readonly limiter: RateLimiter,
   ) {}
 
   @Post()
@@ -48,6 +51,7 @@ export class MessagesController {
    * `POST /v1/messages/count_tokens`: the route's first target counts the request where it can
    * (an `anthropic` target), else Bulkhead's own estimate (the one its limits hold); which of
    * them answered is in `x-bulkhead-token-count` (the target's `provider/model`, or `estimate`).
+   * Each count is one request against the tenant's requests-per-minute limit.
    */
   @Post('count_tokens')
   @HttpCode(200)
@@ -60,6 +64,11 @@ export class MessagesController {
     );
     const route = this.routes.forTenant(call.request.model, call.tenant);
     if (!route) throw this.routes.unknownRouteError(call.tenant);
+    // A count reaches the target on the operator's key: it is a request for the tenant's
+    // requests-per-minute limit like any other (no tokens: it produces none), so one tenant cannot
+    // spend the organisation's count quota at the provider.
+    const limiting = this.limiter.admit(call.tenant, 0, call.headers);
+    if (isPromiseLike(limiting)) await limiting;
     const counted = await countInputTokens(route, call, {
       tenant: call.tenant,
       pool: this.pools.get(call.pool),

@@ -1,4 +1,5 @@
 import type { ChatCompletion, ChatToolCall, ChatUsage, FinishReason } from '../chat.types';
+import { isAnthropicAnswer } from '../wire';
 import { isCount, isObject } from './json-shape';
 import type { ProviderTarget } from './llm-provider';
 import { malformedAnswerError } from './provider-errors';
@@ -25,16 +26,13 @@ const FINISH_REASONS: ReadonlyMap<string, FinishReason> = new Map([
  * @param createdMs epoch milliseconds: Anthropic's answer has no timestamp of its own
  */
 export function fromAnthropicAnswer(target: ProviderTarget, answer: unknown, createdMs: number): ChatCompletion {
-  if (!isObject(answer) || typeof answer.id !== 'string' || !Array.isArray(answer.content)) {
-    throw malformedAnswerError(target, 200);
-  }
+  if (!isAnthropicAnswer(answer)) throw malformedAnswerError(target, 200);
   const usage = chatUsage(answer.usage);
   if (!usage) throw malformedAnswerError(target, 200);
 
   const texts: string[] = [];
   const toolCalls: ChatToolCall[] = [];
-  for (const block of answer.content as unknown[]) {
-    if (!isObject(block)) throw malformedAnswerError(target, 200);
+  for (const block of answer.content) {
     if (block.type === 'text') {
       if (typeof block.text !== 'string') throw malformedAnswerError(target, 200);
       texts.push(block.text);

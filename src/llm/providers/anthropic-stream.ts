@@ -2,7 +2,7 @@ import type { Clock } from '../../common';
 import type { AnthropicStreamEvent, ChatChunk, ChatDelta, FinishReason } from '../chat.types';
 import { NativeMessageAssembly } from './anthropic-native-message';
 import { chatFinishReason, chatUsage } from './anthropic-answer';
-import { isIndexBelow, MAX_CONTENT_BLOCKS } from '../wire';
+import { isAnthropicStreamEvent, isIndexBelow, MAX_CONTENT_BLOCKS } from '../wire';
 import { isCount, isObject } from './json-shape';
 import type { ProviderTarget } from './llm-provider';
 import { malformedAnswerError, streamCutError, streamErrorEvent } from './provider-errors';
@@ -96,7 +96,8 @@ class AnthropicStreamTranslation {
 
   /** The chunks one event makes: none, one, or (at `message_stop`) the last ones. */
   read(event: unknown): ChatChunk[] {
-    if (!isObject(event) || typeof event.type !== 'string') throw this.malformed();
+    // The wire's check first: every field read below has the type and the bounds it relies on.
+    if (!isAnthropicStreamEvent(event)) throw this.malformed();
     if (event.type === 'ping') return [];
     if (event.type === 'error') throw streamErrorEvent(this.target, event.error, this.clock.wallNow());
     if (event.type === 'message_start') return this.start(event.message);

@@ -2,16 +2,11 @@ import type { Clock } from '../../common';
 import type { ChatChunk, ChatCompletion, ChatRequest } from '../chat.types';
 import type { ChunkBatch } from '../streaming/chunk-batch';
 import { carriesContent } from '../streaming/stream-assembly';
-import { compileRequestCheck } from '../../common';
-import { openAiChatAnswer, openAiChatChunk } from '../wire';
-import { isCount, isObject } from './json-shape';
 import type { LlmProvider, ProviderAttempt, ProviderTarget } from './llm-provider';
-import { malformedAnswerError, streamCutError, streamErrorEvent } from './provider-errors';
+import { readOpenAiAnswer } from './openai-answer';
+import { readOpenAiChunk } from './openai-chunk';
+import { streamCutError } from './provider-errors';
 import { endpointUrl, postJson, postStream, providerEventBatches } from './provider-exchange';
-
-/** The wire's checks, compiled once: they run on every chunk of every stream. */
-const isChatChunk = compileRequestCheck(openAiChatChunk);
-const isChatAnswer = compileRequestCheck(openAiChatAnswer);
 
 /** @default base URL of an `openai` target without its own. */
 export const OPENAI_BASE_URL = 'https://api.openai.com/v1';
@@ -36,7 +31,7 @@ export class OpenAiProvider implements LlmProvider {
       wireRequest(attempt.request),
       this.clock,
     );
-    return this.completion(target, answer);
+    return readOpenAiAnswer(target, answer, this.clock.wallNow());
   }
 
   /**
@@ -76,7 +71,7 @@ export class OpenAiProvider implements LlmProvider {
         let chunk: ChatChunk;
         let asGiven: boolean;
         try {
-          ({ chunk, asGiven } = this.parsedChunk(target, data));
+          ({ chunk, asGiven } = readOpenAiChunk(target, data, this.clock.wallNow()));
         } catch (failure) {
           // What came before a failure reaches the client before the failure does.
           if (chunks.length > 0) yield { chunks, wire };
@@ -95,72 +90,6 @@ export class OpenAiProvider implements LlmProvider {
       if (chunks.length > 0) yield { chunks, wire };
     }
     throw streamCutError(target);
-  }
-
-  /** One event's chunk; a provider's error event and an unreadable chunk are thrown. */
-  private parsedChunk(target: ProviderTarget, data: string): { chunk: ChatChunk; asGiven: boolean } {
-    let parsed: unknown;
-    try {
-      parsed = JSON.parse(data);
-    } catch {
-      throw malformedAnswerError(target, 200);
-    }
-    if (isObject(parsed) && parsed.error !== undefined)
-      throw streamErrorEvent(target, parsed.error, this.clock.wallNow());
-    const asGiven = this.completeChunk(target, parsed);
-    return { chunk: parsed as ChatChunk, asGiven };
-  }
-
-  /**
-   * Makes a chunk as given one the route can read: checked against the wire's shape (a chunk that
-   * fails it is a malformed answer), the fields the route reads filled in where missing. True
-   * when nothing was filled in.
-   */
-  private completeChunk(target: ProviderTarget, chunk: unknown): boolean {
-    if (!isChatChunk(chunk)) throw malformedAnswerError(target, 200);
-    // Freshly parsed and nobody else's: completed in place, not copied, once per chunk.
-    let asGiven = true;
-    const { choices } = chunk;
-    // A loop, not forEach() with a closure: this runs for every chunk of every stream.
-    for (let at = 0; at < choices.length; at++) {
-      if (choices[at].index === undefined) {
-        choices[at].index = at;
-        asGiven = false;
-      }
-    }
-    const loose = chunk as Record<string, unknown>;
-    if (typeof loose.id !== 'string') {
-      loose.id = '';
-      asGiven = false;
-    }
-    if (loose.object !== 'chat.completion.chunk') {
-      loose.object = 'chat.completion.chunk';
-      asGiven = false;
-    }
-    if (!isCount(loose.created)) {
-      loose.created = Math.floor(this.clock.wallNow() / 1000);
-      asGiven = false;
-    }
-    if (typeof loose.model !== 'string') {
-      loose.model = target.model;
-      asGiven = false;
-    }
-    return asGiven;
-  }
-
-  /** The answer as given, once it has the wire's shape for what the route reads: choices with a message, and usage. */
-  private completion(target: ProviderTarget, answer: unknown): ChatCompletion {
-    if (!isChatAnswer(answer)) throw malformedAnswerError(target, 200);
-    const { usage } = answer;
-    return {
-      ...answer,
-      object: 'chat.completion',
-      choices: answer.choices.map((choice, at) => (choice.index === undefined ? { ...choice, index: at } : choice)),
-      created: isCount(answer.created) ? answer.created : Math.floor(this.clock.wallNow() / 1000),
-      model: typeof answer.model === 'string' ? answer.model : target.model,
-      usage: { ...usage, total_tokens: usage.total_tokens ?? usage.prompt_tokens + usage.completion_tokens },
-      // The wire's types are what may come (nulls included); the route reads them as such.
-    } as unknown as ChatCompletion;
   }
 }
 
