@@ -1,7 +1,6 @@
 export * from './chat.types';
 export { chatRequestSchema } from './chat-request';
-export { countTokensRequestSchema, messagesRequestSchema } from './messages/messages-request';
-export { responsesRequestSchema } from './responses/responses-request';
+export { countTokensRequestSchema, messagesRequestSchema, responsesRequestSchema } from './wire';
 export * from './chat-completions.service';
 export * from './llm-gateway.service';
 export * from './llm.module';

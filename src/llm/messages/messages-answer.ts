@@ -1,46 +1,5 @@
-import type { ChatCompletion, ChatUsage, FinishReason } from '../chat.types';
-
-/** A content block of Anthropic's answer. */
-export type MessagesContentBlock =
-  { type: 'text'; text: string } | { type: 'tool_use'; id: string; name: string; input: Record<string, unknown> };
-
-export type MessagesStopReason = 'end_turn' | 'max_tokens' | 'tool_use' | 'refusal';
-
-/** Anthropic's usage: its `input_tokens` leaves out what was read from or written to its prompt cache. */
-export interface MessagesUsage {
-  input_tokens: number;
-  output_tokens: number;
-  cache_read_input_tokens: number;
-  cache_creation_input_tokens: number;
-}
-
-/** Anthropic's `message` answer. */
-export interface MessagesAnswer {
-  id: string;
-  type: 'message';
-  role: 'assistant';
-  model: string;
-  content: MessagesContentBlock[];
-  stop_reason: MessagesStopReason;
-  stop_sequence: null;
-  usage: MessagesUsage;
-  [field: string]: unknown;
-}
-
-/**
- * Each finish reason as Anthropic's stop reason. A matched stop sequence is `end_turn` too: Chat
- * Completions does not say which one matched (`stop_sequence` is always null).
- */
-const STOP_REASONS: Record<FinishReason, MessagesStopReason> = {
-  stop: 'end_turn',
-  length: 'max_tokens',
-  tool_calls: 'tool_use',
-  content_filter: 'refusal',
-};
-
-export function messagesStopReason(finish: FinishReason | null | undefined): MessagesStopReason {
-  return (finish && STOP_REASONS[finish]) ?? 'end_turn';
-}
+import type { ChatCompletion, ChatUsage } from '../chat.types';
+import { type MessagesAnswer, type MessagesContentBlock, messagesStopReason, type MessagesUsage } from '../wire';
 
 /** A message id as Anthropic's SDKs expect one (`msg_…`): a provider's own, or the completion's, prefixed. */
 export function messageId(completionId: string): string {

@@ -1,5 +1,6 @@
 import { thrownKindAndMessage } from '../../../test/support/thrown';
-import { countTokensRequestSchema, parseMessagesRequest, readMessagesCall, toChatRequest } from './messages-request';
+import { countTokensRequestSchema } from '../wire';
+import { parseMessagesRequest, readMessagesCall, toChatRequest } from './messages-request';
 
 const translate = (body: Record<string, unknown>) =>
   toChatRequest(parseMessagesRequest({ model: 'route', max_tokens: 100, ...body }));

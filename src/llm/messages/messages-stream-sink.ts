@@ -2,7 +2,8 @@ import { type ResilienceError, toAnthropicError } from '../../common';
 import type { AnthropicStreamEvent, ChatChunk, ChatChunkChoice } from '../chat.types';
 import type { SseReply } from '../streaming/sse-reply';
 import { TranslatedStreamSink } from '../streaming/translated-stream-sink';
-import { messageId, messagesStopReason, type MessagesStopReason, messagesUsage } from './messages-answer';
+import { messagesStopReason, type MessagesStopReason } from '../wire';
+import { messageId, messagesUsage } from './messages-answer';
 
 /** The block being streamed now: its index in the message, and what it is. */
 interface OpenBlock {

@@ -10,7 +10,8 @@ import { LlmRoutes } from '../routing/llm-routes.service';
 import { SseReply } from '../streaming/sse-reply';
 import { toMessagesAnswer } from './messages-answer';
 import { countInputTokens } from './input-token-count';
-import { countTokensRequestSchema, readMessagesCall } from './messages-request';
+import { countTokensRequestSchema } from '../wire';
+import { readMessagesCall } from './messages-request';
 import { MessagesStreamSink } from './messages-stream-sink';
 
 /**

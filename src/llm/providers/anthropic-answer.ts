@@ -1,22 +1,8 @@
-import type { ChatCompletion, ChatToolCall, ChatUsage, FinishReason } from '../chat.types';
-import { isAnthropicAnswer } from '../wire';
+import type { ChatCompletion, ChatToolCall, ChatUsage } from '../chat.types';
+import { chatFinishReason, isAnthropicAnswer } from '../wire';
 import { isCount, isObject } from './json-shape';
 import type { ProviderTarget } from './llm-provider';
 import { malformedAnswerError } from './provider-errors';
-
-/**
- * Anthropic's stop reasons as Chat Completions finish reasons. `pause_turn` (a server tool
- * paused a long turn) reads as `stop`: the answer so far is whole, and a client may continue.
- */
-const FINISH_REASONS: ReadonlyMap<string, FinishReason> = new Map([
-  ['end_turn', 'stop'],
-  ['stop_sequence', 'stop'],
-  ['pause_turn', 'stop'],
-  ['max_tokens', 'length'],
-  ['model_context_window_exceeded', 'length'],
-  ['tool_use', 'tool_calls'],
-  ['refusal', 'content_filter'],
-]);
 
 /**
  * A Messages API answer as a `chat.completion`: text blocks joined into the content, tool_use
@@ -68,14 +54,6 @@ export function fromAnthropicAnswer(target: ProviderTarget, answer: unknown, cre
     ],
     usage,
   };
-}
-
-/**
- * An Anthropic stop reason as a Chat Completions finish reason. A stop reason newer than the map
- * (or none): the answer did end, and `stop` claims nothing more.
- */
-export function chatFinishReason(stopReason: unknown): FinishReason {
-  return FINISH_REASONS.get(String(stopReason)) ?? 'stop';
 }
 
 /**

@@ -1,45 +1,21 @@
 import type { ChatContentPart, ChatMessage, ChatRequest, ChatTool, ChatToolChoice } from '../chat.types';
+import {
+  type MessagesBlock,
+  type MessagesImageBlock,
+  type MessagesTextBlock,
+  type MessagesTool,
+  type MessagesToolChoice,
+  type MessagesToolResultBlock,
+  type MessagesTurn,
+} from '../wire';
 import { isObject } from './json-shape';
 import type { ProviderAttempt, ProviderTarget } from './llm-provider';
 import { unsupportedRequestError } from './provider-errors';
 
-export interface AnthropicTextBlock {
-  type: 'text';
-  text: string;
-}
-
-export interface AnthropicImageBlock {
-  type: 'image';
-  source: { type: 'base64'; media_type: string; data: string } | { type: 'url'; url: string };
-}
-
-export interface AnthropicToolUseBlock {
-  type: 'tool_use';
-  id: string;
-  name: string;
-  input: Record<string, unknown>;
-}
-
-export interface AnthropicToolResultBlock {
-  type: 'tool_result';
-  tool_use_id: string;
-  content: string | Array<AnthropicTextBlock | AnthropicImageBlock>;
-}
-
-export type AnthropicBlock =
-  AnthropicTextBlock | AnthropicImageBlock | AnthropicToolUseBlock | AnthropicToolResultBlock;
-
-export interface AnthropicMessage {
-  role: 'user' | 'assistant';
-  content: string | AnthropicBlock[];
-}
-
-export type AnthropicToolChoice =
-  | { type: 'auto' | 'any'; disable_parallel_tool_use?: boolean }
-  | { type: 'tool'; name: string; disable_parallel_tool_use?: boolean }
-  | { type: 'none' };
-
-/** A Messages API request, as far as a Chat Completions request can be said in it. */
+/**
+ * A Messages API request, as far as a Chat Completions request can be said in it: written in the
+ * wire's types, which the `/v1/messages` ingress reads a client's request with.
+ */
 export interface AnthropicRequest extends AnthropicBody {
   model: string;
 }
@@ -50,13 +26,13 @@ export interface AnthropicRequest extends AnthropicBody {
  */
 export interface AnthropicBody {
   max_tokens: number;
-  messages: AnthropicMessage[];
-  system?: AnthropicTextBlock[];
+  messages: MessagesTurn[];
+  system?: MessagesTextBlock[];
   temperature?: number;
   top_p?: number;
   stop_sequences?: string[];
-  tools?: Array<{ name: string; description?: string; input_schema: Record<string, unknown> }>;
-  tool_choice?: AnthropicToolChoice;
+  tools?: MessagesTool[];
+  tool_choice?: MessagesToolChoice;
 }
 
 /**
@@ -112,15 +88,15 @@ function refuseWhatCannotBeSaid(request: ChatRequest, refuse: (reason: string) =
 function conversation(
   target: ProviderTarget,
   chat: readonly ChatMessage[],
-): { system: AnthropicTextBlock[]; messages: AnthropicMessage[] } {
+): { system: MessagesTextBlock[]; messages: MessagesTurn[] } {
   const refuse = (reason: string) => unsupportedRequestError(target, reason);
-  const system: AnthropicTextBlock[] = [];
-  const messages: AnthropicMessage[] = [];
-  let toolResults: AnthropicBlock[] | undefined;
+  const system: MessagesTextBlock[] = [];
+  const messages: MessagesTurn[] = [];
+  let toolResults: MessagesBlock[] | undefined;
   for (const message of chat) {
     if (message.role === 'tool') {
       if (typeof message.tool_call_id !== 'string') throw refuse('a tool message has no tool_call_id');
-      const block: AnthropicToolResultBlock = {
+      const block: MessagesToolResultBlock = {
         type: 'tool_result',
         tool_use_id: message.tool_call_id,
         content: userContent(message.content ?? '', refuse),
@@ -146,11 +122,11 @@ function conversation(
   return { system, messages };
 }
 
-function assistantMessage(message: ChatMessage, refuse: (reason: string) => Error): AnthropicMessage {
+function assistantMessage(message: ChatMessage, refuse: (reason: string) => Error): MessagesTurn {
   const text = textContent(message.content ?? '', refuse);
   const calls = message.tool_calls ?? [];
   if (calls.length === 0) return { role: 'assistant', content: text };
-  const blocks: AnthropicBlock[] = typeof text === 'string' ? (text ? [{ type: 'text', text }] : []) : [...text];
+  const blocks: MessagesBlock[] = typeof text === 'string' ? (text ? [{ type: 'text', text }] : []) : [...text];
   calls.forEach((call, index) => {
     blocks.push({
       type: 'tool_use',
@@ -191,10 +167,10 @@ const DATA_URL = /^data:([^;,]+);base64,(.*)$/s;
 function userContent(
   content: string | readonly ChatContentPart[],
   refuse: (reason: string) => Error,
-): string | Array<AnthropicTextBlock | AnthropicImageBlock> {
+): string | Array<MessagesTextBlock | MessagesImageBlock> {
   if (typeof content === 'string') return content;
   return content.map((part) => {
-    if (part.type !== 'image_url') return textContent([part], refuse)[0] as AnthropicTextBlock;
+    if (part.type !== 'image_url') return textContent([part], refuse)[0] as MessagesTextBlock;
     const url = isObject(part.image_url) ? part.image_url.url : undefined;
     if (typeof url !== 'string') throw refuse('an image_url part has no url');
     const inline = DATA_URL.exec(url);
@@ -211,7 +187,7 @@ function userContent(
 function textContent(
   content: string | readonly ChatContentPart[],
   refuse: (reason: string) => Error,
-): string | AnthropicTextBlock[] {
+): string | MessagesTextBlock[] {
   if (typeof content === 'string') return content;
   return content.map((part) => {
     if (part.type !== 'text' || typeof part.text !== 'string') {
@@ -230,7 +206,7 @@ function anthropicTool(tool: ChatTool, refuse: (reason: string) => Error): NonNu
     name,
     ...(description === undefined ? {} : { description }),
     // Anthropic requires a schema; a function without parameters takes an empty object.
-    input_schema: parameters ?? { type: 'object', properties: {} },
+    input_schema: (parameters ?? { type: 'object', properties: {} }) as MessagesTool['input_schema'],
   };
 }
 
@@ -238,7 +214,7 @@ function toolChoice(
   choice: ChatToolChoice | undefined,
   oneCallOnly: boolean,
   refuse: (reason: string) => Error,
-): AnthropicToolChoice | undefined {
+): MessagesToolChoice | undefined {
   const single = oneCallOnly ? { disable_parallel_tool_use: true } : {};
   if (choice === undefined || choice === null) return oneCallOnly ? { type: 'auto', ...single } : undefined;
   if (choice === 'none') return { type: 'none' };

@@ -3,7 +3,7 @@ import { rejection } from '../../../test/support/rejection';
 import type { ChatChunk } from '../chat.types';
 import { anthropicChunks, anthropicSseEvents } from './anthropic-stream';
 import type { ProviderTarget } from './llm-provider';
-import type { SseEvent } from './sse';
+import type { SseEvent } from '../wire';
 
 const clock = new FakeClock(Date.UTC(2026, 4, 1, 12, 0, 0));
 const CREATED = Math.floor(Date.UTC(2026, 4, 1, 12, 0, 0) / 1000);

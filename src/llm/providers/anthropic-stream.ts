@@ -1,12 +1,12 @@
 import type { Clock } from '../../common';
 import type { AnthropicStreamEvent, ChatChunk, ChatDelta, FinishReason } from '../chat.types';
 import { NativeMessageAssembly } from './anthropic-native-message';
-import { chatFinishReason, chatUsage } from './anthropic-answer';
-import { isAnthropicStreamEvent, isIndexBelow, MAX_CONTENT_BLOCKS } from '../wire';
+import { chatFinishReason, isAnthropicStreamEvent, isIndexBelow, MAX_CONTENT_BLOCKS } from '../wire';
+import { chatUsage } from './anthropic-answer';
 import { isCount, isObject } from './json-shape';
 import type { ProviderTarget } from './llm-provider';
 import { malformedAnswerError, streamCutError, streamErrorEvent } from './provider-errors';
-import type { SseEvent } from './sse';
+import type { SseEvent } from '../wire';
 
 /**
  * The Messages API's stream events (each `{"type": "message_start", …}` parsed) as the

@@ -4,12 +4,8 @@ import { fromUtf8, toUtf8 } from '@smithy/util-utf8';
 import { FakeClock } from '../../common/fake-clock';
 import { noNetwork, providerAttempt } from '../../../test/support/provider-attempt';
 import { rejection } from '../../../test/support/rejection';
-import {
-  bedrockEvents,
-  EventStreamFrameError,
-  eventStreamMessages,
-  MAX_EVENT_STREAM_MESSAGE_BYTES,
-} from './bedrock-stream';
+import { EventStreamFrameError, eventStreamMessages, MAX_EVENT_STREAM_MESSAGE_BYTES } from '../wire';
+import { bedrockEvents } from './bedrock-stream';
 import type { ProviderTarget } from './llm-provider';
 
 const clock = new FakeClock(Date.UTC(2026, 4, 1, 12, 0, 0));

@@ -2,7 +2,7 @@ import type { Readable } from 'node:stream';
 import { type Clock, isResilienceError } from '../../common';
 import type { ProviderAttempt } from './llm-provider';
 import { malformedAnswerError, providerStatusError, networkError } from './provider-errors';
-import { SseDecoder, type SseEvent, SseEventTooLarge, sseEvents } from './sse';
+import { SseDecoder, type SseEvent, SseEventTooLarge, sseEvents } from '../wire';
 
 /**
  * The most a provider's answer may be. A non-streamed completion is bounded by its output cap;

@@ -1,53 +1,5 @@
 import type { ChatCompletion, ChatUsage, FinishReason } from '../chat.types';
-import type { ResponsesRequest } from './responses-request';
-
-export interface OutputText {
-  type: 'output_text';
-  text: string;
-  annotations: never[];
-}
-
-export interface MessageOutput {
-  type: 'message';
-  id: string;
-  status: 'in_progress' | 'completed';
-  role: 'assistant';
-  content: OutputText[];
-}
-
-export interface FunctionCallOutput {
-  type: 'function_call';
-  id: string;
-  call_id: string;
-  name: string;
-  arguments: string;
-  status: 'in_progress' | 'completed';
-}
-
-export type OutputItem = MessageOutput | FunctionCallOutput;
-
-/** OpenAI's Responses usage: its `input_tokens` include the cached ones, as Chat Completions' prompt tokens do. */
-export interface ResponsesUsage {
-  input_tokens: number;
-  input_tokens_details: { cached_tokens: number };
-  output_tokens: number;
-  output_tokens_details: { reasoning_tokens: number };
-  total_tokens: number;
-}
-
-/** A `response` object, as `POST /v1/responses` answers and its stream's last event carries. */
-export interface ResponseObject {
-  id: string;
-  object: 'response';
-  created_at: number;
-  status: 'in_progress' | 'completed' | 'incomplete';
-  incomplete_details: { reason: 'max_output_tokens' | 'content_filter' } | null;
-  error: null;
-  model: string;
-  output: OutputItem[];
-  usage: ResponsesUsage | null;
-  [field: string]: unknown;
-}
+import type { OutputItem, ResponseObject, ResponsesRequest, ResponsesUsage } from '../wire';
 
 /** The ids of one response and of its items, made from its call id: stable, and never the caller's text. */
 export class ResponseIds {

@@ -1,89 +1,7 @@
-import { z } from 'zod';
 import { parseBodyFields, ResilienceError } from '../../common';
 import type { ChatContentPart, ChatMessage, ChatRequest, ChatToolChoice } from '../chat.types';
+import { type ResponsesContentPart, type ResponsesRequest, responsesRequestSchema } from '../wire';
 
-const count = z.int().min(1).max(10_000_000);
-
-const inputText = z.looseObject({ type: z.enum(['input_text', 'output_text']), text: z.string() });
-const inputImage = z.looseObject({
-  type: z.literal('input_image'),
-  image_url: z.string().min(1, 'an image is sent by image_url (file_id needs a stored file)'),
-  detail: z.enum(['low', 'high', 'auto']).optional(),
-});
-const refusalPart = z.looseObject({ type: z.literal('refusal'), refusal: z.string() });
-const contentPart = z.discriminatedUnion('type', [inputText, inputImage, refusalPart]);
-
-const messageItem = z.looseObject({
-  type: z.literal('message').optional(),
-  role: z.enum(['user', 'assistant', 'system', 'developer']),
-  content: z.union([z.string(), z.array(contentPart)]),
-});
-const functionCallItem = z.looseObject({
-  type: z.literal('function_call'),
-  call_id: z.string().min(1),
-  name: z.string().min(1),
-  arguments: z.string(),
-});
-const functionCallOutputItem = z.looseObject({
-  type: z.literal('function_call_output'),
-  call_id: z.string().min(1),
-  output: z.union([z.string(), z.array(contentPart)]),
-});
-/** An earlier answer's reasoning, which clients send back: accepted, and not passed on. */
-const reasoningItem = z.looseObject({ type: z.literal('reasoning') });
-const item = z.union([functionCallItem, functionCallOutputItem, reasoningItem, messageItem]);
-
-const functionTool = z.looseObject({
-  type: z.literal('function'),
-  name: z.string().min(1).max(128),
-  description: z.string().nullable().optional(),
-  parameters: z.record(z.string(), z.unknown()).nullable().optional(),
-  strict: z.boolean().nullable().optional(),
-});
-
-const toolChoice = z.union([
-  z.enum(['auto', 'none', 'required']),
-  z.looseObject({ type: z.literal('function'), name: z.string().min(1) }),
-]);
-
-const textFormat = z.discriminatedUnion('type', [
-  z.looseObject({ type: z.literal('text') }),
-  z.looseObject({ type: z.literal('json_object') }),
-  z.looseObject({
-    type: z.literal('json_schema'),
-    name: z.string().min(1),
-    schema: z.record(z.string(), z.unknown()),
-    strict: z.boolean().nullable().optional(),
-    description: z.string().optional(),
-  }),
-]);
-
-/**
- * OpenAI's Responses request, stateless: as far as Bulkhead reads it. `reasoning`, `store`,
- * `include` and earlier answers' reasoning items are accepted and not passed on; what needs a
- * stored response (`previous_response_id`, `conversation`, item references) and the built-in
- * tools are refused by name.
- */
-export const responsesRequestSchema = z
-  .looseObject({
-    model: z.string().min(1).max(256).meta({ description: 'A route of `llm.routes`.' }),
-    input: z.union([z.string(), z.array(item).min(1)]),
-    instructions: z.string().nullable().optional(),
-    tools: z.array(functionTool).optional(),
-    tool_choice: toolChoice.optional(),
-    parallel_tool_calls: z.boolean().nullable().optional(),
-    max_output_tokens: count.nullable().optional(),
-    temperature: z.number().min(0).max(2).nullable().optional(),
-    top_p: z.number().min(0).max(1).nullable().optional(),
-    metadata: z.record(z.string(), z.string()).nullable().optional(),
-    text: z.looseObject({ format: textFormat.optional() }).nullable().optional(),
-    user: z.string().max(256).nullable().optional(),
-    stream: z.boolean().nullable().optional(),
-    store: z.boolean().nullable().optional(),
-  })
-  .meta({ description: "OpenAI's Responses request, stateless." });
-
-export type ResponsesRequest = z.infer<typeof responsesRequestSchema>;
 type Item = Exclude<ResponsesRequest['input'], string>[number];
 
 /** What a stateless gateway cannot answer: each with what to send instead. */
@@ -211,14 +129,14 @@ function message(entry: Extract<Item, { role: string }>): ChatMessage {
   return { role: 'user', content: entry.content.map(chatPart) };
 }
 
-function chatPart(part: z.infer<typeof contentPart>): ChatContentPart {
+function chatPart(part: ResponsesContentPart): ChatContentPart {
   if (part.type === 'input_image') {
     return { type: 'image_url', image_url: { url: part.image_url, ...(part.detail ? { detail: part.detail } : {}) } };
   }
   return { type: 'text', text: part.type === 'refusal' ? part.refusal : part.text };
 }
 
-function textOf(content: string | Array<z.infer<typeof contentPart>>): string {
+function textOf(content: string | Array<ResponsesContentPart>): string {
   if (typeof content === 'string') return content;
   return content
     .map((part) => (part.type === 'refusal' ? part.refusal : part.type === 'input_image' ? '' : part.text))

@@ -2,16 +2,8 @@ import { type ResilienceError, toEnvelope } from '../../common';
 import type { ChatChunk, ChatChunkChoice, FinishReason } from '../chat.types';
 import type { SseReply } from '../streaming/sse-reply';
 import { TranslatedStreamSink } from '../streaming/translated-stream-sink';
-import type { ResponsesRequest } from './responses-request';
-import {
-  type FunctionCallOutput,
-  type MessageOutput,
-  type OutputItem,
-  responseObject,
-  type ResponseIds,
-  responseStatus,
-  responsesUsage,
-} from './responses-answer';
+import type { FunctionCallOutput, MessageOutput, OutputItem, ResponsesRequest } from '../wire';
+import { responseObject, type ResponseIds, responseStatus, responsesUsage } from './responses-answer';
 
 /**
  * A streamed answer as the Responses API's typed events, from the chunks the pipeline streams:

@@ -6,7 +6,8 @@ import { ChatCompletions } from '../chat-completions.service';
 import { startChatCall } from '../ingress-call';
 import { SseReply } from '../streaming/sse-reply';
 import { ResponseIds, toResponseObject } from './responses-answer';
-import { parseResponsesRequest, type ResponsesRequest, toChatRequest } from './responses-request';
+import type { ResponsesRequest } from '../wire';
+import { parseResponsesRequest, toChatRequest } from './responses-request';
 import { ResponsesStreamSink } from './responses-stream-sink';
 
 /**

@@ -2,7 +2,7 @@ import { EventStreamCodec } from '@smithy/eventstream-codec';
 import { fromUtf8, toUtf8 } from '@smithy/util-utf8';
 import fc from 'fast-check';
 import { hostileJsonText } from '../../../test/support/hostile-json';
-import { EventStreamFrameError, eventStreamMessages } from './bedrock-stream';
+import { EventStreamFrameError, eventStreamMessages } from './bedrock';
 import { SseDecoder, SseEventTooLarge, type SseEvent } from './sse';
 
 /**

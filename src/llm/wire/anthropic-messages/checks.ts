@@ -1,7 +1,8 @@
 import type { z } from 'zod';
-import { compileRequestCheck } from '../../common';
-import type { AnthropicStreamEvent } from '../chat.types';
-import { anthropicAnswer, anthropicStreamEvents } from './anthropic-messages-wire';
+import { compileRequestCheck } from '../../../common';
+import { anthropicAnswer } from './answer';
+import type { AnthropicStreamEvent } from '../../chat.types';
+import { anthropicStreamEvents } from './stream-events';
 
 type Check = (value: unknown) => boolean;
 

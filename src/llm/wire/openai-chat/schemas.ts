@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { MAX_CHOICES, MAX_TOOL_CALLS } from './limits';
-import { tokenCount } from './token-count';
+import { MAX_CHOICES, MAX_TOOL_CALLS } from '../limits';
+import { tokenCount } from '../token-count';
 
 /*
  * OpenAI's Chat Completions as an upstream answers it: the fields the gateway reads, each with the
