@@ -1,18 +1,18 @@
 import type { LazyAbortController } from '../common';
 import type { PoolName } from '../containment';
 import type { HeaderSink } from '../rate-limit';
-import type { ChatCompletion, ChatRequest } from './chat.types';
-import type { NativeMessagesRequest } from './providers/llm-provider';
+import type { ChatCompletion, ChatRequest, PassThroughRequest } from './chat.types';
 import type { ChatStreamSink } from './streaming/chat-stream-sink';
 
 /** One validated chat request, with its caller, ready for the route. */
 export interface ChatCall {
   request: ChatRequest;
   /**
-   * A request that came in Anthropic's Messages API, as it came: what `anthropic` and `bedrock`
-   * targets are sent instead of `request`. Part of the cache key and the idempotency fingerprint.
+   * The request as it came, when it came in another wire format than Chat Completions: what a
+   * target that speaks that format is sent instead of `request`. Part of the cache key and the
+   * idempotency fingerprint; nothing else on the route reads it.
    */
-  native?: NativeMessagesRequest;
+  passThrough?: PassThroughRequest;
   callId: string;
   tenant: string;
   /** The HTTP pool the containment snapshot gave this call. */

@@ -161,7 +161,7 @@ export class ChatCompletions {
     const { request, outputCap } = cappedRequest(call.request, route.maxOutputTokens);
     // Every choice is billed: n of them may each use the whole cap.
     const outputTokens = outputCap * (request.n ?? 1);
-    const inputTokens = estimateInputTokens(request) + (call.native?.extraInputTokens ?? 0);
+    const inputTokens = estimateInputTokens(request) + (call.passThrough?.extraInputTokens ?? 0);
     const worstCase = inputTokens + outputTokens;
     const admitting = this.limiter.admit(call.tenant, worstCase, call.headers);
     const took = isPromiseLike(admitting) ? await admitting : admitting;
@@ -269,7 +269,8 @@ export class ChatCompletions {
     const scoped = scopedIdempotencyKey(call.tenant, `llm.${route.name}`, idempotencyKey);
     const leaseMs = leaseLifetimeMs(this.lanes.get(route.lane)!.queueTtlMs, route.deadlineMs);
     // A request as it came is part of what was asked: the same key with another of its fields conflicts.
-    const fingerprinted = call.native ? { request, native: call.native } : request;
+    // Labelled `native`, as before the pass-through had its name: keys in flight keep their fingerprint.
+    const fingerprinted = call.passThrough ? { request, native: call.passThrough } : request;
     const decision = await this.idempotency.begin(scoped, fingerprinted, leaseMs, call.abort);
     if (decision.kind !== 'lead') {
       const outcome = decision.kind === 'join' ? await raceWithAbort(decision.outcome, call.abort) : decision.outcome;
@@ -305,7 +306,7 @@ export class ChatCompletions {
         serveWithFailover(this.clock, this.random, {
           route,
           request,
-          native: call.native,
+          passThrough: call.passThrough,
           pool: this.pools.get(call.pool),
           abort,
           account,

@@ -84,11 +84,11 @@ export interface ChatCompletion {
   choices: ChatChoice[];
   usage: ChatUsage;
   /**
-   * The answer of an `anthropic` or `bedrock` target to a request sent as its client sent it
-   * (`ProviderAttempt.native`): Anthropic's `message` as the target answered it, thinking blocks
-   * and all, which the Messages API answers with instead of a translation.
+   * The target's answer in the client's own wire format, for a request it was sent as the client
+   * sent it (`ChatCall.passThrough`): what the client's ingress answers with instead of a
+   * translation (Anthropic's `message`, thinking blocks and all, for `/v1/messages`).
    */
-  anthropicMessage?: Record<string, unknown>;
+  passThroughAnswer?: Record<string, unknown>;
   [field: string]: unknown;
 }
 
@@ -127,13 +127,13 @@ export interface ChatChunk {
   choices: ChatChunkChoice[];
   usage?: ChatUsage | null;
   /**
-   * A native stream (`ChatCompletion.anthropicMessage`'s): the Anthropic event this chunk was
-   * read from, which the Messages API streams as it came. An event that says nothing in Chat
-   * Completions' terms (thinking, a ping) comes in a chunk with no choices.
+   * A pass-through stream (the target answered in the client's own wire format): the event this
+   * chunk was read from, which the client's ingress streams as it came. An event that says nothing
+   * in Chat Completions' terms (thinking, a ping) comes in a chunk with no choices.
    */
-  anthropicEvent?: AnthropicStreamEvent;
-  /** The last chunk of a native stream: the whole message its events add up to. */
-  anthropicMessage?: Record<string, unknown>;
+  passThroughEvent?: PassThroughEvent;
+  /** The last chunk of a pass-through stream: the whole answer its events add up to. */
+  passThroughAnswer?: Record<string, unknown>;
   [field: string]: unknown;
 }
 
@@ -141,4 +141,39 @@ export interface ChatChunk {
 export interface AnthropicStreamEvent {
   type: string;
   [field: string]: unknown;
+}
+
+/**
+ * A request as its client sent it, in a wire format other than Chat Completions, beside the Chat
+ * Completions request the pipeline runs: what a target that speaks that format itself is sent,
+ * nearly as it came (the pass-through pair: the same format on both sides), so that what a
+ * translation would lose reaches the model. Any other target is sent the translation. The route
+ * carries it without reading it: only the ingress that made it and the providers that speak its
+ * format do.
+ */
+export interface PassThroughRequest {
+  /** The wire format of `body`: today Anthropic's Messages API (`anthropic` and `bedrock` targets speak it). */
+  readonly format: 'anthropic-messages';
+  /**
+   * The client's validated body, without `model` and `stream`: the target's model and the
+   * attempt's way of answering are set per attempt.
+   */
+  readonly body: Readonly<Record<string, unknown>>;
+  /** Feature flags the format sends in a header (Anthropic's `anthropic-beta`), passed on. */
+  readonly betas: readonly string[];
+  /**
+   * Input tokens the Chat Completions request does not show its estimate: the text of earlier
+   * turns' thinking blocks, which the model reads again in a tool loop.
+   */
+  readonly extraInputTokens: number;
+}
+
+/** One event of a pass-through stream, with what the route needs to know of it without reading it. */
+export interface PassThroughEvent {
+  /** The event as the target sent it. */
+  readonly event: AnthropicStreamEvent;
+  /** Whether it carries some of the answer (any content, thinking too): the commit point. */
+  readonly content: boolean;
+  /** Characters of output it carries that no choice shows (thinking), which the target bills. */
+  readonly hiddenOutputChars: number;
 }

@@ -57,7 +57,7 @@ export class CompletionCaches {
     const semantic = route.semanticCache && this.semantic.enabled && isSemanticCacheable(call.request);
     const key =
       route.cache && (directives.lookup || directives.store)
-        ? exactCacheKey(call.tenant, route.cacheScope, call.request, call.native)
+        ? exactCacheKey(call.tenant, route.cacheScope, call.request, call.passThrough)
         : undefined;
     const cache = key === undefined && !semantic ? 'bypass' : 'miss';
     return { key, lookup: directives.lookup, store: directives.store, semantic, cache };
@@ -77,8 +77,8 @@ export class CompletionCaches {
     if (plan.semantic && plan.store && answer.attempts > 0 && !answer.replayed) {
       const pool = this.pools.get(call.pool);
       // A similar question may come from any client of the route: it learns the answer every
-      // client reads, not the one a target sent in the Messages API's own shape.
-      const { anthropicMessage: _native, ...completion } = answer.completion;
+      // client reads, not the one a target sent in the client's own wire format.
+      const { passThroughAnswer: _passThrough, ...completion } = answer.completion;
       void this.semantic.remember(call.tenant, route.cacheScope, call.request, completion, pool);
     }
   }

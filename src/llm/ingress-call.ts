@@ -13,20 +13,20 @@ export function startChatCall(
   request: FastifyRequest,
   reply: FastifyReply,
   wire: ErrorWire,
-  parse: (body: unknown) => Pick<ChatCall, 'request' | 'native'>,
+  parse: (body: unknown) => Pick<ChatCall, 'request' | 'passThrough'>,
 ): ChatCall {
   const state = callStateOf(request, reply);
   state.errorWire = wire;
   state.callId = resolveCallId(request.headers['x-call-id']);
   void reply.header('x-call-id', state.callId);
-  const { request: chat, native } = parse(request.body);
+  const { request: chat, passThrough } = parse(request.body);
   if (state.tenant === undefined || state.pool === undefined) {
     throw new ResilienceError('unauthorized', 'the call has no authenticated tenant');
   }
   const cacheControl = request.headers['cache-control'];
   return {
     request: chat,
-    native,
+    passThrough,
     callId: state.callId,
     tenant: state.tenant,
     pool: state.pool,

@@ -2,12 +2,12 @@ import { type Clock, ResilienceError } from '../common';
 import type { ChatAnswer, ChatCall } from './chat-call';
 import type { ChatChunk, ChatRequest } from './chat.types';
 import type { LlmOutcomes } from './llm-outcomes';
+import { passThroughChunks } from './pass-through';
 import type { FailoverCall, FailoverProgress } from './routing/failover';
 import type { LlmRoute } from './routing/llm-route';
 import type { RequestAccount } from './routing/request-account';
 import type { ChatStreamSink } from './streaming/chat-stream-sink';
 import type { ChunkBatch } from './streaming/chunk-batch';
-import { nativeMessageChunks } from './providers/anthropic-native-message';
 import { completionChunks } from './streaming/completion-chunks';
 import { type ChunkSending, framedBatch } from './streaming/framed-batch';
 
@@ -126,9 +126,8 @@ export class StreamDelivery {
     });
     const withUsage = includeUsage(call.request);
     const { completion } = answer;
-    const native = completion.anthropicMessage;
-    // A native answer is replayed as the events it came in, thinking and all.
-    const chunks = native ? nativeMessageChunks(completion, native) : completionChunks(completion);
+    // A pass-through answer is replayed as the events it came in, thinking and all.
+    const chunks = passThroughChunks(call.passThrough?.format, completion) ?? completionChunks(completion);
     for (const chunk of chunks) {
       if (chunk.usage) {
         if (!withUsage) continue;

@@ -2,8 +2,7 @@ import { createHash } from 'node:crypto';
 // The file, not the module's index: the index brings the idempotency service and Nest with it.
 import { canonicalJson } from '../../idempotency';
 import type { LlmTargetConfig } from '../../config';
-import type { ChatRequest } from '../chat.types';
-import type { NativeMessagesRequest } from '../providers/llm-provider';
+import type { ChatRequest, PassThroughRequest } from '../chat.types';
 
 /**
  * Bumped whenever what goes into a key changes, so that entries a previous version left in a
@@ -40,8 +39,8 @@ export const FIELDS_NOT_KEYED: readonly string[] = Object.freeze([
  * pass for the scope. Values are not normalised beyond JSON (`temperature: 1` and no
  * temperature are two keys), since a normalisation that is wrong for one provider is a wrong hit.
  *
- * A request that came in Anthropic's Messages API is keyed on that request too (`native`): a
- * target that speaks the API is sent it whole, so a field the translation drops can change the
+ * A request that came in another wire format is keyed on that request too (`passThrough`): a
+ * target that speaks the format is sent it whole, so a field the translation drops can change the
  * answer, and its answer (thinking included) is not the one a Chat Completions client would get.
  *
  * @param tenant The caller's tenant (never empty: a key without one would be shared).
@@ -52,22 +51,23 @@ export function exactCacheKey(
   tenant: string,
   route: string,
   request: ChatRequest,
-  native?: NativeMessagesRequest,
+  passThrough?: PassThroughRequest,
 ): string {
   if (typeof tenant !== 'string' || tenant === '') throw new RangeError('the cache key needs a tenant');
   if (typeof route !== 'string' || route === '') throw new RangeError('the cache key needs a route');
   const keyed: Record<string, unknown> = { ...request };
   for (const field of FIELDS_NOT_KEYED) delete keyed[field];
   const scope = { v: KEY_VERSION, tenant, route, request: keyed };
-  const scoped = canonicalJson(native ? { ...scope, native: nativeKeyed(native) } : scope);
+  // Labelled `native`, as before the pass-through had its name: the keys of cached answers stay the same.
+  const scoped = canonicalJson(passThrough ? { ...scope, native: passThroughKeyed(passThrough) } : scope);
   return createHash('sha256').update(scoped).digest('hex');
 }
 
 /**
- * A request as it came in the Messages API, as far as it can change an answer: its body (thinking
- * and all) and its betas, not `metadata` (the end user's id, as `user` above).
+ * A request as it came, as far as it can change an answer: its body (thinking and all) and its
+ * betas, not `metadata` (the end user's id, as `user` above).
  */
-function nativeKeyed({ body, betas }: NativeMessagesRequest): object {
+function passThroughKeyed({ body, betas }: PassThroughRequest): object {
   const { metadata: _metadata, ...keyed } = body;
   return { body: keyed, betas: [...betas].sort() };
 }

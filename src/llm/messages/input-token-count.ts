@@ -18,7 +18,7 @@ export interface InputTokenCount {
  */
 export async function countInputTokens(
   route: LlmRoute,
-  { request, native }: Pick<ChatCall, 'request' | 'native'>,
+  { request, passThrough }: Pick<ChatCall, 'request' | 'passThrough'>,
   caller: { tenant: string; pool: HttpPool; abort: LazyAbortController },
 ): Promise<InputTokenCount> {
   const first = route.targets[0];
@@ -28,10 +28,10 @@ export async function countInputTokens(
       const tokens = await first.provider.countTokens({
         target: first.target,
         request: { ...request, model: first.target.model },
-        native,
+        passThrough,
         // Not an answer: the count ignores the output, but a body with thinking must still
         // leave room for its budget to be valid (Bedrock's count takes the InvokeModel body).
-        maxOutputTokens: thinkingBudget(native) + 1,
+        maxOutputTokens: thinkingBudget(passThrough) + 1,
         http: new AttemptHttp(caller.pool, abort),
         get signal() {
           return abort.signal;
@@ -43,12 +43,12 @@ export async function countInputTokens(
       // Counting is advice: the estimate answers instead, and says so.
     }
   }
-  return { tokens: estimateInputTokens(request) + (native?.extraInputTokens ?? 0), countedBy: 'estimate' };
+  return { tokens: estimateInputTokens(request) + (passThrough?.extraInputTokens ?? 0), countedBy: 'estimate' };
 }
 
 /** The thinking budget of a request as it came (`thinking.budget_tokens`), else 0. */
-function thinkingBudget(native: ChatCall['native']): number {
-  const thinking = native?.body.thinking as { budget_tokens?: unknown } | undefined;
+function thinkingBudget(passThrough: ChatCall['passThrough']): number {
+  const thinking = passThrough?.body.thinking as { budget_tokens?: unknown } | undefined;
   const budget = thinking?.budget_tokens;
   return typeof budget === 'number' && Number.isSafeInteger(budget) && budget > 0 ? budget : 0;
 }

@@ -212,20 +212,20 @@ describe('a Messages request as it came, for the targets that speak the Messages
   };
 
   it("keeps the body (fields Bulkhead does not know too) without the route's name and the stream flag", () => {
-    const { native } = readMessagesCall(body, undefined);
+    const { passThrough } = readMessagesCall(body, undefined);
 
     const { model: _model, stream: _stream, ...rest } = body;
-    expect(native.body).toEqual(rest);
+    expect(passThrough).toMatchObject({ format: 'anthropic-messages', body: rest });
   });
 
   it("counts earlier turns' thinking, in UTF-8 bytes, as input the translation does not show", () => {
-    expect(readMessagesCall(body, undefined).native.extraInputTokens).toBe(Buffer.byteLength('héllo') + 3);
+    expect(readMessagesCall(body, undefined).passThrough.extraInputTokens).toBe(Buffer.byteLength('héllo') + 3);
   });
 
   it('reads anthropic-beta as comma-separated names, repeated headers too, each once', () => {
-    const { native } = readMessagesCall(body, ['a-1, b.2', 'a-1,c_3']);
+    const { passThrough } = readMessagesCall(body, ['a-1, b.2', 'a-1,c_3']);
 
-    expect(native.betas).toEqual(['a-1', 'b.2', 'c_3']);
+    expect(passThrough.betas).toEqual(['a-1', 'b.2', 'c_3']);
   });
 
   it('refuses an anthropic-beta that is not a list of names', () => {

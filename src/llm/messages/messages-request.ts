@@ -1,6 +1,13 @@
 import { parseBodyFields, ResilienceError } from '../../common';
-import type { ChatContentPart, ChatMessage, ChatRequest, ChatTool, ChatToolCall, ChatToolChoice } from '../chat.types';
-import type { NativeMessagesRequest } from '../providers/llm-provider';
+import type {
+  ChatContentPart,
+  ChatMessage,
+  ChatRequest,
+  ChatTool,
+  ChatToolCall,
+  ChatToolChoice,
+  PassThroughRequest,
+} from '../chat.types';
 import {
   type CountTokensRequest,
   countTokensRequestSchema,
@@ -59,13 +66,18 @@ export function readMessagesCall(
   body: unknown,
   betaHeader: string | string[] | undefined,
   schema: typeof messagesRequestSchema | typeof countTokensRequestSchema = messagesRequestSchema,
-): { request: ChatRequest; native: NativeMessagesRequest } {
+): { request: ChatRequest; passThrough: PassThroughRequest } {
   const betas = parseBetas(betaHeader);
   const parsed = parseMessagesRequest(body, schema as typeof countTokensRequestSchema);
   const { model: _model, stream: _stream, ...nativeBody } = parsed;
   return {
     request: toChatRequest(parsed),
-    native: { body: nativeBody, betas, extraInputTokens: thinkingBytes(parsed.messages) },
+    passThrough: {
+      format: 'anthropic-messages',
+      body: nativeBody,
+      betas,
+      extraInputTokens: thinkingBytes(parsed.messages),
+    },
   };
 }
 

@@ -47,7 +47,7 @@ export class MessagesStreamSink extends TranslatedStreamSink {
 
   /** `message_start` and a `ping`, from the first chunk's id and model; a native stream has its own. */
   protected begin(first: ChatChunk | undefined): Promise<void> | undefined {
-    if (first?.anthropicEvent) return undefined;
+    if (first?.passThroughEvent) return undefined;
     this.sse.writeNamed('message_start', {
       type: 'message_start',
       message: {
@@ -65,7 +65,7 @@ export class MessagesStreamSink extends TranslatedStreamSink {
   }
 
   protected override translateChunk(chunk: ChatChunk): Promise<void> | undefined {
-    const event = chunk.anthropicEvent;
+    const event = chunk.passThroughEvent?.event;
     if (!event) return super.translateChunk(chunk);
     if (event.type === 'message_delta') this.nativeDelta = event;
     else if (event.type !== 'message_stop' && EVENT_TYPE.test(event.type))

@@ -41,9 +41,9 @@ export class MessagesController {
       return;
     }
     const answer = await this.completions.complete(call);
-    const { anthropicMessage } = answer.completion;
+    const { passThroughAnswer } = answer.completion;
     void answerHeaders(reply.code(200), answer).send({
-      ...(anthropicMessage ?? toMessagesAnswer(answer.completion)),
+      ...(passThroughAnswer ?? toMessagesAnswer(answer.completion)),
       bulkhead: bulkheadField(answer),
     });
   }

@@ -1,4 +1,4 @@
-import type { AnthropicStreamEvent, ChatChunk, ChatCompletion } from '../chat.types';
+import type { AnthropicStreamEvent, ChatChunk, ChatCompletion, PassThroughEvent } from '../chat.types';
 import { isObject } from './json-shape';
 
 type Block = Record<string, unknown>;
@@ -117,7 +117,7 @@ export function nativeMessageEvents(message: Record<string, unknown>): Anthropic
 }
 
 /**
- * A native answer (`anthropicMessage`) as the chunks of a native stream: each event of
+ * A native answer (`passThroughAnswer`) as the chunks of a native stream: each event of
  * {@link nativeMessageEvents} in a chunk of its own with no choices, the usage on the last. What
  * the Messages API replays of a cached or idempotent native answer.
  */
@@ -131,7 +131,7 @@ export function nativeMessageChunks(completion: ChatCompletion, message: Record<
     model,
     choices: [],
     ...(index === events.length - 1 ? { usage } : {}),
-    anthropicEvent: event,
+    passThroughEvent: passThroughEventOf(event),
   }));
 }
 
@@ -174,4 +174,15 @@ function blockDeltas(block: Record<string, unknown>): Array<Record<string, unkno
     default:
       return [];
   }
+}
+
+/**
+ * An event of Anthropic's stream as a pass-through chunk carries it, with what the route reads of
+ * it: a block's delta is content (thinking too: the commit point), and a thinking delta's text is
+ * output the target bills that no translated choice shows.
+ */
+export function passThroughEventOf(event: AnthropicStreamEvent): PassThroughEvent {
+  const delta = event.delta as { type?: unknown; thinking?: unknown } | undefined;
+  const thinking = delta?.type === 'thinking_delta' && typeof delta.thinking === 'string' ? delta.thinking : '';
+  return { event, content: event.type === 'content_block_delta', hiddenOutputChars: thinking.length };
 }

@@ -72,7 +72,7 @@ describe('the Anthropic wire readers, fuzzed', () => {
         for (const chunk of chunks) assembly.add(chunk);
         const completion = assembly.completion(10);
         expect(Number.isSafeInteger(completion.usage.total_tokens)).toBe(true);
-        const message = chunks.at(-1)?.anthropicMessage;
+        const message = chunks.at(-1)?.passThroughAnswer;
         if (message) expect((message.content as unknown[]).length).toBeLessThanOrEqual(MAX_CONTENT_BLOCKS);
         expect(Object.getPrototypeOf(message ?? {})).toBe(Object.prototype);
       }),

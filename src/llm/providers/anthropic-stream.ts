@@ -1,6 +1,6 @@
 import type { Clock } from '../../common';
 import type { AnthropicStreamEvent, ChatChunk, ChatDelta, FinishReason } from '../chat.types';
-import { NativeMessageAssembly } from './anthropic-native-message';
+import { NativeMessageAssembly, passThroughEventOf } from './anthropic-native-message';
 import { chatFinishReason, isAnthropicStreamEvent, isIndexBelow, MAX_CONTENT_BLOCKS } from '../wire';
 import { chatUsage } from './anthropic-answer';
 import { isCount, isObject } from './json-shape';
@@ -21,9 +21,10 @@ import type { SseEvent } from '../wire';
  * end without `message_stop` as {@link streamCutError}. Ends at `message_stop`, which lets the
  * source go (its `return()`).
  *
- * `native`: the stream of a request sent as its client sent it. Each chunk also carries the event
- * it was read from (`anthropicEvent`; an event with nothing to say in chunks, thinking or a ping,
- * comes in a chunk of its own with no choices), and the last one the whole `anthropicMessage`
+ * `native`: the stream of a request sent as its client sent it (a pass-through). Each chunk also
+ * carries the event it was read from (`passThroughEvent`; an event with nothing to say in chunks,
+ * thinking or a ping, comes in a chunk of its own with no choices), and the last one the whole
+ * message (`passThroughAnswer`)
  * the events add up to, for the cache and an idempotent replay.
  */
 export async function* anthropicChunks(
@@ -39,11 +40,11 @@ export async function* anthropicChunks(
     if (message) {
       const last = chunks.at(-1) ?? translation.bareChunk();
       if (last) {
-        last.anthropicEvent = event as AnthropicStreamEvent;
+        last.passThroughEvent = passThroughEventOf(event as AnthropicStreamEvent);
         if (!chunks.includes(last)) chunks.push(last);
       }
       message.add(event as AnthropicStreamEvent);
-      if (translation.ended && last) last.anthropicMessage = message.whole();
+      if (translation.ended && last) last.passThroughAnswer = message.whole();
     }
     yield* chunks;
     if (translation.ended) return;

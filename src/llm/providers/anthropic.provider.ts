@@ -2,7 +2,7 @@ import type { Clock } from '../../common';
 import type { ChatChunk, ChatCompletion } from '../chat.types';
 import { fromAnthropicAnswer } from './anthropic-answer';
 import { type AnthropicRequest, toAnthropicRequest } from './anthropic-request';
-import { betaHeaders, nativeBody } from './anthropic-native';
+import { betaHeaders, messagesPassThrough, nativeBody } from './anthropic-native';
 import { anthropicChunks, anthropicSseEvents } from './anthropic-stream';
 import type { LlmProvider, ProviderAttempt, ProviderTarget } from './llm-provider';
 import { isCount, isObject } from './json-shape';
@@ -27,7 +27,8 @@ export class AnthropicProvider implements LlmProvider {
   constructor(private readonly clock: Clock) {}
 
   async complete(attempt: ProviderAttempt): Promise<ChatCompletion> {
-    const { target, native } = attempt;
+    const { target } = attempt;
+    const native = messagesPassThrough(attempt);
     const answer = await postJson(
       attempt,
       messagesUrl(target),
@@ -36,7 +37,7 @@ export class AnthropicProvider implements LlmProvider {
       this.clock,
     );
     const completion = fromAnthropicAnswer(target, answer, this.clock.wallNow());
-    if (native) completion.anthropicMessage = answer as Record<string, unknown>;
+    if (native) completion.passThroughAnswer = answer as Record<string, unknown>;
     return completion;
   }
 
@@ -71,7 +72,7 @@ export class AnthropicProvider implements LlmProvider {
       this.clock,
     );
     const events = anthropicSseEvents(providerEvents(attempt, answer), target);
-    yield* anthropicChunks(events, target, this.clock, attempt.native !== undefined);
+    yield* anthropicChunks(events, target, this.clock, messagesPassThrough(attempt) !== undefined);
   }
 }
 
@@ -80,7 +81,8 @@ const COUNTED_FIELDS = ['model', 'messages', 'system', 'tools', 'tool_choice', '
 
 /** The client's own body for a request that came in the Messages API, else the translation. */
 function messagesRequest(attempt: ProviderAttempt): AnthropicRequest | Record<string, unknown> {
-  const { native, target } = attempt;
+  const { target } = attempt;
+  const native = messagesPassThrough(attempt);
   return native ? { model: target.model, ...nativeBody(attempt, native) } : toAnthropicRequest(attempt);
 }
 
@@ -88,12 +90,13 @@ function messagesUrl(target: ProviderTarget): string {
   return endpointUrl(target.baseUrl ?? ANTHROPIC_BASE_URL, 'messages');
 }
 
-function headersOf({ target, native }: ProviderAttempt, accept: string): Record<string, string> {
+function headersOf(attempt: ProviderAttempt, accept: string): Record<string, string> {
+  const { target } = attempt;
   const headers: Record<string, string> = {
     'content-type': 'application/json',
     accept,
     'anthropic-version': ANTHROPIC_VERSION,
-    ...betaHeaders(native),
+    ...betaHeaders(messagesPassThrough(attempt)),
   };
   // An unset `${ANTHROPIC_API_KEY:-}` is an empty string: no header, and Anthropic's 401 says why.
   if (target.apiKey) headers['x-api-key'] = target.apiKey;

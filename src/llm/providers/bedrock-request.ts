@@ -1,5 +1,5 @@
 import { sign } from 'aws4';
-import { nativeBedrockBody } from './anthropic-native';
+import { messagesPassThrough, nativeBedrockBody } from './anthropic-native';
 import { type AnthropicBody, toAnthropicBody } from './anthropic-request';
 import type { AwsSigningMaterial } from './bedrock-credentials';
 import type { ProviderAttempt, ProviderTarget } from './llm-provider';
@@ -21,7 +21,7 @@ export interface BedrockAnthropicBody extends AnthropicBody {
  * (`anthropic-beta` as the body's `anthropic_beta`), else through the Anthropic translation.
  */
 export function toBedrockBody(attempt: ProviderAttempt): BedrockAnthropicBody | Record<string, unknown> {
-  const { native } = attempt;
+  const native = messagesPassThrough(attempt);
   if (native) return nativeBedrockBody(attempt, native, BEDROCK_ANTHROPIC_VERSION);
   return { anthropic_version: BEDROCK_ANTHROPIC_VERSION, ...toAnthropicBody(attempt) };
 }

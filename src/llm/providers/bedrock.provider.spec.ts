@@ -809,7 +809,8 @@ describe('BedrockProvider', () => {
 
   describe('a request as it came in the Messages API', () => {
     const THINKING = { type: 'thinking', thinking: 'Greet back.', signature: 'sig-1' };
-    const native = {
+    const passThrough = {
+      format: 'anthropic-messages' as const,
       body: {
         max_tokens: 4096,
         thinking: { type: 'enabled', budget_tokens: 1024 },
@@ -823,7 +824,7 @@ describe('BedrockProvider', () => {
     };
     const nativeAttempt = (server: Upstream) => ({
       ...providerAttempt(target(server), HELLO, { pool: loopback.pool, maxOutputTokens: 2048 }),
-      native,
+      passThrough,
     });
 
     it("sends the client's body for InvokeModel: the betas in it, its output cap held, what Bedrock refuses left out", async () => {
@@ -843,7 +844,7 @@ describe('BedrockProvider', () => {
       });
       const auth = parseAuthorization(received.headers.authorization);
       expect(auth.signature).toBe(expectedSignature(received, SECRET_ACCESS_KEY, auth));
-      expect(completion.anthropicMessage).toEqual(answer);
+      expect(completion.passThroughAnswer).toEqual(answer);
       expect(completion.choices[0].message.content).toBe('Hi.');
     });
 

@@ -1,6 +1,7 @@
 import type { Clock } from '../../common';
 import type { ChatChunk, ChatCompletion } from '../chat.types';
 import { fromAnthropicAnswer } from './anthropic-answer';
+import { messagesPassThrough } from './anthropic-native';
 import { anthropicChunks } from './anthropic-stream';
 import { awsSigningMaterial, type Environment } from './bedrock-credentials';
 import {
@@ -42,7 +43,7 @@ export class BedrockProvider implements LlmProvider {
     const answer = await postJson(attempt, url, headers, body, this.clock);
     // Bedrock's answer may leave out `model`: the translation then names the target's model id.
     const completion = fromAnthropicAnswer(attempt.target, answer, this.clock.wallNow());
-    if (attempt.native) completion.anthropicMessage = answer as Record<string, unknown>;
+    if (messagesPassThrough(attempt)) completion.passThroughAnswer = answer as Record<string, unknown>;
     return completion;
   }
 
@@ -51,7 +52,7 @@ export class BedrockProvider implements LlmProvider {
     const { url, headers, body } = this.signedRequest(attempt, 'invoke-with-response-stream');
     const answer = await postStream(attempt, url, headers, body, this.clock);
     const events = bedrockEvents(attempt, answer, this.clock);
-    yield* anthropicChunks(events, attempt.target, this.clock, attempt.native !== undefined);
+    yield* anthropicChunks(events, attempt.target, this.clock, messagesPassThrough(attempt) !== undefined);
   }
 
   /** CountTokens with the InvokeModel body the request would send: Bedrock's own count, free of charge. */

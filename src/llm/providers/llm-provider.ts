@@ -1,5 +1,5 @@
 import type { ToolHttp } from '../../containment';
-import type { ChatChunk, ChatCompletion, ChatRequest } from '../chat.types';
+import type { ChatChunk, ChatCompletion, ChatRequest, PassThroughRequest } from '../chat.types';
 import type { ChunkBatch } from '../streaming/chunk-batch';
 
 /** One target of a route as its provider needs it: never the caller's credentials. */
@@ -16,28 +16,6 @@ export interface ProviderTarget {
   readonly region?: string;
 }
 
-/**
- * A Messages API request as its client sent it, beside the Chat Completions request the pipeline
- * runs: what a target that speaks the Messages API itself (`anthropic`, `bedrock`) is sent, nearly
- * as it came, so that what a translation would lose (extended thinking and the thinking blocks a
- * tool loop must send back, `cache_control`, document blocks, fields newer than Bulkhead) reaches
- * the model. Any other target is sent the translation.
- */
-export interface NativeMessagesRequest {
-  /**
-   * The client's validated body, without `model` and `stream`: the target's model and the
-   * attempt's way of answering are set per attempt.
-   */
-  readonly body: Readonly<Record<string, unknown>>;
-  /** The client's `anthropic-beta` features, passed on to Anthropic (header) and Bedrock (body). */
-  readonly betas: readonly string[];
-  /**
-   * Input tokens the Chat Completions request does not show its estimate: the text of earlier
-   * turns' thinking blocks, which the model reads again in a tool loop.
-   */
-  readonly extraInputTokens: number;
-}
-
 /** One attempt at one target. */
 export interface ProviderAttempt {
   readonly target: ProviderTarget;
@@ -50,10 +28,10 @@ export interface ProviderAttempt {
   /** The output cap of this attempt, in tokens (what `request` carries). */
   readonly maxOutputTokens: number;
   /**
-   * A request that came in Anthropic's Messages API: its own body, which a provider that speaks
-   * that API sends instead of translating `request` (and answers with the raw message beside).
+   * The request as its client sent it, in another wire format: a provider that speaks that format
+   * sends it instead of translating `request` (and answers with its own answer beside).
    */
-  readonly native?: NativeMessagesRequest;
+  readonly passThrough?: PassThroughRequest;
   /** The call's HTTP pool (normal or isolated) under the egress rules, stopped with the attempt. */
   readonly http: ToolHttp;
   /**

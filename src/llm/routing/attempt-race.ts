@@ -1,8 +1,7 @@
 import { type Clock, deferred, isResilienceError, noop, ResilienceError } from '../../common';
 import type { HttpPool } from '../../containment';
 import type { LazyAbortController } from '../../common';
-import type { ChatCompletion, ChatRequest } from '../chat.types';
-import type { NativeMessagesRequest } from '../providers/llm-provider';
+import type { ChatCompletion, ChatRequest, PassThroughRequest } from '../chat.types';
 import { isProviderFailure } from '../providers/provider-errors';
 import type { LlmRoute, LlmTarget } from './llm-route';
 import {
@@ -20,8 +19,8 @@ export interface FailoverCall {
   route: LlmRoute;
   /** The client's request with the output cap set; each target gets it with its own model. */
   request: ChatRequest;
-  /** The request as it came in Anthropic's Messages API, for the targets that speak it. */
-  native?: NativeMessagesRequest;
+  /** The request as it came in another wire format, for the targets that speak it. */
+  passThrough?: PassThroughRequest;
   pool: HttpPool;
   /** The call's cancellation: its client leaving, shutdown. */
   abort: LazyAbortController;
@@ -151,7 +150,7 @@ export class AttemptRace {
       progress.attempts++;
       const setup = {
         request: { ...call.request, model: target.target.model },
-        native: call.native,
+        passThrough: call.passThrough,
         maxOutputTokens: call.account.outputCap,
         pool: call.pool,
         call: call.abort,

@@ -7,8 +7,7 @@ import {
   type ToolHttp,
   type ToolHttpOptions,
 } from '../../containment';
-import type { ChatCompletion, ChatRequest } from '../chat.types';
-import type { NativeMessagesRequest } from '../providers/llm-provider';
+import type { ChatCompletion, ChatRequest, PassThroughRequest } from '../chat.types';
 import type { ProviderAttempt } from '../providers/llm-provider';
 import { malformedAnswerError } from '../providers/provider-errors';
 import { type ChunkBatch, chunkBatches } from '../streaming/chunk-batch';
@@ -47,7 +46,7 @@ export interface StartedProviderAttempt<T> {
 /** What starting an attempt needs besides the target. */
 export interface AttemptSetup {
   request: ChatRequest;
-  native?: NativeMessagesRequest;
+  passThrough?: PassThroughRequest;
   maxOutputTokens: number;
   pool: HttpPool;
   /** The call's cancellation: the client leaving, shutdown. */
@@ -146,7 +145,7 @@ function start<T>(
       {
         target: target.target,
         request: setup.request,
-        native: setup.native,
+        passThrough: setup.passThrough,
         maxOutputTokens: setup.maxOutputTokens,
         http,
         // Made only if the provider asks: an AbortSignal costs more than the rest of the attempt's set-up.

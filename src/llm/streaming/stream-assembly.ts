@@ -24,9 +24,9 @@ export class StreamAssembly {
   private readonly choices = new Map<number, AssembledChoice>();
   private reported: ChatUsage | undefined;
   private contentChunks = 0;
-  /** A native stream's thinking, which no choice shows but the provider bills as output. */
-  private thinkingChars = 0;
-  private anthropicMessage: Record<string, unknown> | undefined;
+  /** A pass-through stream's output no choice shows (thinking), which the provider bills. */
+  private hiddenOutputChars = 0;
+  private passThroughAnswer: Record<string, unknown> | undefined;
 
   add(chunk: ChatChunk): void {
     if (!this.id) {
@@ -35,7 +35,12 @@ export class StreamAssembly {
       this.created = chunk.created;
     }
     if (chunk.usage) this.reported = chunk.usage;
-    if (chunk.anthropicEvent) this.addNative(chunk);
+    if (chunk.passThroughAnswer) this.passThroughAnswer = chunk.passThroughAnswer;
+    const hidden = chunk.passThroughEvent?.hiddenOutputChars ?? 0;
+    if (hidden > 0) {
+      this.hiddenOutputChars += hidden;
+      this.contentChunks++;
+    }
     for (const { index, delta, finish_reason: finishReason } of chunk.choices) {
       let choice = this.choices.get(index);
       if (!choice) {
@@ -68,15 +73,6 @@ export class StreamAssembly {
     }
   }
 
-  private addNative(chunk: ChatChunk): void {
-    if (chunk.anthropicMessage) this.anthropicMessage = chunk.anthropicMessage;
-    const delta = chunk.anthropicEvent?.delta as { type?: unknown; thinking?: unknown } | undefined;
-    if (delta?.type === 'thinking_delta' && typeof delta.thinking === 'string') {
-      this.thinkingChars += delta.thinking.length;
-      this.contentChunks++;
-    }
-  }
-
   /** Whether the provider reported its usage (the stream ended as it should). */
   get usageReported(): boolean {
     return this.reported !== undefined;
@@ -89,7 +85,7 @@ export class StreamAssembly {
    */
   usage(promptEstimate: number): ChatUsage {
     if (this.reported) return this.reported;
-    let characters = this.thinkingChars;
+    let characters = this.hiddenOutputChars;
     for (const choice of this.choices.values()) {
       characters += choice.content.length + choice.refusal.length;
       for (const call of choice.toolCalls.values())
@@ -120,17 +116,17 @@ export class StreamAssembly {
       }),
       usage: this.usage(promptEstimate),
     };
-    if (this.anthropicMessage) completion.anthropicMessage = this.anthropicMessage;
+    if (this.passThroughAnswer) completion.passThroughAnswer = this.passThroughAnswer;
     return completion;
   }
 }
 
 /**
- * Whether a chunk carries some of the answer (text, a refusal, a tool call; in a native stream,
- * any block's delta, thinking too): the commit point.
+ * Whether a chunk carries some of the answer (text, a refusal, a tool call; in a pass-through stream,
+ * any event with content, thinking too): the commit point.
  */
 export function carriesContent(chunk: ChatChunk): boolean {
-  if (chunk.anthropicEvent?.type === 'content_block_delta') return true;
+  if (chunk.passThroughEvent?.content) return true;
   for (const { delta } of chunk.choices) {
     if ((typeof delta.content === 'string' && delta.content !== '') || delta.tool_calls?.length) return true;
     if (typeof delta.refusal === 'string' && delta.refusal !== '') return true;
