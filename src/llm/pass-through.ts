@@ -1,5 +1,5 @@
 import type { ChatChunk, ChatCompletion, PassThroughRequest } from './chat.types';
-import { nativeMessageChunks } from './providers/anthropic-native-message';
+import { nativeMessageChunks } from './providers/messages-pass-through-answer';
 
 /**
  * Each pass-through format's replay: a whole answer in that format (a cache hit, an idempotent

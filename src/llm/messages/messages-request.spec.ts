@@ -1,6 +1,7 @@
 import { thrownKindAndMessage } from '../../../test/support/thrown';
 import { countTokensRequestSchema } from '../wire';
-import { parseMessagesRequest, readMessagesCall, toChatRequest } from './messages-request';
+import { parseMessagesRequest, readMessagesCall } from './messages-request';
+import { toChatRequest } from './messages-to-chat-request';
 
 const translate = (body: Record<string, unknown>) =>
   toChatRequest(parseMessagesRequest({ model: 'route', max_tokens: 100, ...body }));

@@ -3,7 +3,7 @@ import type { AnthropicStreamEvent, ChatChunk, ChatChunkChoice } from '../chat.t
 import type { SseReply } from '../streaming/sse-reply';
 import { TranslatedStreamSink } from '../streaming/translated-stream-sink';
 import { messagesStopReason, type MessagesStopReason } from '../wire';
-import { messageId, messagesUsage } from './messages-answer';
+import { messageId, messagesUsage } from './chat-to-messages-answer';
 
 /** The block being streamed now: its index in the message, and what it is. */
 interface OpenBlock {

@@ -8,7 +8,7 @@ import { ChatCompletions } from '../chat-completions.service';
 import { startChatCall } from '../ingress-call';
 import { LlmRoutes } from '../routing/llm-routes.service';
 import { SseReply } from '../streaming/sse-reply';
-import { toMessagesAnswer } from './messages-answer';
+import { toMessagesAnswer } from './chat-to-messages-answer';
 import { countInputTokens } from './input-token-count';
 import { countTokensRequestSchema } from '../wire';
 import { readMessagesCall } from './messages-request';

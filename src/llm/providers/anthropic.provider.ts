@@ -1,9 +1,9 @@
 import type { Clock } from '../../common';
 import type { ChatChunk, ChatCompletion } from '../chat.types';
-import { fromAnthropicAnswer } from './anthropic-answer';
-import { type AnthropicRequest, toAnthropicRequest } from './anthropic-request';
-import { betaHeaders, messagesPassThrough, nativeBody } from './anthropic-native';
-import { anthropicChunks, anthropicSseEvents } from './anthropic-stream';
+import { fromAnthropicAnswer } from './messages-to-chat-answer';
+import { type AnthropicRequest, toAnthropicRequest } from './chat-to-messages-request';
+import { betaHeaders, messagesPassThrough, nativeBody } from './messages-pass-through';
+import { anthropicChunks, anthropicSseEvents } from './messages-to-chat-stream';
 import type { LlmProvider, ProviderAttempt, ProviderTarget } from './llm-provider';
 import { isCount, isObject } from './json-shape';
 import { endpointUrl, postJson, postStream, providerEvents } from './provider-exchange';
@@ -17,8 +17,8 @@ export const ANTHROPIC_VERSION = '2023-06-01';
 
 /**
  * Anthropic's Messages API behind the Chat Completions seam: the request translated on the way
- * out (`anthropic-request.ts`), the answer on the way back (`anthropic-answer.ts`, or
- * `anthropic-stream.ts` for a stream). A request that cannot be said in it is refused before
+ * out (`chat-to-messages-request.ts`), the answer on the way back (`messages-to-chat-answer.ts`, or
+ * `messages-to-chat-stream.ts` for a stream). A request that cannot be said in it is refused before
  * anything is sent.
  */
 export class AnthropicProvider implements LlmProvider {

@@ -1,6 +1,6 @@
 import { sign } from 'aws4';
-import { messagesPassThrough, nativeBedrockBody } from './anthropic-native';
-import { type AnthropicBody, toAnthropicBody } from './anthropic-request';
+import { messagesPassThrough, nativeBedrockBody } from './messages-pass-through';
+import { type AnthropicBody, toAnthropicBody } from './chat-to-messages-request';
 import type { AwsSigningMaterial } from './bedrock-credentials';
 import type { ProviderAttempt, ProviderTarget } from './llm-provider';
 import { endpointUrl } from './provider-exchange';

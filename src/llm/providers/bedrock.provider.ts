@@ -1,8 +1,8 @@
 import type { Clock } from '../../common';
 import type { ChatChunk, ChatCompletion } from '../chat.types';
-import { fromAnthropicAnswer } from './anthropic-answer';
-import { messagesPassThrough } from './anthropic-native';
-import { anthropicChunks } from './anthropic-stream';
+import { fromAnthropicAnswer } from './messages-to-chat-answer';
+import { messagesPassThrough } from './messages-pass-through';
+import { anthropicChunks } from './messages-to-chat-stream';
 import { awsSigningMaterial, type Environment } from './bedrock-credentials';
 import {
   bedrockCountTokensBody,

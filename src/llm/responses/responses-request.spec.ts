@@ -1,5 +1,6 @@
 import { thrownKindAndMessage } from '../../../test/support/thrown';
-import { parseResponsesRequest, toChatRequest } from './responses-request';
+import { parseResponsesRequest } from './responses-request';
+import { toChatRequest } from './responses-to-chat-request';
 
 const translate = (body: Record<string, unknown>) => toChatRequest(parseResponsesRequest({ model: 'route', ...body }));
 

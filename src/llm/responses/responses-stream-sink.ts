@@ -3,7 +3,7 @@ import type { ChatChunk, ChatChunkChoice, FinishReason } from '../chat.types';
 import type { SseReply } from '../streaming/sse-reply';
 import { TranslatedStreamSink } from '../streaming/translated-stream-sink';
 import type { FunctionCallOutput, MessageOutput, OutputItem, ResponsesRequest } from '../wire';
-import { responseObject, type ResponseIds, responseStatus, responsesUsage } from './responses-answer';
+import { responseObject, type ResponseIds, responseStatus, responsesUsage } from './chat-to-responses-answer';
 
 /**
  * A streamed answer as the Responses API's typed events, from the chunks the pipeline streams:

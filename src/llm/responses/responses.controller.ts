@@ -5,9 +5,10 @@ import { answerHeaders, bulkheadField } from '../answer-meta';
 import { ChatCompletions } from '../chat-completions.service';
 import { startChatCall } from '../ingress-call';
 import { SseReply } from '../streaming/sse-reply';
-import { ResponseIds, toResponseObject } from './responses-answer';
+import { ResponseIds, toResponseObject } from './chat-to-responses-answer';
 import type { ResponsesRequest } from '../wire';
-import { parseResponsesRequest, toChatRequest } from './responses-request';
+import { parseResponsesRequest } from './responses-request';
+import { toChatRequest } from './responses-to-chat-request';
 import { ResponsesStreamSink } from './responses-stream-sink';
 
 /**

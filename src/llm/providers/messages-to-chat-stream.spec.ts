@@ -1,7 +1,7 @@
 import { FakeClock } from '../../common/fake-clock';
 import { rejection } from '../../../test/support/rejection';
 import type { ChatChunk } from '../chat.types';
-import { anthropicChunks, anthropicSseEvents } from './anthropic-stream';
+import { anthropicChunks, anthropicSseEvents } from './messages-to-chat-stream';
 import type { ProviderTarget } from './llm-provider';
 import type { SseEvent } from '../wire';
 

@@ -1,8 +1,8 @@
 import type { Clock } from '../../common';
 import type { AnthropicStreamEvent, ChatChunk, ChatDelta, FinishReason } from '../chat.types';
-import { NativeMessageAssembly, passThroughEventOf } from './anthropic-native-message';
+import { NativeMessageAssembly, passThroughEventOf } from './messages-pass-through-answer';
 import { chatFinishReason, isAnthropicStreamEvent, isIndexBelow, MAX_CONTENT_BLOCKS } from '../wire';
-import { chatUsage } from './anthropic-answer';
+import { chatUsage } from './messages-to-chat-answer';
 import { isCount, isObject } from './json-shape';
 import type { ProviderTarget } from './llm-provider';
 import { malformedAnswerError, streamCutError, streamErrorEvent } from './provider-errors';

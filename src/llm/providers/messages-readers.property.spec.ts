@@ -4,8 +4,8 @@ import { FakeClock } from '../../common/fake-clock';
 import type { ChatChunk } from '../chat.types';
 import { StreamAssembly } from '../streaming/stream-assembly';
 import { MAX_CONTENT_BLOCKS } from '../wire';
-import { fromAnthropicAnswer } from './anthropic-answer';
-import { anthropicChunks } from './anthropic-stream';
+import { fromAnthropicAnswer } from './messages-to-chat-answer';
+import { anthropicChunks } from './messages-to-chat-stream';
 import type { ProviderTarget } from './llm-provider';
 import { isProviderFailure } from './provider-errors';
 

@@ -1,5 +1,5 @@
 import type { AnthropicStreamEvent } from '../chat.types';
-import { NativeMessageAssembly, nativeMessageEvents } from './anthropic-native-message';
+import { NativeMessageAssembly, nativeMessageEvents } from './messages-pass-through-answer';
 
 const CITATION = {
   type: 'char_location',
