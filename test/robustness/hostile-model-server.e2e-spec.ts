@@ -207,6 +207,20 @@ describe('a hostile model server behind the real process', () => {
     TEST_TIMEOUT_MS,
   );
 
+  it.each(Object.entries(HOSTILE_STREAMS))(
+    'an OpenAI stream with %s, read for /v1/responses, costs its request and nothing else',
+    async (_name, stream) => {
+      answer = { type: 'text/event-stream', body: stream };
+      const result = await probed('/v1/responses', { model: 'oa', input: 'hello', stream: true });
+
+      expectOneFailure(result, 'response.completed');
+      expect(result.slowest()).toBeLessThan(PROBE_BOUND_MS);
+      expect(service.child.exitCode).toBeNull();
+      await expectNothingHeld();
+    },
+    TEST_TIMEOUT_MS,
+  );
+
   it.each(Object.entries(HOSTILE_ANSWERS))(
     'an OpenAI answer with %s is one 502, and nothing else',
     async (_name, body) => {
