@@ -18,9 +18,9 @@ describe('count_tokens by the target itself', () => {
   let app: TestApp;
   let anthropic: Upstream;
 
-  beforeEach(async () => {
-    anthropic = await Upstream.start(json(200, { input_tokens: 42 }));
-    app = await createTestApp({
+  /** The app of these tests: `claude` counts at the loopback Anthropic, `fake` cannot count, `bedrock` counts at it too. */
+  function start(extra: Record<string, unknown> = {}): Promise<TestApp> {
+    return createTestApp({
       auth: { allowAnonymous: false, apiKeys: [ACME.apiKey] },
       lanes: { llm: { concurrency: 2, queueCapacity: 2 } },
       llm: {
@@ -46,7 +46,13 @@ describe('count_tokens by the target itself', () => {
           },
         },
       },
+      ...extra,
     });
+  }
+
+  beforeEach(async () => {
+    anthropic = await Upstream.start(json(200, { input_tokens: 42 }));
+    app = await start();
   });
 
   afterEach(async () => {
@@ -159,21 +165,7 @@ describe('count_tokens by the target itself', () => {
 
   it("counts each count against the tenant's requests per minute: past it, 429 and no request to the target", async () => {
     await app.close();
-    app = await createTestApp({
-      auth: { allowAnonymous: false, apiKeys: [ACME.apiKey] },
-      lanes: { llm: { concurrency: 2, queueCapacity: 2 } },
-      rateLimits: { default: { rpm: 2 } },
-      llm: {
-        routes: {
-          claude: {
-            lane: 'llm',
-            targets: [
-              { provider: 'anthropic', model: 'claude-test', baseUrl: anthropic.url('/v1'), apiKey: PROVIDER_KEY },
-            ],
-          },
-        },
-      },
-    });
+    app = await start({ rateLimits: { default: { rpm: 2 } } });
 
     await client().messages.countTokens(QUESTION);
     await client().messages.countTokens(QUESTION);

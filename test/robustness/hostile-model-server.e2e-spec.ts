@@ -173,51 +173,32 @@ describe('a hostile model server behind the real process', () => {
   }
 
   const CHAT = { model: 'oa', messages: [{ role: 'user', content: 'hello' }], max_tokens: 64 };
+  const MESSAGES = (model: string) => ({ model, max_tokens: 64, stream: true, messages: CHAT.messages });
+  /** Each ingress a model server's stream is read for: its path, a streamed request, how its answer ends. */
+  const INGRESSES = [
+    { path: '/v1/chat/completions', body: { ...CHAT, stream: true }, end: 'data: [DONE]' },
+    { path: '/v1/messages', body: MESSAGES('oa'), end: 'message_stop' },
+    { path: '/v1/responses', body: { model: 'oa', input: 'hello', stream: true }, end: 'response.completed' },
+  ];
 
-  it.each(Object.entries(HOSTILE_STREAMS))(
-    'an OpenAI stream with %s costs its request, as an error event, and nothing else',
-    async (_name, stream) => {
-      answer = { type: 'text/event-stream', body: stream };
-      const result = await probed('/v1/chat/completions', { ...CHAT, stream: true });
+  /** Sends `body` to `path` against a model server answering `stream`: one request's failure, and nothing else. */
+  async function expectItCostsOneRequest(stream: string, path: string, body: Record<string, unknown>, end: string) {
+    answer = { type: 'text/event-stream', body: stream };
+    const result = await probed(path, body);
 
-      expectOneFailure(result, 'data: [DONE]');
-      expect(result.slowest()).toBeLessThan(PROBE_BOUND_MS);
-      expect(service.child.exitCode).toBeNull();
-      await expectNothingHeld();
-    },
-    TEST_TIMEOUT_MS,
-  );
+    expectOneFailure(result, end);
+    expect(result.slowest()).toBeLessThan(PROBE_BOUND_MS);
+    expect(service.child.exitCode).toBeNull();
+    await expectNothingHeld();
+  }
 
-  it.each(Object.entries(HOSTILE_STREAMS))(
-    'an OpenAI stream with %s, read for /v1/messages, costs its request and nothing else',
-    async (_name, stream) => {
-      answer = { type: 'text/event-stream', body: stream };
-      const result = await probed('/v1/messages', {
-        model: 'oa',
-        max_tokens: 64,
-        stream: true,
-        messages: [{ role: 'user', content: 'hello' }],
-      });
-
-      expectOneFailure(result, 'message_stop');
-      expect(result.slowest()).toBeLessThan(PROBE_BOUND_MS);
-      expect(service.child.exitCode).toBeNull();
-      await expectNothingHeld();
-    },
-    TEST_TIMEOUT_MS,
-  );
-
-  it.each(Object.entries(HOSTILE_STREAMS))(
-    'an OpenAI stream with %s, read for /v1/responses, costs its request and nothing else',
-    async (_name, stream) => {
-      answer = { type: 'text/event-stream', body: stream };
-      const result = await probed('/v1/responses', { model: 'oa', input: 'hello', stream: true });
-
-      expectOneFailure(result, 'response.completed');
-      expect(result.slowest()).toBeLessThan(PROBE_BOUND_MS);
-      expect(service.child.exitCode).toBeNull();
-      await expectNothingHeld();
-    },
+  it.each(
+    Object.entries(HOSTILE_STREAMS).flatMap(([name, stream]) =>
+      INGRESSES.map(({ path, body, end }) => [name, path, stream, body, end] as const),
+    ),
+  )(
+    'an OpenAI stream with %s, read for %s, costs its request and nothing else',
+    (_name, path, stream, body, end) => expectItCostsOneRequest(stream, path, body, end),
     TEST_TIMEOUT_MS,
   );
 
@@ -237,20 +218,7 @@ describe('a hostile model server behind the real process', () => {
 
   it.each(Object.entries(HOSTILE_NATIVE))(
     'an Anthropic stream with %s, passed through /v1/messages, costs its request and nothing else',
-    async (_name, stream) => {
-      answer = { type: 'text/event-stream', body: stream };
-      const result = await probed('/v1/messages', {
-        model: 'an',
-        max_tokens: 64,
-        stream: true,
-        messages: [{ role: 'user', content: 'hello' }],
-      });
-
-      expectOneFailure(result, 'message_stop');
-      expect(result.slowest()).toBeLessThan(PROBE_BOUND_MS);
-      expect(service.child.exitCode).toBeNull();
-      await expectNothingHeld();
-    },
+    (_name, stream) => expectItCostsOneRequest(stream, '/v1/messages', MESSAGES('an'), 'message_stop'),
     TEST_TIMEOUT_MS,
   );
 
