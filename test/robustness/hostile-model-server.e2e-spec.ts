@@ -45,6 +45,14 @@ const HOSTILE_STREAMS: Record<string, string> = {
   'choices not an array, after content': sse(FIRST, chunk({ 0: 'x' })),
   'usage of 1e308 in the last chunk': sse(FIRST, chunk([], { usage: { prompt_tokens: 1e308, completion_tokens: -1 } })),
   'arguments an object': sse(delta({ tool_calls: [{ index: 0, function: { arguments: { a: 1 } } }] })),
+  // 2.2 million characters for a cap of 64 tokens: held whole, a server could fill the process's memory.
+  'more text than its output cap allows': sse(
+    FIRST,
+    ...Array.from({ length: 2_200 }, () => delta({ content: 'x'.repeat(1_000) })),
+    // A well-ended stream otherwise: only its size is wrong.
+    chunk([], { usage: { prompt_tokens: 3, completion_tokens: 64 } }),
+    '[DONE]',
+  ),
 };
 
 /** OpenAI JSON answers the route reads. */

@@ -10,6 +10,7 @@ import {
 import type { ChatCompletion, ChatRequest, PassThroughRequest } from '../chat.types';
 import type { ProviderAttempt } from '../providers/llm-provider';
 import { malformedAnswerError } from '../providers/provider-errors';
+import { maxAnswerCharacters } from '../wire';
 import { type ChunkBatch, chunkBatches } from '../streaming/chunk-batch';
 import { ProviderStream } from '../streaming/provider-stream';
 import type { LlmTarget } from './llm-route';
@@ -89,7 +90,10 @@ export function startStreamAttempt(
     const { provider } = target;
     // A provider whose chunks are Chat Completions' own hands them over a read at a time.
     const batches = provider.streamBatches ? provider.streamBatches(attempt) : chunkBatches(provider.stream(attempt));
-    stream = new ProviderStream(batches, clock, abort, target.label, () => malformedAnswerError(attempt.target, 200));
+    // Every choice may use the whole cap: a stream that sends more than they could is refused.
+    const maxCharacters = maxAnswerCharacters(setup.maxOutputTokens * (setup.request.n ?? 1));
+    const unreadable = () => malformedAnswerError(attempt.target, 200);
+    stream = new ProviderStream(batches, clock, abort, target.label, unreadable, maxCharacters);
     const head: ChunkBatch[] = [];
     for (;;) {
       // No wait of its own: the attempt's timer below bounds the time to the first content.

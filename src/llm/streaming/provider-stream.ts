@@ -25,7 +25,7 @@ interface PendingRead {
  * rest of its wait if it has not waited long enough.
  */
 export class ProviderStream {
-  readonly assembly = new StreamAssembly();
+  readonly assembly: StreamAssembly;
   /** Set once a chunk carried content: the commit point has passed. */
   committed = false;
   readonly settled: Promise<void>;
@@ -45,7 +45,10 @@ export class ProviderStream {
     private readonly label: string,
     /** The failure of a batch the assembly could not take: the target's malformed answer. */
     private readonly unreadable: () => ResilienceError,
+    /** The most characters the answer may hold ({@link StreamAssembly}); unbounded when left out. */
+    maxCharacters?: number,
   ) {
+    this.assembly = new StreamAssembly(maxCharacters);
     this.iterator = batches[Symbol.asyncIterator]();
     this.settled = new Promise((resolve) => (this.markSettled = resolve));
     this.detachAbort = abort.onAbort((reason) => this.failRead(reason));

@@ -153,6 +153,22 @@ describe('StreamAssembly', () => {
     });
   });
 
+  describe('its bounds', () => {
+    it('refuses a chunk that takes the answer past its characters, text, refusals and tool calls alike', () => {
+      const assembly = new StreamAssembly(10);
+      assembly.add(delta({ content: 'hello' }));
+      assembly.add(delta({ tool_calls: [{ index: 0, function: { name: 'f', arguments: '{}' } }] }));
+      assembly.add(delta({ refusal: 'no' }));
+
+      expect(() => assembly.add(delta({ content: 'x' }))).toThrow(RangeError);
+    });
+
+    it('refuses a choice or a tool call numbered past what any answer has', () => {
+      expect(() => assembled(delta({ content: 'x' }, 128))).toThrow(RangeError);
+      expect(() => assembled(delta({ tool_calls: [{ index: 1024, id: 'c' }] }))).toThrow(RangeError);
+    });
+  });
+
   describe('usage', () => {
     it('answers the usage the provider reported, whatever the estimate', () => {
       const assembly = assembled(delta({ content: 'a long answer of many characters' }), chunk([], { usage: USAGE }));

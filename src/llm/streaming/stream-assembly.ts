@@ -24,9 +24,18 @@ export class StreamAssembly {
   private readonly choices = new Map<number, AssembledChoice>();
   private reported: ChatUsage | undefined;
   private contentChunks = 0;
-  /** A pass-through stream's output no choice shows (thinking), which the provider bills. */
-  private hiddenOutputChars = 0;
+  /**
+   * The answer's characters so far: its text, refusals, tool calls, and a pass-through stream's
+   * output no choice shows (thinking), which the provider bills.
+   */
+  private characters = 0;
   private passThroughAnswer: Record<string, unknown> | undefined;
+
+  /**
+   * @param maxCharacters the most characters the answer may hold: a stream that sends more than its
+   *   output cap could produce is refused (thrown) rather than held in memory, whatever it sends.
+   */
+  constructor(private readonly maxCharacters = Number.POSITIVE_INFINITY) {}
 
   add(chunk: ChatChunk): void {
     if (!this.id) {
@@ -38,7 +47,7 @@ export class StreamAssembly {
     if (chunk.passThroughAnswer) this.passThroughAnswer = chunk.passThroughAnswer;
     const hidden = chunk.passThroughEvent?.hiddenOutputChars ?? 0;
     if (hidden > 0) {
-      this.hiddenOutputChars += hidden;
+      this.characters += hidden;
       this.contentChunks++;
     }
     for (const { index, delta, finish_reason: finishReason } of chunk.choices) {
@@ -51,10 +60,12 @@ export class StreamAssembly {
       }
       if (typeof delta.content === 'string' && delta.content !== '') {
         choice.content += delta.content;
+        this.characters += delta.content.length;
         this.contentChunks++;
       }
       if (typeof delta.refusal === 'string' && delta.refusal !== '') {
         choice.refusal += delta.refusal;
+        this.characters += delta.refusal.length;
         this.contentChunks++;
       }
       for (const piece of delta.tool_calls ?? []) {
@@ -66,11 +77,18 @@ export class StreamAssembly {
           choice.toolCalls.set(piece.index, call);
         }
         if (piece.id) call.id = piece.id;
-        if (piece.function?.name) call.function.name += piece.function.name;
-        if (piece.function?.arguments) call.function.arguments += piece.function.arguments;
+        if (piece.function?.name) {
+          call.function.name += piece.function.name;
+          this.characters += piece.function.name.length;
+        }
+        if (piece.function?.arguments) {
+          call.function.arguments += piece.function.arguments;
+          this.characters += piece.function.arguments.length;
+        }
       }
       if (finishReason) choice.finishReason = finishReason;
     }
+    if (this.characters > this.maxCharacters) throw new RangeError('the answer outgrew what its output cap allows');
   }
 
   /** Whether the provider reported its usage (the stream ended as it should). */
@@ -85,13 +103,7 @@ export class StreamAssembly {
    */
   usage(promptEstimate: number): ChatUsage {
     if (this.reported) return this.reported;
-    let characters = this.hiddenOutputChars;
-    for (const choice of this.choices.values()) {
-      characters += choice.content.length + choice.refusal.length;
-      for (const call of choice.toolCalls.values())
-        characters += call.function.name.length + call.function.arguments.length;
-    }
-    const completion = Math.max(this.contentChunks, Math.ceil(characters / CHARS_PER_TOKEN));
+    const completion = Math.max(this.contentChunks, Math.ceil(this.characters / CHARS_PER_TOKEN));
     return { prompt_tokens: promptEstimate, completion_tokens: completion, total_tokens: promptEstimate + completion };
   }
 

@@ -12,3 +12,19 @@ export const MAX_CONTENT_BLOCKS = 1024;
 export function isIndexBelow(index: unknown, bound: number): index is number {
   return typeof index === 'number' && Number.isInteger(index) && index >= 0 && index < bound;
 }
+
+/**
+ * Characters one output token may stand for, at the most: the longest tokens of today's
+ * vocabularies (runs of spaces, dashes or digits) are well under a hundred.
+ */
+const MAX_CHARS_PER_OUTPUT_TOKEN = 256;
+/** What an answer may always hold, however small its cap: a mebi-character. */
+const MIN_ANSWER_CHARACTERS = 1 << 20;
+
+/**
+ * The most characters (text, tool calls, thinking) an answer held to `outputTokens` can carry: a
+ * stream that sends more is not that answer, and is refused rather than held in memory.
+ */
+export function maxAnswerCharacters(outputTokens: number): number {
+  return Math.max(MIN_ANSWER_CHARACTERS, outputTokens * MAX_CHARS_PER_OUTPUT_TOKEN);
+}
