@@ -15,11 +15,7 @@ describe('BudgetGate', () => {
 
   beforeEach(() => {
     clock = new FakeClock(WALL_START);
-    gate = new BudgetGate(
-      new MemoryBudgetStore(clock),
-      { budgets: { period: 'day', tenants: { acme: 3 }, prices: {} } },
-      clock,
-    );
+    gate = new BudgetGate(new MemoryBudgetStore(clock), { budgets: { period: 'day', tenants: { acme: 3 } } }, clock);
   });
 
   function reserve(costUsd: number, holdMs = HOLD_MS, retryAfterMaxMs?: number): BudgetReservation {
@@ -127,7 +123,7 @@ describe('BudgetGate', () => {
           read: (...args) => memory.read(...args),
           renew,
         };
-        return new BudgetGate(store, { budgets: { period: 'day', tenants: { acme: 3 }, prices: {} } }, clock);
+        return new BudgetGate(store, { budgets: { period: 'day', tenants: { acme: 3 } } }, clock);
       }
 
       function thrownBy(act: () => unknown): unknown {

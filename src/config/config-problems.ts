@@ -10,10 +10,22 @@ export interface ProblemSources {
   portFromEnv: boolean;
 }
 
+/** Keys that were read once and are no more: where what they said goes now. */
+const MOVED: ReadonlyMap<string, string> = new Map([
+  [
+    'budgets.prices',
+    "LLM prices are llm.prices (USD per million tokens, by provider/model); a tool's price is its costUsd",
+  ],
+]);
+
 /** One line per problem: `key.path: rule`, saying which variable it came from if one did. */
 export function describeIssue(issue: z.core.$ZodIssue, sources: ProblemSources): string[] {
   if (issue.code === 'unrecognized_keys') {
-    return issue.keys.map((key) => `${pathOf([...issue.path, key])}: unknown key`);
+    return issue.keys.map((key) => {
+      const path = pathOf([...issue.path, key]);
+      const moved = MOVED.get(path);
+      return moved ? `${path}: unknown key (${moved})` : `${path}: unknown key`;
+    });
   }
   const at = pathOf(issue.path);
   return [`${at}: ${ruleOf(issue)}${sourceOf(at, sources)}`];

@@ -185,6 +185,14 @@ describe('config loader', () => {
       expect(problemsOf(parseConfig(document({ lane: {} }), {}))).toEqual(['lane: unknown key']);
     });
 
+    it('says where a key that is read no more went: budgets.prices is llm.prices', () => {
+      const prices = { 'gpt-x': { inputPer1kUsd: 0.001, outputPer1kUsd: 0.002 } };
+
+      expect(problemsOf(parseConfig(document({ budgets: { prices } }), {}))).toEqual([
+        "budgets.prices: unknown key (LLM prices are llm.prices (USD per million tokens, by provider/model); a tool's price is its costUsd)",
+      ]);
+    });
+
     it('reports an unknown key in a nested section', () => {
       expect(problemsOf(parseConfig(document({ server: { prot: 3000 } }), {}))).toEqual(['server.prot: unknown key']);
     });

@@ -123,12 +123,6 @@ const budgets = z
     period: oneOf(['day', 'month']).default('day'),
     defaultUsd: numberIn(0, 1_000_000).optional(),
     tenants: z.record(name(), numberIn(0, 1_000_000)).default({}),
-    prices: z
-      .record(
-        nonEmptyString(),
-        z.strictObject({ inputPer1kUsd: numberIn(0, 1_000), outputPer1kUsd: numberIn(0, 1_000) }),
-      )
-      .default({}),
   })
   .prefault({});
 

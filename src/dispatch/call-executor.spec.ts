@@ -659,7 +659,7 @@ describe('CallExecutor', () => {
 
     function budgetGate(capUsd: number): void {
       store = new MemoryBudgetStore(clock);
-      gate = new BudgetGate(store, { budgets: { period: 'day', tenants: { acme: capUsd }, prices: {} } }, clock);
+      gate = new BudgetGate(store, { budgets: { period: 'day', tenants: { acme: capUsd } } }, clock);
     }
 
     /** The first attempt's money held, as the pipeline holds it before the call is admitted. */

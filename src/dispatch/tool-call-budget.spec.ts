@@ -17,7 +17,7 @@ describe('ToolCallBudget', () => {
   });
 
   function gateOn(budgetStore: BudgetStore, acmeUsd = 2): BudgetGate {
-    return new BudgetGate(budgetStore, { budgets: { period: 'day', tenants: { acme: acmeUsd }, prices: {} } }, clock);
+    return new BudgetGate(budgetStore, { budgets: { period: 'day', tenants: { acme: acmeUsd } } }, clock);
   }
 
   /** The first attempt's money held, as the call admission holds it (src/dispatch/admission). */

@@ -29,7 +29,7 @@ export function fakePrices(small: Partial<UsdRates> = {}): { SMALL: Price; LARGE
 
 /** A daily budget gate on `store`: acme may spend $1, thrifty $0.01 (10 000 micro-dollars). */
 export function dailyBudgetGate(store: BudgetStore, clock: Clock): BudgetGate {
-  return new BudgetGate(store, { budgets: { period: 'day', tenants: { acme: 1, thrifty: 0.01 }, prices: {} } }, clock);
+  return new BudgetGate(store, { budgets: { period: 'day', tenants: { acme: 1, thrifty: 0.01 } } }, clock);
 }
 
 /** Whole tokens left in the tenant's tokens-per-minute bucket. */

@@ -37,11 +37,7 @@ export function describeCallAdmission(name: string, makeStores: MakeAdmissionSto
     beforeEach(async () => {
       clock = new FakeClock(WALL_START);
       stores = await makeStores(clock);
-      gate = new BudgetGate(
-        stores.budgets,
-        { budgets: { period: 'day', tenants: { acme: CAP_USD }, prices: {} } },
-        clock,
-      );
+      gate = new BudgetGate(stores.budgets, { budgets: { period: 'day', tenants: { acme: CAP_USD } } }, clock);
       const limiter = new RateLimiter(stores.rates, {
         rateLimits: { default: { rpm: RPM }, tenants: {}, failMode: 'open', enforce: true },
       });

@@ -26,11 +26,7 @@ describeRedis('RedisCallAdmission', () => {
   describeCallAdmission('Redis stores (one script)', (clock) => storesOn(clock));
 
   function admissionOn(stores: ReturnType<typeof storesOn>, clock: FakeClock, failMode: 'open' | 'closed' = 'open') {
-    const gate = new BudgetGate(
-      stores.budgets,
-      { budgets: { period: 'day', tenants: { acme: 3 }, prices: {} } },
-      clock,
-    );
+    const gate = new BudgetGate(stores.budgets, { budgets: { period: 'day', tenants: { acme: 3 } } }, clock);
     const limiter = new RateLimiter(stores.rates, {
       rateLimits: { default: { rpm: 5 }, tenants: {}, failMode, enforce: true },
     });
