@@ -682,6 +682,29 @@ describe('CallExecutor', () => {
       };
     }
 
+    it('answers only once the attempt’s money is settled, a success and a last failure alike', async () => {
+      budgetGate(3);
+      for (const step of [succeed('ok'), fail(new ResilienceError('not_found', 'no such note'))]) {
+        const settling = deferred<void>();
+        const real = firstHeld();
+        // The store's answer comes when the test says: a Redis round trip, stretched.
+        const slowToSettle: AttemptBudget = {
+          holdNext: () => real.holdNext(),
+          settle: (ran, failure) => settling.promise.then(() => real.settle(ran, failure)),
+        };
+        const run = start(tool([step], { retry: { maxAttempts: 1 } }), undefined, slowToSettle);
+
+        await clock.advanceAsync(1_000);
+        expect(run.outcome).toMatchObject({ state: 'pending' });
+
+        settling.resolve();
+        await clock.advanceAsync(0);
+        expect(run.outcome.state).not.toBe('pending');
+      }
+      // Both reached the tool: each is charged.
+      expect(usage()).toEqual({ spentMicros: 2 * COST_MICROS, reservedMicros: 0 });
+    });
+
     it('holds each attempt’s cost while it runs, none during a backoff, and charges each attempt made', async () => {
       budgetGate(3);
       const seen: BudgetUsage[] = [];

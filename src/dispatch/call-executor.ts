@@ -89,10 +89,12 @@ export class CallExecutor {
           handlerSettled = attempt.settled;
           return attempt.outcome;
         }, call.tenant);
+        // Settled before the answer, as an LLM attempt is charged before its answer: a budget
+        // read after the answer sees the call's money, whatever store and connection it reads
+        // through (on Redis, one round trip more for the caller).
+        const settling = budget?.settle(true);
+        if (settling) await settling;
         answer.resolve(result);
-        // Settled after the answer: on Redis its round trip is not the caller's wait, and the
-        // replica's commands run in order, so a budget read it serves afterwards sees it.
-        budget?.settle(true);
         return await handlerSettled;
       } catch (error) {
         failure = asResilienceError(error);
@@ -101,8 +103,9 @@ export class CallExecutor {
       const ran = progress.attempts > attemptsBefore;
       const waitMs = this.retryWait(tool, failure, progress.attempts, deadlineAt, timeoutMs, call);
       if (typeof waitMs !== 'number') {
+        const settlingLast = budget?.settle(ran, failure);
+        if (settlingLast) await settlingLast;
         answer.reject((waitMs ?? failure).withAttempts(progress.attempts));
-        budget?.settle(ran, failure);
         return await handlerSettled;
       }
       // Settled before the backoff: nothing is held while the call waits to retry.
