@@ -1,8 +1,8 @@
 import { Injectable } from '@nestjs/common';
-import { isResilienceError, unreachableError } from '../common';
 import { callStateOfSignal } from '../common/nest';
 import type { HttpRequestOptions, HttpResponse } from './http-pool';
 import { HttpPools } from './http-pools.service';
+import { outboundFailure } from './outbound-failure';
 
 /**
  * Outbound HTTP for a company's controllers: each request goes through the pool chosen for
@@ -24,15 +24,7 @@ export class TenantHttpClient {
     try {
       return await this.pools.get(pool).request(url, options);
     } catch (error) {
-      throw options.signal.aborted || isResilienceError(error) || !isNetworkError(error)
-        ? error
-        : unreachableError('the upstream of an outbound request', error);
+      throw outboundFailure(error, options.signal.aborted, 'the upstream of an outbound request');
     }
   }
-}
-
-/** A socket's or undici's error (ENOTFOUND, ECONNREFUSED, UND_ERR_HEADERS_TIMEOUT...), not a request that was never valid. */
-function isNetworkError(error: unknown): boolean {
-  const code = (error as { code?: unknown } | null)?.code;
-  return typeof code === 'string' && code !== 'UND_ERR_INVALID_ARG' && /^(E|UND_ERR_)/.test(code);
 }

@@ -55,7 +55,8 @@ class AttemptContext implements ToolContext {
   }
 
   get http(): ToolHttp {
-    return (this.client ??= new AttemptHttp(this.httpPool, this.abort));
+    // Named as an http tool names its upstream: an unreachable one fails alike, whoever calls it.
+    return (this.client ??= new AttemptHttp(this.httpPool, this.abort, `upstream of tool '${this.toolId}'`));
   }
 
   get pool(): PoolName {

@@ -1,13 +1,14 @@
-import { Body, Controller, HttpCode, Inject, Module, Post } from '@nestjs/common';
+import { Body, Controller, HttpCode, Inject, Injectable, Module, Post } from '@nestjs/common';
 import { FakeClock } from '../../src/common/fake-clock';
 import { TenantHttpClient } from '../../src/containment';
+import { Tool, type ToolArguments, type ToolContext } from '../../src/dispatch';
 import { Bulkhead, CallSignal } from '../../src/route-policies';
 import { type AbortableRequest, abortableRequest } from '../support/abortable-request';
 import { closeOnFakeClock } from '../support/close-app';
 import { createTestApp, type TestApp } from '../support/create-app';
 import { expectEnvelope, expectNothingLeaked } from '../support/envelope';
 import { eventually } from '../support/eventually';
-import { type Response, send } from '../support/http-client';
+import { invoke, type Response, send } from '../support/http-client';
 import { parsePromText, type PromText, sampleValue } from '../support/prom-text';
 import { getLanes } from '../support/service-reads';
 import { hang, Upstream, type UpstreamHandler } from '../support/upstream';
@@ -66,7 +67,21 @@ class OutboundController {
   }
 }
 
-@Module({ controllers: [OutboundController] })
+/** A company's `@Tool` that calls the same dependency through its `ctx.http`, retried twice. */
+@Injectable()
+class OutboundTools {
+  @Tool('acme.forward', { lane: 'main', retry: { maxAttempts: 3, baseDelayMs: 1, maxDelayMs: 1 } })
+  async forward(args: ToolArguments, context: ToolContext) {
+    const response = await context.http.request(target, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(args),
+    });
+    return { status: response.statusCode };
+  }
+}
+
+@Module({ controllers: [OutboundController], providers: [OutboundTools] })
 class OutboundModule {}
 
 function config(containment: Record<string, unknown> = {}): Record<string, unknown> {
@@ -271,6 +286,26 @@ describe('TenantHttpClient in a company controller', () => {
       expect(error.message).toBe('the upstream of an outbound request could not be reached (ECONNREFUSED)');
       expectNothingLeaked(answer, port, target);
     }
+  });
+
+  it("fails a @Tool's ctx.http alike: 502 transient, retried, the socket's error never shown", async () => {
+    const gone = await Upstream.start();
+    const port = String(gone.port);
+    target = gone.url('/dependency');
+    await gone.close();
+    const app = await service();
+
+    let answer: Response | undefined;
+    void invoke(app.url, 'acme.forward', { who: 'acme' }, AS_ACME).then((answered) => (answer = answered));
+    // Each retry's backoff passes on the virtual clock.
+    await eventually(async () => {
+      await clock.advanceAsync(1);
+      if (!answer) throw new Error('not answered yet');
+    });
+    const error = expectEnvelope(answer!, 502, 'transient');
+    expect(error.message).toBe("upstream of tool 'acme.forward' could not be reached (ECONNREFUSED)");
+    expect(error.attempts).toBe(3);
+    expectNothingLeaked(answer!, port, target);
   });
 
   it('routes by tenant on a route with @Bulkhead too', async () => {
