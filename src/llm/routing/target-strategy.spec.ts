@@ -82,6 +82,29 @@ describe('chooseTarget', () => {
     expect(reasonOf('lowest-latency', fast, sampled)).toBe('lowest_latency');
   });
 
+  it('lowest-latency: one probe at a time to a member with no sample, the rest to the measured one', () => {
+    const [fast, slow] = [member('fast'), member('slow')];
+    fast.load.sample('answer', 10, 0);
+    const both = scope([fast, slow]);
+
+    expect(chooseTarget('lowest-latency', both, seededRandom(1))).toBe(slow);
+    slow.load.started();
+    for (let request = 0; request < 100; request++) {
+      expect(chooseTarget('lowest-latency', both, seededRandom(request))).toBe(fast);
+    }
+    slow.load.ended();
+    slow.load.sample('answer', 1_500, 0);
+    expect(chooseTarget('lowest-latency', both, seededRandom(1))).toBe(fast);
+  });
+
+  it('lowest-latency: with nothing measured and every member probed, still chooses one', () => {
+    const [a, b] = [member('a'), member('b')];
+    a.load.started();
+    b.load.started();
+
+    expect([a, b]).toContain(chooseTarget('lowest-latency', scope([a, b]), seededRandom(1)));
+  });
+
   it('is undefined when no member is eligible', () => {
     for (const strategy of ['ordered', 'weighted', 'least-busy', 'lowest-latency'] as const) {
       expect(

@@ -9,7 +9,10 @@ import type { LatencyKind } from './target-load';
  * - `weighted`: at random, in proportion to each target's `weight`;
  * - `least-busy`: the one with the fewest attempts in flight;
  * - `lowest-latency`: the one with the lowest recent average latency (time to first content for
- *   a stream, the whole answer otherwise); one with no recent sample first, so it gets one.
+ *   a stream, the whole answer otherwise); one with no recent sample first, so it gets one, but
+ *   one probe at a time: while an attempt at an unmeasured target is in flight, the others take
+ *   the requests, so a slow target unmeasured (at start, or once its sample is stale) is not
+ *   stampeded before its first answer says it is slow.
  */
 export type TargetStrategy = LlmRouteConfig['strategy'];
 
@@ -73,8 +76,11 @@ export function reasonOf(strategy: TargetStrategy, target: LlmTarget, scope: Cho
 
 function scoreOf(strategy: 'least-busy' | 'lowest-latency', target: LlmTarget, scope: ChoiceScope): number {
   if (strategy === 'least-busy') return target.load.inFlight;
-  // No recent sample: the best score, so the target is tried and measured.
-  return target.load.latencyMs(scope.kind, scope.now) ?? -Infinity;
+  const latency = target.load.latencyMs(scope.kind, scope.now);
+  if (latency !== undefined) return latency;
+  // No recent sample: the best score, so the target is tried and measured; while that probe is in
+  // flight the worst, so the requests meanwhile stay on what is measured.
+  return target.load.inFlight === 0 ? -Infinity : Infinity;
 }
 
 function firstEligible(scope: ChoiceScope): LlmTarget | undefined {
