@@ -1,5 +1,5 @@
 import type { RedisClient } from '../store';
-import { batchWritesThisTick, type RedisKeys, RedisScript } from '../store';
+import { type RedisKeys, RedisScript } from '../store';
 import type { CacheTicket, ContainmentCache } from './containment-cache';
 import {
   CONTAINMENT_POSTURES,
@@ -31,6 +31,13 @@ const SEED = `if redis.call('EXISTS', KEYS[1]) == 0 then
 end
 return redis.call('HMGET', KEYS[1], ${FIELDS.map((field) => `'${field}'`).join(', ')})`;
 
+/**
+ * A snapshot's fields, read by a script: a script always runs on the primary of its slot, where a
+ * plain `HMGET` would go to a replica under `store.cluster.scaleReads: slave | all`, whose lagging
+ * copy could route a tenant the operator just contained `hard` on the normal pool (and be cached).
+ */
+const READ = `return redis.call('HMGET', KEYS[1], ${FIELDS.map((field) => `'${field}'`).join(', ')})`;
+
 /** The channel the write and seed scripts publish each changed tenant on: `<prefix>containment`. */
 export function containmentChannel(keys: RedisKeys): string {
   return `${keys.prefix}containment`;
@@ -55,6 +62,7 @@ export function containmentChannel(keys: RedisKeys): string {
 export class RedisContainmentStore implements ContainmentStore {
   private readonly writeScript: RedisScript;
   private readonly seedScript: RedisScript;
+  private readonly readScript: RedisScript;
   private readonly channel: string;
 
   constructor(
@@ -64,6 +72,7 @@ export class RedisContainmentStore implements ContainmentStore {
   ) {
     this.writeScript = new RedisScript(redis, WRITE);
     this.seedScript = new RedisScript(redis, SEED);
+    this.readScript = new RedisScript(redis, READ);
     this.channel = containmentChannel(keys);
   }
 
@@ -92,9 +101,8 @@ export class RedisContainmentStore implements ContainmentStore {
   }
 
   private async readFromRedis(tenant: string, ticket: CacheTicket): Promise<ContainmentSnapshot | null> {
-    batchWritesThisTick(this.redis);
-    const fields = await this.redis.hmget(this.snapshotKey(tenant), ...FIELDS);
-    if (fields.every((field) => field === null)) return null;
+    const fields = await this.readScript.run([this.snapshotKey(tenant)], []);
+    if (Array.isArray(fields) && fields.every((field) => field === null)) return null;
     const snapshot = parseSnapshot(fields);
     this.cache?.put(tenant, snapshot, ticket);
     return snapshot;

@@ -104,6 +104,36 @@ describeRedisServer('containment cache: a replica on a Redis Cluster', () => {
     expect((await call()).status).toBe(403);
   }, 30_000);
 
+  it('reads the snapshots its decisions rest on from primaries, whatever scaleReads says', async () => {
+    await app!.close();
+    app = await createTestApp({
+      auth: { apiKeys: [acme.apiKey] },
+      store: {
+        kind: 'redis',
+        cluster: { nodes: cluster.urls, scaleReads: 'slave' },
+        prefix,
+        commandTimeoutMs: 2_000,
+      },
+      lanes: { main: { concurrency: 8, queueCapacity: 8 } },
+      tools: { read: { lane: 'main', kind: 'builtin', builtin: 'echo' } },
+    });
+    const replicas = [];
+    for (const node of cluster.nodes) if (!(await isPrimary(node.port))) replicas.push(node);
+    expect(replicas).toHaveLength(3);
+    for (const node of replicas) await redisCli(node.port, 'config', 'resetstat');
+
+    await warm();
+    await eventually(() => change(HARD), 10_000);
+    await eventually(() => expect(cacheOf(app!).get('acme')).toBeUndefined());
+    expect((await call()).status).toBe(403);
+
+    // A replica's copy may lag the operator's change: no read a decision rests on went to one.
+    for (const node of replicas) {
+      const stats = await redisCli(node.port, 'info', 'commandstats');
+      expect(stats).not.toMatch(/cmdstat_(hmget|hgetall|evalsha|eval):/);
+    }
+  }, 30_000);
+
   it('stops listening, on every node, when the app closes', async () => {
     await eventually(async () => expect(await listeningNodes()).toHaveLength(1));
 
