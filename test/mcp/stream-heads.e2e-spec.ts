@@ -26,7 +26,12 @@ interface Arriving {
 }
 
 /** Sends a request and resolves at its head, the body left to arrive. */
-function headOf(url: string, method: 'GET' | 'POST', headers: Record<string, string>, body?: string): Promise<Arriving> {
+function headOf(
+  url: string,
+  method: 'GET' | 'POST',
+  headers: Record<string, string>,
+  body?: string,
+): Promise<Arriving> {
   return new Promise((resolve, reject) => {
     const outgoing = httpRequest(url, { method, headers }, (response) => {
       const chunks: Buffer[] = [];
@@ -105,18 +110,27 @@ describe('/mcp event streams send their head at once', () => {
   it.each([
     ['the direct way', true],
     ['through the SDK', false],
-  ])('sends the head of a slow tools/call’s answer %s before its result', async (_way, direct) => {
-    app!.app.get(McpSessions).answersDirectly = direct;
-    const call = { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'render', arguments: { ms: 60_000 } } };
+  ])(
+    'sends the head of a slow tools/call’s answer %s before its result',
+    async (_way, direct) => {
+      app!.app.get(McpSessions).answersDirectly = direct;
+      const call = {
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'tools/call',
+        params: { name: 'render', arguments: { ms: 60_000 } },
+      };
 
-    const answering = await headOf(`${app!.url}/mcp`, 'POST', session, JSON.stringify(call));
-    await settle();
+      const answering = await headOf(`${app!.url}/mcp`, 'POST', session, JSON.stringify(call));
+      await settle();
 
-    expect(answering.response.statusCode).toBe(200);
-    expect(answering.response.headers['content-type']).toBe('text/event-stream');
-    expect(answering.received()).toBe(0);
-    await eventually(async () => expect((await getLanes(app!.url)).render).toMatchObject({ active: 1 }));
-    await clock.advanceAsync(60_000);
-    expect(await answering.ended).toContain('"result"');
-  }, 10_000);
+      expect(answering.response.statusCode).toBe(200);
+      expect(answering.response.headers['content-type']).toBe('text/event-stream');
+      expect(answering.received()).toBe(0);
+      await eventually(async () => expect((await getLanes(app!.url)).render).toMatchObject({ active: 1 }));
+      await clock.advanceAsync(60_000);
+      expect(await answering.ended).toContain('"result"');
+    },
+    10_000,
+  );
 });
