@@ -17,6 +17,7 @@ export * from './lease';
 export * from './listeners';
 export * from './log-record';
 export * from './noop';
+export * from './origin-policy';
 export * from './random';
 export * from './request-schema';
 export * from './tenant';

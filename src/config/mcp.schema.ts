@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { isOriginText } from '../common';
 import { bool, intIn, oneOf } from './schema-helpers';
 
 const DAY_MS = 86_400_000;
@@ -23,6 +24,34 @@ export const mcpSchema = z
     responses: oneOf(['sse', 'json']).default('sse'),
     /** How often a call that waits in its lane reports progress (clients that asked for it). */
     progressIntervalMs: intIn(100, 600_000).default(1_000),
+    /**
+     * Origins of browser pages that may call `/mcp`, beside loopback pages (`http(s)://localhost`,
+     * `127.0.0.1`, `[::1]`, any port), which always may: `https://app.example.com`. `'*'` lets
+     * every page call (then only API keys stand between a web page and the tools). A request
+     * without `Origin` (agent runtimes, SDKs) is never refused for it; one from another page is
+     * `403` (the MCP specification's defence against DNS rebinding).
+     */
+    allowedOrigins: z
+      .array(
+        z.string({ error: 'must be a string' }).refine(isOriginText, {
+          error: "must be an origin (http(s)://host[:port], no path) or '*'",
+        }),
+      )
+      .max(1_000)
+      .default([]),
+    /**
+     * Host names (no port) the service is reached by, beside loopback ones. Empty (the default):
+     * `Host` is not checked. Listed: a request naming another `Host` is `403`, and a page served
+     * from a listed host (the service's own origin) may call `/mcp`.
+     */
+    allowedHosts: z
+      .array(
+        z.string({ error: 'must be a string' }).regex(/^(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9.-]{1,253})$/, {
+          error: 'must be a host name or an address, without a port',
+        }),
+      )
+      .max(1_000)
+      .default([]),
   })
   .refine((mcp) => mcp.maxSessionsPerTenant <= mcp.maxSessions, {
     error: 'must not exceed maxSessions',

@@ -12,6 +12,7 @@ import { SERVER_INFO } from './server-info';
 import { CallRoutingTransport } from './call-routing.transport';
 import type { UpstreamCall } from './upstream-call';
 import { poolFetch } from './pool-fetch';
+import { readToolResult, UNCHECKED_RESULT } from './upstream-result';
 
 /** The `_meta` key an idempotency key travels under: the one Bulkhead's own `/mcp` reads. */
 export const UPSTREAM_IDEMPOTENCY_META = 'io.bulkhead/idempotency-key';
@@ -120,9 +121,13 @@ export class UpstreamSession {
       const connection = await raceWithAbort(this.connected(), call.signal);
       connection.inFlight++;
       try {
-        return (await connection.transport.sendFor(call, () =>
-          connection.client.callTool(params, undefined, { signal: call.signal, timeout: NEVER_MS }),
-        )) as CallToolResult;
+        const result = await connection.transport.sendFor(call, () =>
+          connection.client.request({ method: 'tools/call', params }, UNCHECKED_RESULT, {
+            signal: call.signal,
+            timeout: NEVER_MS,
+          }),
+        );
+        return readToolResult(result);
       } catch (error) {
         if (sent > 1 || call.signal.aborted || !isSessionGone(error, connection)) throw error;
         this.forget(connection);

@@ -13,6 +13,7 @@ import type { Clock, TimerHandle } from '../common';
 export class DirectAnswer {
   private ended = false;
   private keepAlive: TimerHandle | undefined;
+  private headFlush: NodeJS.Immediate | undefined;
 
   constructor(
     private readonly raw: ServerResponse,
@@ -27,6 +28,13 @@ export class DirectAnswer {
       'content-type': 'text/event-stream',
       'mcp-session-id': sessionId,
       'x-accel-buffering': 'no',
+    });
+    // Node sends a head with the first body byte: a quick call's head leaves with its answer, in
+    // one write; a slow call's goes at the next turn of the event loop, not with the first
+    // keep-alive 15 s later.
+    this.headFlush = setImmediate(() => {
+      this.headFlush = undefined;
+      if (!this.ended && !raw.destroyed) raw.flushHeaders();
     });
     this.armKeepAlive();
   }
@@ -64,6 +72,8 @@ export class DirectAnswer {
     this.ended = true;
     if (this.keepAlive !== undefined) this.clock.clearTimer(this.keepAlive);
     this.keepAlive = undefined;
+    if (this.headFlush !== undefined) clearImmediate(this.headFlush);
+    this.headFlush = undefined;
     return true;
   }
 

@@ -1,8 +1,9 @@
-import { Controller, Delete, Get, HttpCode, Post, Req, Res } from '@nestjs/common';
+import { Controller, Delete, Get, HttpCode, Post, Req, Res, UseGuards } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { ResilienceError } from '../common';
 import { type CallState, callStateOf } from '../common/nest';
 import { McpHttpRequest } from './mcp-http-request';
+import { McpOriginGuard } from './mcp-origin.guard';
 import type { McpSession } from './mcp-session';
 import type { SessionEntry } from '../mcp-client';
 import { McpSessions } from './mcp-sessions.service';
@@ -11,9 +12,11 @@ import { McpSessions } from './mcp-sessions.service';
  * `/mcp`: the Streamable HTTP transport of MCP. POST carries JSON-RPC messages (an `initialize`
  * without `Mcp-Session-Id` opens a session), GET opens a session's event stream, DELETE ends a
  * session. Like every tenant route it runs after the containment guard: the API key names the
- * tenant, the snapshot gives the pool (or refuses a tenant contained under `hard`), per request.
+ * tenant, the snapshot gives the pool (or refuses a tenant contained under `hard`), per request;
+ * then a request from a web page it does not allow is refused (`403`), whichever way it would go.
  */
 @Controller('mcp')
+@UseGuards(McpOriginGuard)
 export class McpController {
   constructor(private readonly sessions: McpSessions) {}
 

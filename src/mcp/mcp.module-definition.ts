@@ -20,4 +20,6 @@ export const DEFAULT_MCP: McpConfig = {
   sessionIdleMs: 1_800_000,
   responses: 'sse',
   progressIntervalMs: 1_000,
+  allowedOrigins: [],
+  allowedHosts: [],
 };

@@ -1,6 +1,7 @@
 import { Module } from '@nestjs/common';
 import { CommonModule } from '../common/nest';
 import { McpController } from './mcp.controller';
+import { McpOriginGuard } from './mcp-origin.guard';
 import { McpConfigurableModule } from './mcp.module-definition';
 import { McpSessions } from './mcp-sessions.service';
 import { McpToolCalls } from './mcp-tool-calls.service';
@@ -13,7 +14,7 @@ import { McpToolCalls } from './mcp-tool-calls.service';
  */
 @Module({
   imports: [CommonModule],
-  providers: [McpToolCalls, McpSessions],
+  providers: [McpToolCalls, McpSessions, McpOriginGuard],
   exports: [McpSessions],
 })
 export class McpModule extends McpConfigurableModule {

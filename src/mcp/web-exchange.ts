@@ -55,9 +55,14 @@ export async function writeWebResponse(response: Response, raw: ServerResponse):
   }
   raw.writeHead(response.status, headers);
   // The head and the events already there leave in one write (a quick call's whole stream is
-  // there by now); a slow call's head goes at the next turn of the event loop.
+  // there by now). Otherwise the head goes at the next turn of the event loop on its own, as the
+  // SDK's Node transport flushes it: Node sends a head with the first body byte, which for a
+  // listening stream or a slow call is a keep-alive comment 15 s later.
   raw.cork();
-  setImmediate(() => raw.uncork());
+  setImmediate(() => {
+    if (!raw.destroyed && !raw.writableEnded) raw.flushHeaders();
+    raw.uncork();
+  });
   await pipeEvents(response.body, raw);
 }
 

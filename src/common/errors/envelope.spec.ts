@@ -1,4 +1,4 @@
-import { isOpenAiPath, retryAfterHeaders, toEnvelope } from './envelope';
+import { isOpenAiPath, retryAfterHeaders, toEnvelope, toJsonRpcEnvelope } from './envelope';
 import { ResilienceError } from './resilience-error';
 
 describe('retryAfterHeaders', () => {
@@ -72,5 +72,17 @@ describe('toEnvelope with openai', () => {
       'kind',
       'message',
     ]);
+  });
+});
+
+describe('toJsonRpcEnvelope', () => {
+  it('is a JSON-RPC error response without id that is also the envelope', () => {
+    const error = new ResilienceError('invalid_request', 'not from this page', { status: 403 });
+
+    expect(toJsonRpcEnvelope(error, { openai: true })).toEqual({
+      jsonrpc: '2.0',
+      id: null,
+      error: { code: -32600, kind: 'invalid_request', message: 'not from this page', attempts: 0, jsonrpcCode: -32600 },
+    });
   });
 });

@@ -49,6 +49,27 @@ export function toEnvelope(error: ResilienceError, labels: CallLabels = {}): Err
   return envelope;
 }
 
+/** The envelope, also a JSON-RPC error response without id: what an MCP client reads of a refused request. */
+export interface JsonRpcErrorEnvelope {
+  jsonrpc: '2.0';
+  id: null;
+  /** The envelope's error without OpenAI's fields, whose `code` would be the kind. */
+  error: Omit<ErrorEnvelope['error'], 'type' | 'code' | 'param'> & { code: number };
+  callId?: string;
+  toolId?: string;
+}
+
+/**
+ * A refusal of `/mcp`'s HTTP request as both MCP clients and the envelope's readers take it: the
+ * JSON-RPC `code` beside the envelope's fields (`code` is the envelope's `jsonrpcCode`), as the
+ * SDK's own transport answers with a JSON-RPC error body and no id.
+ */
+export function toJsonRpcEnvelope(error: ResilienceError, labels: CallLabels = {}): JsonRpcErrorEnvelope {
+  const { error: fields, ...rest } = toEnvelope(error, { ...labels, openai: false });
+  const { type: _type, code: _code, param: _param, ...kept } = fields;
+  return { jsonrpc: '2.0', id: null, ...rest, error: { code: error.jsonrpcCode, ...kept } };
+}
+
 /** `Retry-After` is whole seconds; round up so a client never comes back too early. */
 export function retryAfterSeconds(retryAfterMs: number): string {
   return String(Math.max(1, Math.ceil(retryAfterMs / 1000)));
@@ -71,8 +92,11 @@ const OPENAI_PREFIX = '/v1/';
 /** Anthropic's Messages API: `/v1/messages` and `/v1/messages/count_tokens`. */
 const ANTHROPIC_PREFIX = '/v1/messages';
 
-/** Whose error shape a failure takes: ours (the envelope), OpenAI's fields added, or Anthropic's. */
-export type ErrorWire = 'envelope' | 'openai' | 'anthropic';
+/**
+ * Whose error shape a failure takes: ours (the envelope), OpenAI's fields added, Anthropic's, or
+ * the envelope as a JSON-RPC error (`/mcp`'s refusal of a web page's request).
+ */
+export type ErrorWire = 'envelope' | 'openai' | 'anthropic' | 'jsonrpc';
 
 /**
  * The error shape a request expects, from where it went and what it sent: Anthropic's on the

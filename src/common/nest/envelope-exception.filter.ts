@@ -2,7 +2,7 @@ import { type ArgumentsHost, Catch, type ExceptionFilter, HttpException, Logger 
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { CLIENT_CLOSED, type CallState, existingCallState } from './call-state';
 import { anthropicStatus, toAnthropicError } from '../errors/anthropic-error';
-import { errorWireOf, retryAfterHeaders, toEnvelope } from '../errors/envelope';
+import { errorWireOf, retryAfterHeaders, toEnvelope, toJsonRpcEnvelope } from '../errors/envelope';
 import { fromHttpException } from './http-exception-mapping';
 import { wasReported } from '../errors/reported-failures';
 import { asResilienceError, type ResilienceError } from '../errors/resilience-error';
@@ -14,7 +14,8 @@ import { logIfUnexpected } from './unexpected-errors';
  * Nest's and Fastify's own HttpExceptions (unknown route, malformed JSON, wrong content type,
  * body over the limit), a company's own HttpExceptions, and anything unexpected as `internal`.
  * A wait goes out as `Retry-After` and `retry-after-ms`; a path under `/v1/` gets OpenAI's
- * error fields too, and an Anthropic client's request Anthropic's shape (docs/http-contract.md section 6).
+ * error fields too, an Anthropic client's request Anthropic's shape, and `/mcp` the envelope as a
+ * JSON-RPC error (docs/http-contract.md section 6).
  */
 @Catch()
 export class EnvelopeExceptionFilter implements ExceptionFilter {
@@ -34,6 +35,7 @@ export class EnvelopeExceptionFilter implements ExceptionFilter {
     const labels = { callId: state?.callId, toolId: state?.toolId, openai: wire === 'openai' };
     void reply.type('application/json; charset=utf-8');
     if (wire === 'anthropic') void reply.status(anthropicStatus(error)).send(toAnthropicError(error, labels));
+    else if (wire === 'jsonrpc') void reply.status(error.status).send(toJsonRpcEnvelope(error, labels));
     else void reply.status(error.status).send(toEnvelope(error, labels));
     // A call's own failure has its line already; a request refused before its call began gets one here.
     if (!wasReported(error)) this.logRefusal(request, reply, state, error);

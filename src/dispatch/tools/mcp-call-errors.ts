@@ -1,7 +1,7 @@
 import { StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { type CallToolResult, ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
 import { isResilienceError, ResilienceError, upstreamNetworkError, upstreamStatusError } from '../../common';
-import { UpstreamAnswerEnded, UpstreamAnswerTooLarge } from '../../mcp-client';
+import { UpstreamAnswerEnded, UpstreamAnswerTooLarge, UpstreamResultInvalid } from '../../mcp-client';
 
 /** The most of an upstream's own words an error message carries. */
 const MAX_UPSTREAM_TEXT = 1_000;
@@ -34,6 +34,9 @@ export function mcpCallError(toolId: string, error: unknown): ResilienceError {
     return new ResilienceError('invalid_request', `the request of tool '${toolId}' could not be built`, {
       cause: error,
     });
+  }
+  if (error instanceof UpstreamResultInvalid) {
+    return new ResilienceError('transient', `${upstream} answered a result MCP does not allow: ${error.reason}`);
   }
   if ((error as Error | null)?.name === 'ZodError') {
     return new ResilienceError('transient', `${upstream} answered a result MCP does not allow`);
