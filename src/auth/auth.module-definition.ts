@@ -9,6 +9,10 @@ export interface AuthModuleOptions {
   allowAnonymous?: boolean;
   /** The admin routes' bearer token, at least 16 characters; unset, admin routes answer 404. */
   adminToken?: string;
+  /** Web pages that may call without a key, beside loopback ones (`AnonymousPages`). @default [] */
+  allowedOrigins?: readonly string[];
+  /** Host names the service is reached by, beside loopback ones; checked for anonymous callers only. @default [] */
+  allowedHosts?: readonly string[];
 }
 
 export interface AuthModuleExtras {

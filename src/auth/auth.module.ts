@@ -1,4 +1,5 @@
 import { Module } from '@nestjs/common';
+import { AnonymousPages } from './anonymous-pages';
 import { ApiKeyAuthenticator } from './api-key-authenticator';
 import { ADMIN_TOKEN, AdminGuard } from './admin.guard';
 import { AUTH_MODULE_OPTIONS, AuthConfigurableModule, type AuthModuleOptions } from './auth.module-definition';
@@ -17,10 +18,15 @@ import { TenantResolver } from './tenant-resolver';
         new ApiKeyAuthenticator({ apiKeys: options.apiKeys ?? [], allowAnonymous: options.allowAnonymous ?? false }),
       inject: [AUTH_MODULE_OPTIONS],
     },
+    {
+      provide: AnonymousPages,
+      useFactory: (options: AuthModuleOptions) => new AnonymousPages(options),
+      inject: [AUTH_MODULE_OPTIONS],
+    },
     { provide: ADMIN_TOKEN, useFactory: adminTokenOf, inject: [AUTH_MODULE_OPTIONS] },
     AdminGuard,
   ],
-  exports: [ApiKeyAuthenticator, TenantResolver, ADMIN_TOKEN, AdminGuard],
+  exports: [ApiKeyAuthenticator, AnonymousPages, TenantResolver, ADMIN_TOKEN, AdminGuard],
 })
 export class AuthModule extends AuthConfigurableModule {}
 

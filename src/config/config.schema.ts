@@ -1,5 +1,6 @@
 import ipaddr from 'ipaddr.js';
 import { z } from 'zod';
+import { allowedHostList, allowedOriginList } from './origin-lists.schema';
 import { bool, intIn, name, nonEmptyString, numberIn, oneOf } from './schema-helpers';
 import { chaosSchema } from './chaos.schema';
 import { llmSchema } from './llm.schema';
@@ -49,6 +50,18 @@ const auth = z
         { error: 'must be a list' },
       )
       .default([]),
+    /**
+     * Web pages that may call without a key (with `allowAnonymous`), beside loopback pages, which
+     * always may: a request from any other page is `403` (a DNS-rebinding page would otherwise run
+     * tools and spend the `anonymous` budget). Requests without `Origin`, and callers with a key,
+     * are never refused for it. `'*'`: every page.
+     */
+    allowedOrigins: allowedOriginList,
+    /**
+     * Host names (no port) the service is reached by, beside loopback ones, checked for callers
+     * without a key: empty (the default), `Host` is not checked; listed, any other `Host` is `403`.
+     */
+    allowedHosts: allowedHostList,
   })
   .prefault({});
 

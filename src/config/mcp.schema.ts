@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { isOriginText } from '../common';
+import { allowedHostList, allowedOriginList } from './origin-lists.schema';
 import { bool, intIn, oneOf } from './schema-helpers';
 
 const DAY_MS = 86_400_000;
@@ -31,27 +31,13 @@ export const mcpSchema = z
      * without `Origin` (agent runtimes, SDKs) is never refused for it; one from another page is
      * `403` (the MCP specification's defence against DNS rebinding).
      */
-    allowedOrigins: z
-      .array(
-        z.string({ error: 'must be a string' }).refine(isOriginText, {
-          error: "must be an origin (http(s)://host[:port], no path) or '*'",
-        }),
-      )
-      .max(1_000)
-      .default([]),
+    allowedOrigins: allowedOriginList,
     /**
      * Host names (no port) the service is reached by, beside loopback ones. Empty (the default):
      * `Host` is not checked. Listed: a request naming another `Host` is `403`, and a page served
      * from a listed host (the service's own origin) may call `/mcp`.
      */
-    allowedHosts: z
-      .array(
-        z.string({ error: 'must be a string' }).regex(/^(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9.-]{1,253})$/, {
-          error: 'must be a host name or an address, without a port',
-        }),
-      )
-      .max(1_000)
-      .default([]),
+    allowedHosts: allowedHostList,
   })
   .refine((mcp) => mcp.maxSessionsPerTenant <= mcp.maxSessions, {
     error: 'must not exceed maxSessions',
