@@ -128,7 +128,7 @@ describe('config loader', () => {
       expect(config.lanes.render).toEqual({ concurrency: 1, queueCapacity: 2, queueTtlMs: 30000 });
       // A code tool's entry overrides only what it sets: the rest comes from its @Tool decorator.
       expect(config.tools.x).toEqual({ lane: 'render', kind: 'code' });
-      expect(config.auth).toEqual({ allowAnonymous: false, apiKeys: [] });
+      expect(config.auth).toEqual({ allowAnonymous: false, apiKeys: [], allowedOrigins: [], allowedHosts: [] });
       expect(config.containment.pools).toEqual({
         normalMaxConcurrency: 32,
         isolatedMaxConcurrency: 2,
