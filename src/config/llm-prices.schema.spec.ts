@@ -35,9 +35,9 @@ describe('config: llm.prices', () => {
       cacheWrite1hInputPerMTokUsd: 6,
     };
 
-    expect(configOf(parseConfig(document({ 'anthropic/claude-x': rates }), {})).llm.prices['anthropic/claude-x']).toEqual(
-      rates,
-    );
+    expect(
+      configOf(parseConfig(document({ 'anthropic/claude-x': rates }), {})).llm.prices['anthropic/claude-x'],
+    ).toEqual(rates);
   });
 
   it.each([

@@ -116,9 +116,7 @@ export class OpenAiProvider implements LlmProvider {
       if (!isObject(choice) || !isObject(choice.delta)) throw malformedAnswerError(target, 200);
     }
     const { usage } = chunk;
-    if (usage != null && (!isObject(usage) || !isCount(usage.prompt_tokens) || !isCount(usage.completion_tokens))) {
-      throw malformedAnswerError(target, 200);
-    }
+    if (usage != null && !isUsage(usage)) throw malformedAnswerError(target, 200);
     // Freshly parsed and nobody else's: completed in place, not copied, once per chunk.
     let asGiven = true;
     if (typeof chunk.id !== 'string') {
@@ -149,9 +147,7 @@ export class OpenAiProvider implements LlmProvider {
       choices.length > 0 &&
       choices.every((choice) => isObject(choice) && isObject(choice.message));
     if (!readableChoices) throw malformedAnswerError(target, 200);
-    if (!isObject(usage) || !isCount(usage.prompt_tokens) || !isCount(usage.completion_tokens)) {
-      throw malformedAnswerError(target, 200);
-    }
+    if (!isUsage(usage)) throw malformedAnswerError(target, 200);
     return {
       ...answer,
       object: 'chat.completion',
@@ -159,10 +155,21 @@ export class OpenAiProvider implements LlmProvider {
       model: typeof answer.model === 'string' ? answer.model : target.model,
       usage: {
         ...usage,
-        total_tokens: isCount(usage.total_tokens) ? usage.total_tokens : usage.prompt_tokens + usage.completion_tokens,
+        total_tokens: isCount(usage.total_tokens)
+          ? usage.total_tokens
+          : (usage.prompt_tokens as number) + (usage.completion_tokens as number),
       },
     } as ChatCompletion;
   }
+}
+
+/**
+ * Usage with both counts numbers. Any number passes as given: a count that is negative,
+ * fractional or past what the request could use is the account's to bound and count
+ * (request-account.ts), not a reason to lose the answer.
+ */
+function isUsage(usage: unknown): usage is Record<string, unknown> {
+  return isObject(usage) && typeof usage.prompt_tokens === 'number' && typeof usage.completion_tokens === 'number';
 }
 
 function headersOf(target: ProviderTarget, accept: string): Record<string, string> {
