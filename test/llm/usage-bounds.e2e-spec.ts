@@ -3,7 +3,7 @@ import { estimateInputTokens } from '../../src/llm/pricing';
 import { CapturedLog } from '../support/captured-log';
 import { createTestApp, type TestApp } from '../support/create-app';
 import { send } from '../support/http-client';
-import { openaiAnswer } from '../support/llm-answers';
+import { anthropicMessage, openaiAnswer } from '../support/llm-answers';
 import { parsePromText, sampleValue } from '../support/prom-text';
 import { openaiChunks, streamChat, streamed } from '../support/sse';
 import { ADMIN_TOKEN, AS_ADMIN, testTenant } from '../support/tenants';
@@ -41,7 +41,7 @@ describe('usage a provider reports wrong', () => {
     await upstream?.close();
   });
 
-  async function start(handler: UpstreamHandler): Promise<void> {
+  async function start(handler: UpstreamHandler, provider = 'openai'): Promise<void> {
     upstream = await Upstream.start(handler);
     log = new CapturedLog();
     app = await createTestApp(
@@ -55,10 +55,10 @@ describe('usage a provider reports wrong', () => {
               lane: 'llm',
               cache: false,
               retry: { maxAttempts: 1, baseDelayMs: 0, maxDelayMs: 0 },
-              targets: [{ provider: 'openai', model: 'gpt-primary', baseUrl: upstream.url('/v1') }],
+              targets: [{ provider, model: 'gpt-primary', baseUrl: upstream.url('/v1'), apiKey: 'k' }],
             },
           },
-          prices: { [TARGET]: { inputPerMTokUsd: 1, outputPerMTokUsd: 1 } },
+          prices: { [`${provider}/gpt-primary`]: { inputPerMTokUsd: 1, outputPerMTokUsd: 1 } },
         },
       },
       { logger: createServiceLogger({ level: 'debug', destination: log }) },
@@ -147,5 +147,21 @@ describe('usage a provider reports wrong', () => {
     expect(reservedUsd).toBe(0);
     expect(await rejected('negative')).toBe(1);
     expect(await rejected('above_bound')).toBe(1);
+  });
+
+  it('shows a Messages client of a native Anthropic target the counts it was charged, not the ones sent', async () => {
+    const message = anthropicMessage({ usage: { input_tokens: -5, output_tokens: 1e308, service_tier: 'standard' } });
+    await start(json(200, message), 'anthropic');
+
+    const answer = await send('POST', `${app.url}/v1/messages`, { headers: AS_ACME, json: ask });
+
+    expect(answer.status).toBe(200);
+    expect(answer.body.content).toEqual([{ type: 'text', text: 'Hi.' }]);
+    expect(answer.body.usage).toMatchObject({ output_tokens: MAX_TOKENS, service_tier: 'standard' });
+    expect(answer.body.usage.input_tokens).toBeGreaterThan(0);
+    const { spentUsd, reservedUsd } = await budget();
+    expect(Number.isFinite(spentUsd) && spentUsd > 0 && spentUsd <= 1).toBe(true);
+    expect(spentUsd).toBeCloseTo((answer.body.usage.input_tokens + MAX_TOKENS) / 1_000_000, 12);
+    expect(reservedUsd).toBe(0);
   });
 });

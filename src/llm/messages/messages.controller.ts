@@ -6,7 +6,7 @@ import { ChatCompletions } from '../chat-completions.service';
 import { startChatCall } from '../ingress-call';
 import { LlmRoutes } from '../routing/llm-routes.service';
 import { SseReply } from '../streaming/sse-reply';
-import { toMessagesAnswer } from './messages-answer';
+import { nativeUsage, toMessagesAnswer } from './messages-answer';
 import { countInputTokens } from './input-token-count';
 import { countTokensRequestSchema, readMessagesCall } from './messages-request';
 import { MessagesStreamSink } from './messages-stream-sink';
@@ -37,9 +37,11 @@ export class MessagesController {
       return;
     }
     const answer = await this.completions.complete(call);
-    const { anthropicMessage } = answer.completion;
+    const { anthropicMessage, usage } = answer.completion;
     void answerHeaders(reply.code(200), answer).send({
-      ...(anthropicMessage ?? toMessagesAnswer(answer.completion)),
+      ...(anthropicMessage
+        ? { ...anthropicMessage, usage: nativeUsage(anthropicMessage.usage, usage) }
+        : toMessagesAnswer(answer.completion)),
       bulkhead: bulkheadField(answer),
     });
   }
