@@ -138,6 +138,10 @@ const price = z.strictObject({
   outputPerMTokUsd: numberIn(0, 10_000),
   /** Input tokens read from the provider's prompt cache; the input price otherwise. */
   cachedInputPerMTokUsd: numberIn(0, 10_000).optional(),
+  /** Input tokens written to the provider's prompt cache for 5 minutes; the input price otherwise. */
+  cacheWriteInputPerMTokUsd: numberIn(0, 10_000).optional(),
+  /** Input tokens written to the provider's prompt cache for an hour; the 5-minute write price otherwise. */
+  cacheWrite1hInputPerMTokUsd: numberIn(0, 10_000).optional(),
 });
 
 /** What turns a question into a vector for the semantic cache. */

@@ -1,4 +1,4 @@
-import { Inject, Injectable } from '@nestjs/common';
+import { Inject, Injectable, Logger } from '@nestjs/common';
 import { BudgetGate, microsToUsd } from '../budget';
 import { LaneRegistry, laneRejectionError } from '../bulkhead';
 import {
@@ -69,6 +69,7 @@ type RunResult = Served & { costMicros: number };
 export class ChatCompletions {
   private readonly inFlight = new Coalescer<RunResult>();
   private readonly delivery: StreamDelivery;
+  private readonly logger = new Logger('Bulkhead');
 
   constructor(
     private readonly routes: LlmRoutes,
@@ -237,6 +238,11 @@ export class ChatCompletions {
       outputTokens: plan.outputTokens,
       holdMs: leaseLifetimeMs(0, route.deadlineMs),
       tokensTakenAtAdmission: claim.tokens,
+      onUsageRejected: (target, { field, reason }) => {
+        this.llmOutcomes.usageRejected({ route: route.name, target: target.label, field, reason });
+        // The field and why, never its value or anything of the request: a log line is no place for payloads.
+        this.logger.warn(`${target.label} reported a usage count not charged as given: ${field} (${reason})`);
+      },
     });
     claim.tokens = 0;
     const deliver = call.sink ? this.delivery.for(call, route, account, progress, plan.startedAt, cache) : undefined;

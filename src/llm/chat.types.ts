@@ -62,7 +62,18 @@ export interface ChatUsage {
   prompt_tokens: number;
   completion_tokens: number;
   total_tokens: number;
-  prompt_tokens_details?: { cached_tokens?: number; cache_write_tokens?: number; [field: string]: unknown };
+  prompt_tokens_details?: {
+    cached_tokens?: number;
+    /** Prompt tokens written to the provider's prompt cache (Anthropic's `cache_creation_input_tokens`). */
+    cache_write_tokens?: number;
+    /**
+     * Of `cache_write_tokens`, those written for an hour (Anthropic's
+     * `cache_creation.ephemeral_1h_input_tokens`), the rest for 5 minutes; present only when the
+     * provider said how long.
+     */
+    cache_write_1h_tokens?: number;
+    [field: string]: unknown;
+  };
   [field: string]: unknown;
 }
 

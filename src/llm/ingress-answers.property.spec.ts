@@ -4,6 +4,7 @@ import { toMessagesAnswer } from './messages/chat-to-messages-answer';
 import { readOpenAiAnswer } from './providers/openai-answer';
 import { isProviderFailure } from './providers/provider-errors';
 import { ResponseIds, toResponseObject } from './responses/chat-to-responses-answer';
+import { billedUsage } from './routing/billed-usage';
 
 /**
  * What the OpenAI wire's reader accepts, the ingresses can answer with: any answer it lets
@@ -12,6 +13,7 @@ import { ResponseIds, toResponseObject } from './responses/chat-to-responses-ans
  * nothing, and an unreadable one is the attempt's failure before any ingress sees it.
  */
 const TARGET = { provider: 'openai', model: 'gpt-test' };
+const BOUNDS = { promptTokens: 100, completionTokens: 64 };
 const SHAPES = [
   '{"id":"$","choices":[{"index":"$","message":{"content":"$","tool_calls":"$","refusal":"$"},"finish_reason":"$"}],"usage":{"prompt_tokens":"$","completion_tokens":"$","prompt_tokens_details":"$"}}',
   '{"id":"x","choices":[{"message":{"content":null,"tool_calls":[{"id":"$","function":{"name":"$","arguments":"$"}}]},"finish_reason":"$"}],"usage":{"prompt_tokens":1,"completion_tokens":2}}',
@@ -28,7 +30,11 @@ describe('the ingresses, on whatever the OpenAI reader accepts', () => {
           if (isProviderFailure(error)) return;
           throw error;
         }
-        const message = toMessagesAnswer(completion);
+        // What the account charges and the ingress shows: whole counts within the hold, whatever came.
+        const billed = billedUsage(completion.usage, BOUNDS).usage;
+        expect(Number.isSafeInteger(billed.prompt_tokens) && billed.prompt_tokens <= BOUNDS.promptTokens).toBe(true);
+        expect(billed.completion_tokens >= 0 && billed.completion_tokens <= BOUNDS.completionTokens).toBe(true);
+        const message = toMessagesAnswer({ ...completion, usage: billed });
         expect(Number.isSafeInteger(message.usage.input_tokens)).toBe(true);
         const response = toResponseObject({ model: 'chat', input: 'hi' }, completion, new ResponseIds('call-1'));
         expect(Array.isArray(response.output)).toBe(true);

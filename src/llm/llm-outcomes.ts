@@ -48,6 +48,16 @@ export interface LlmFirstToken {
   seconds: number;
 }
 
+/** A count of a provider's usage that was not charged as given (never its value). */
+export interface LlmUsageRejected {
+  route: string;
+  target: string;
+  /** The usage field: `prompt_tokens`, `completion_tokens`, `cached_tokens`, `cache_write_tokens`, `cache_write_1h_tokens`. */
+  field: string;
+  /** `not_a_number`, `not_finite`, `negative`, `not_integer` or `above_bound` (more than the attempt's hold covered). */
+  reason: string;
+}
+
 /**
  * What the LLM route reports as requests and attempts end: collectors in metrics/ subscribe,
  * so the route never imports prom-client. Counts only, never prompts or answers.
@@ -58,6 +68,7 @@ export class LlmOutcomes {
   private readonly runs = new Listeners<[outcome: LlmRunOutcome]>();
   private readonly attempts = new Listeners<[outcome: LlmAttemptOutcome]>();
   private readonly firstTokens = new Listeners<[event: LlmFirstToken]>();
+  private readonly usageRejections = new Listeners<[event: LlmUsageRejected]>();
 
   request(outcome: LlmRequestOutcome): void {
     this.requests.emit(outcome);
@@ -73,6 +84,14 @@ export class LlmOutcomes {
 
   firstToken(event: LlmFirstToken): void {
     this.firstTokens.emit(event);
+  }
+
+  usageRejected(event: LlmUsageRejected): void {
+    this.usageRejections.emit(event);
+  }
+
+  onUsageRejected(listener: (event: LlmUsageRejected) => void): () => void {
+    return this.usageRejections.add(listener);
   }
 
   onFirstToken(listener: (event: LlmFirstToken) => void): () => void {

@@ -61,7 +61,9 @@ export class StreamDelivery {
         if (usage === undefined) return 'as_given';
         if (withUsage) {
           if (!usage) return 'as_given';
-          const costMicros = account.costMicros + account.usageMicros(target, usage);
+          // The client sees the usage it is charged for, as in a whole answer (attempt-race.ts).
+          chunk.usage = account.billedUsage(usage);
+          const costMicros = account.costMicros + account.usageMicros(target, chunk.usage);
           chunk.bulkhead = {
             servedBy: target.label,
             attempts: progress.attempts,

@@ -8,7 +8,7 @@ import { MetricsRegistry } from './metrics-registry.provider';
 /**
  * The LLM route's counters: attempts by route, target and outcome; tokens by route, target and
  * kind; cache lookups by result; failovers by route; hedges by how they ended; targets chosen
- * and passed over, and why; and the time a streamed answer took to its first content. Labels are configured route names,
+ * and passed over, and why; usage counts not charged as given, and why; and the time a streamed answer took to its first content. Labels are configured route names,
  * `provider/model` of configured targets and error kinds, so the series stay bounded.
  */
 @Injectable()
@@ -59,6 +59,11 @@ export class LlmMetricsCollector implements OnModuleInit, OnModuleDestroy {
       help: "Targets an LLM request passed over without an attempt, by route, target and why: context_window (the request would not fit the target's window)",
       labelNames: ['route', 'target', 'reason'],
     });
+    const usageRejected = new CounterFamily(this.registry, {
+      name: METRIC.llmUsageRejected,
+      help: 'Counts of usage a target reported that were not charged as given, by target and why: not_a_number, not_finite, negative, not_integer, above_bound (more than the attempt held)',
+      labelNames: ['target', 'reason'],
+    });
     const firstToken = new Histogram({
       name: METRIC.llmTimeToFirstToken,
       help: 'Seconds from a streamed request to its first content, by route and the target that sent it (retries, failover and hedges included)',
@@ -67,6 +72,7 @@ export class LlmMetricsCollector implements OnModuleInit, OnModuleDestroy {
       registers,
     });
     this.disposers = [
+      outcomes.onUsageRejected(({ target, reason }) => usageRejected.inc([target, reason])),
       outcomes.onFirstToken(({ route, target, seconds }) => firstToken.observe({ route, target }, seconds)),
       outcomes.onAttempt(({ route, target, outcome }) => requests.inc([route, target, outcome])),
       outcomes.onRequest((outcome) => cache.inc([outcome.route, outcome.cache])),

@@ -32,6 +32,7 @@ export const METRIC = {
   llmTargetSelected: 'bulkhead_llm_target_selected_total',
   llmTargetSkipped: 'bulkhead_llm_target_skipped_total',
   llmTimeToFirstToken: 'bulkhead_llm_time_to_first_token_seconds',
+  llmUsageRejected: 'bulkhead_llm_usage_rejected_total',
   chaosInjected: 'bulkhead_chaos_injected_total',
 } as const;
 

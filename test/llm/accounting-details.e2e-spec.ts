@@ -10,8 +10,8 @@ import { heldIn, json, Upstream } from '../support/upstream';
 
 const ACME = testTenant('acme');
 const AS_ACME = { authorization: `Bearer ${ACME.key}` };
-/** Every answer bills 100 prompt and 100 completion tokens. */
-const USED = 200;
+/** Every answer bills 40 prompt and 100 completion tokens (a prompt within every request's estimate). */
+const USED = 140;
 const ask = (text: string, extra: Record<string, unknown> = {}) => ({
   model: 'chat',
   max_tokens: 1000,
@@ -32,7 +32,7 @@ describe('LLM accounting details', () => {
     clock = new FakeClock();
     gates = [];
     upstream = await Upstream.start(
-      heldIn(gates, json(200, openaiAnswer('ok', { prompt_tokens: 100, completion_tokens: 100 }, 'gpt-primary'))),
+      heldIn(gates, json(200, openaiAnswer('ok', { prompt_tokens: 40, completion_tokens: 100 }, 'gpt-primary'))),
     );
   });
 

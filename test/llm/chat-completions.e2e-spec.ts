@@ -270,7 +270,8 @@ describe('POST /v1/chat/completions with the openai SDK as the client', () => {
 
   it('lets 10 concurrent requests never spend past a budget: each holds its worst case before it starts', async () => {
     const gates: Array<Deferred<void>> = [];
-    primary.use(heldIn(gates, json(200, openaiAnswer('ok', { prompt_tokens: 100, completion_tokens: 100 }))));
+    // 40 prompt tokens: within each question's estimate, so charged as reported.
+    primary.use(heldIn(gates, json(200, openaiAnswer('ok', { prompt_tokens: 40, completion_tokens: 100 }))));
     // One request's worst case: its input estimate and 1000 output tokens, at $1 per million
     // tokens each way; the cap holds three of them at once and not four.
     const capUsd = capForWorstCases(3.5);
@@ -296,8 +297,8 @@ describe('POST /v1/chat/completions with the openai SDK as the client', () => {
     expect(statuses.filter((status) => status === 402)).toHaveLength(7);
     expect(primary.requests).toHaveLength(3);
     const view = await send('GET', `${app.url}/v1/admin/budgets/acme`, { headers: AS_ADMIN });
-    // Charged the real usage of the three (200 tokens each at $1/MTok), the rest freed.
-    expect(view.body).toMatchObject({ spentUsd: 0.0006, reservedUsd: 0 });
+    // Charged the real usage of the three (140 tokens each at $1/MTok), the rest freed.
+    expect(view.body).toMatchObject({ spentUsd: 0.00042, reservedUsd: 0 });
   });
 
   it('translates to and from the Anthropic Messages API, with the provider key and version header', async () => {

@@ -13,8 +13,8 @@ import { heldIn, json, Upstream } from '../support/upstream';
 const ACME = testTenant('acme');
 const AS_ACME = { authorization: `Bearer ${ACME.key}` };
 const TPM = 1_000_000;
-/** What the provider bills one run: 100 prompt and 100 completion tokens. */
-const RUN_TOKENS = 200;
+/** What the provider bills one run: 40 prompt (within the request's estimate) and 100 completion tokens. */
+const RUN_TOKENS = 140;
 const ask = (text: string) => ({
   model: 'chat',
   max_tokens: 1000,
@@ -32,7 +32,7 @@ describe('identical requests joined into one provider run', () => {
   beforeEach(async () => {
     gates = [];
     upstream = await Upstream.start(
-      heldIn(gates, json(200, openaiAnswer('joined', { prompt_tokens: 100, completion_tokens: 100 }, 'gpt-primary'))),
+      heldIn(gates, json(200, openaiAnswer('joined', { prompt_tokens: 40, completion_tokens: 100 }, 'gpt-primary'))),
     );
     app = await createTestApp(
       {
@@ -87,7 +87,7 @@ describe('identical requests joined into one provider run', () => {
       'bulkhead_llm_requests_total{route="chat",target="openai/gpt-primary",outcome="ok"} 1',
     ]);
     expect(await metric('bulkhead_llm_tokens_total{')).toEqual([
-      'bulkhead_llm_tokens_total{route="chat",target="openai/gpt-primary",kind="prompt"} 100',
+      'bulkhead_llm_tokens_total{route="chat",target="openai/gpt-primary",kind="prompt"} 40',
       'bulkhead_llm_tokens_total{route="chat",target="openai/gpt-primary",kind="completion"} 100',
     ]);
     // The run's real usage stays taken; the worst cases both clients held came back.

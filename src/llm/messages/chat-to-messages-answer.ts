@@ -11,12 +11,31 @@ export function messagesUsage(usage: ChatUsage | null | undefined): MessagesUsag
   const details = usage?.prompt_tokens_details;
   const read = details?.cached_tokens ?? 0;
   const written = details?.cache_write_tokens ?? 0;
+  const forAnHour = details?.cache_write_1h_tokens;
   return {
     input_tokens: Math.max(0, (usage?.prompt_tokens ?? 0) - read - written),
     output_tokens: usage?.completion_tokens ?? 0,
     cache_read_input_tokens: read,
     cache_creation_input_tokens: written,
+    ...(typeof forAnHour === 'number'
+      ? {
+          cache_creation: {
+            ephemeral_5m_input_tokens: Math.max(0, written - forAnHour),
+            ephemeral_1h_input_tokens: forAnHour,
+          },
+        }
+      : {}),
   };
+}
+
+/**
+ * A native answer's usage with the counts it was charged for: the provider's other fields
+ * (`server_tool_use`, `service_tier`) as sent, its counts those of `billed`, so that a client of
+ * the native path, as of every other, never sees a count Bulkhead did not charge.
+ */
+export function nativeUsage(native: unknown, billed: ChatUsage): Record<string, unknown> {
+  const given = typeof native === 'object' && native !== null && !Array.isArray(native) ? native : {};
+  return { ...given, ...messagesUsage(billed) };
 }
 
 /**

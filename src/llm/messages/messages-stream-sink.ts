@@ -3,7 +3,7 @@ import type { AnthropicStreamEvent, ChatChunk, ChatChunkChoice } from '../chat.t
 import type { SseReply } from '../streaming/sse-reply';
 import { TranslatedStreamSink } from '../streaming/translated-stream-sink';
 import { messagesStopReason, type MessagesStopReason } from '../wire';
-import { messageId, messagesUsage } from './chat-to-messages-answer';
+import { messageId, messagesUsage, nativeUsage } from './chat-to-messages-answer';
 
 /** The block being streamed now: its index in the message, and what it is. */
 interface OpenBlock {
@@ -112,7 +112,7 @@ export class MessagesStreamSink extends TranslatedStreamSink {
   /** The open block's last events, `message_delta` (stop reason, usage, `bulkhead`) and `message_stop`. */
   protected closingEvents(): string {
     this.closeBlock();
-    const messageDelta = this.nativeDelta ? { ...this.nativeDelta } : this.messageDelta();
+    const messageDelta = this.nativeDelta ? this.nativeMessageDelta(this.nativeDelta) : this.messageDelta();
     if (this.bulkhead !== undefined) messageDelta.bulkhead = this.bulkhead;
     return (
       `event: message_delta\ndata: ${JSON.stringify(messageDelta)}\n\n` +
@@ -121,14 +121,16 @@ export class MessagesStreamSink extends TranslatedStreamSink {
   }
 
   private messageDelta(): AnthropicStreamEvent {
-    const { input_tokens, output_tokens, cache_read_input_tokens, cache_creation_input_tokens } = messagesUsage(
-      this.usage,
-    );
     return {
       type: 'message_delta',
       delta: { stop_reason: this.stopReason, stop_sequence: null },
-      usage: { input_tokens, output_tokens, cache_read_input_tokens, cache_creation_input_tokens },
+      usage: messagesUsage(this.usage),
     };
+  }
+
+  /** The provider's own `message_delta`, its usage the one it was charged for (the usage chunk's). */
+  private nativeMessageDelta(delta: AnthropicStreamEvent): AnthropicStreamEvent {
+    return this.usage ? { ...delta, usage: nativeUsage(delta.usage, this.usage) } : { ...delta };
   }
 
   /** The index of the open text block, starting one (and stopping the one before) if needed. */

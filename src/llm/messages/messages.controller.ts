@@ -8,7 +8,7 @@ import { ChatCompletions } from '../chat-completions.service';
 import { startChatCall } from '../ingress-call';
 import { LlmRoutes } from '../routing/llm-routes.service';
 import { SseReply } from '../streaming/sse-reply';
-import { toMessagesAnswer } from './chat-to-messages-answer';
+import { nativeUsage, toMessagesAnswer } from './chat-to-messages-answer';
 import { countInputTokens } from './input-token-count';
 import { countTokensRequestSchema } from '../wire';
 import { readMessagesCall } from './messages-request';
@@ -41,9 +41,11 @@ export class MessagesController {
       return;
     }
     const answer = await this.completions.complete(call);
-    const { passThroughAnswer } = answer.completion;
+    const { passThroughAnswer, usage } = answer.completion;
     void answerHeaders(reply.code(200), answer).send({
-      ...(passThroughAnswer ?? toMessagesAnswer(answer.completion)),
+      ...(passThroughAnswer
+        ? { ...passThroughAnswer, usage: nativeUsage(passThroughAnswer.usage, usage) }
+        : toMessagesAnswer(answer.completion)),
       bulkhead: bulkheadField(answer),
     });
   }

@@ -1,8 +1,9 @@
 import type { ShippedPrice } from './shipped-price';
 
 /**
- * Anthropic's models. Cache writes are the 5-minute ones (1.25x input); Sonnet 4.5 bills
- * above 200K prompt tokens at long-context rates.
+ * Anthropic's models. A cache write costs 1.25x input for 5 minutes, 2x for an hour
+ * (`cache_control.ttl: "1h"`), on every model; Sonnet 4.5 bills above 200K prompt tokens at
+ * long-context rates.
  */
 export const ANTHROPIC_PRICES: readonly Omit<ShippedPrice, 'provider'>[] = [
   {
@@ -10,6 +11,7 @@ export const ANTHROPIC_PRICES: readonly Omit<ShippedPrice, 'provider'>[] = [
     inputPerMTokUsd: 0.25,
     cachedInputPerMTokUsd: 0.03,
     cacheWriteInputPerMTokUsd: 0.3,
+    cacheWrite1hInputPerMTokUsd: 0.5,
     outputPerMTokUsd: 1.25,
   },
   {
@@ -18,6 +20,7 @@ export const ANTHROPIC_PRICES: readonly Omit<ShippedPrice, 'provider'>[] = [
     inputPerMTokUsd: 15,
     cachedInputPerMTokUsd: 1.5,
     cacheWriteInputPerMTokUsd: 18.75,
+    cacheWrite1hInputPerMTokUsd: 30,
     outputPerMTokUsd: 75,
   },
   {
@@ -26,6 +29,7 @@ export const ANTHROPIC_PRICES: readonly Omit<ShippedPrice, 'provider'>[] = [
     inputPerMTokUsd: 0.8,
     cachedInputPerMTokUsd: 0.08,
     cacheWriteInputPerMTokUsd: 1,
+    cacheWrite1hInputPerMTokUsd: 1.6,
     outputPerMTokUsd: 4,
   },
   {
@@ -34,6 +38,7 @@ export const ANTHROPIC_PRICES: readonly Omit<ShippedPrice, 'provider'>[] = [
     inputPerMTokUsd: 3,
     cachedInputPerMTokUsd: 0.3,
     cacheWriteInputPerMTokUsd: 3.75,
+    cacheWrite1hInputPerMTokUsd: 6,
     outputPerMTokUsd: 15,
   },
   {
@@ -42,6 +47,7 @@ export const ANTHROPIC_PRICES: readonly Omit<ShippedPrice, 'provider'>[] = [
     inputPerMTokUsd: 3,
     cachedInputPerMTokUsd: 0.3,
     cacheWriteInputPerMTokUsd: 3.75,
+    cacheWrite1hInputPerMTokUsd: 6,
     outputPerMTokUsd: 15,
   },
   {
@@ -50,6 +56,7 @@ export const ANTHROPIC_PRICES: readonly Omit<ShippedPrice, 'provider'>[] = [
     inputPerMTokUsd: 3,
     cachedInputPerMTokUsd: 0.3,
     cacheWriteInputPerMTokUsd: 3.75,
+    cacheWrite1hInputPerMTokUsd: 6,
     outputPerMTokUsd: 15,
   },
   {
@@ -58,6 +65,7 @@ export const ANTHROPIC_PRICES: readonly Omit<ShippedPrice, 'provider'>[] = [
     inputPerMTokUsd: 15,
     cachedInputPerMTokUsd: 1.5,
     cacheWriteInputPerMTokUsd: 18.75,
+    cacheWrite1hInputPerMTokUsd: 30,
     outputPerMTokUsd: 75,
   },
   {
@@ -65,6 +73,7 @@ export const ANTHROPIC_PRICES: readonly Omit<ShippedPrice, 'provider'>[] = [
     inputPerMTokUsd: 15,
     cachedInputPerMTokUsd: 1.5,
     cacheWriteInputPerMTokUsd: 18.75,
+    cacheWrite1hInputPerMTokUsd: 30,
     outputPerMTokUsd: 75,
   },
   {
@@ -72,12 +81,14 @@ export const ANTHROPIC_PRICES: readonly Omit<ShippedPrice, 'provider'>[] = [
     inputPerMTokUsd: 3,
     cachedInputPerMTokUsd: 0.3,
     cacheWriteInputPerMTokUsd: 3.75,
+    cacheWrite1hInputPerMTokUsd: 6,
     outputPerMTokUsd: 15,
     longContext: {
       fromInputTokens: 200001,
       inputPerMTokUsd: 6,
       cachedInputPerMTokUsd: 0.6,
       cacheWriteInputPerMTokUsd: 7.5,
+      cacheWrite1hInputPerMTokUsd: 12,
       outputPerMTokUsd: 22.5,
     },
   },
@@ -86,6 +97,7 @@ export const ANTHROPIC_PRICES: readonly Omit<ShippedPrice, 'provider'>[] = [
     inputPerMTokUsd: 1,
     cachedInputPerMTokUsd: 0.1,
     cacheWriteInputPerMTokUsd: 1.25,
+    cacheWrite1hInputPerMTokUsd: 2,
     outputPerMTokUsd: 5,
   },
   {
@@ -93,6 +105,7 @@ export const ANTHROPIC_PRICES: readonly Omit<ShippedPrice, 'provider'>[] = [
     inputPerMTokUsd: 5,
     cachedInputPerMTokUsd: 0.5,
     cacheWriteInputPerMTokUsd: 6.25,
+    cacheWrite1hInputPerMTokUsd: 10,
     outputPerMTokUsd: 25,
   },
   {
@@ -100,6 +113,7 @@ export const ANTHROPIC_PRICES: readonly Omit<ShippedPrice, 'provider'>[] = [
     inputPerMTokUsd: 5,
     cachedInputPerMTokUsd: 0.5,
     cacheWriteInputPerMTokUsd: 6.25,
+    cacheWrite1hInputPerMTokUsd: 10,
     outputPerMTokUsd: 25,
   },
   {
@@ -107,6 +121,7 @@ export const ANTHROPIC_PRICES: readonly Omit<ShippedPrice, 'provider'>[] = [
     inputPerMTokUsd: 3,
     cachedInputPerMTokUsd: 0.3,
     cacheWriteInputPerMTokUsd: 3.75,
+    cacheWrite1hInputPerMTokUsd: 6,
     outputPerMTokUsd: 15,
   },
   {
@@ -114,6 +129,7 @@ export const ANTHROPIC_PRICES: readonly Omit<ShippedPrice, 'provider'>[] = [
     inputPerMTokUsd: 5,
     cachedInputPerMTokUsd: 0.5,
     cacheWriteInputPerMTokUsd: 6.25,
+    cacheWrite1hInputPerMTokUsd: 10,
     outputPerMTokUsd: 25,
   },
   {
@@ -121,6 +137,7 @@ export const ANTHROPIC_PRICES: readonly Omit<ShippedPrice, 'provider'>[] = [
     inputPerMTokUsd: 5,
     cachedInputPerMTokUsd: 0.5,
     cacheWriteInputPerMTokUsd: 6.25,
+    cacheWrite1hInputPerMTokUsd: 10,
     outputPerMTokUsd: 25,
   },
   {
@@ -128,6 +145,7 @@ export const ANTHROPIC_PRICES: readonly Omit<ShippedPrice, 'provider'>[] = [
     inputPerMTokUsd: 2,
     cachedInputPerMTokUsd: 0.2,
     cacheWriteInputPerMTokUsd: 2.5,
+    cacheWrite1hInputPerMTokUsd: 4,
     outputPerMTokUsd: 10,
   },
   {
@@ -135,6 +153,7 @@ export const ANTHROPIC_PRICES: readonly Omit<ShippedPrice, 'provider'>[] = [
     inputPerMTokUsd: 5,
     cachedInputPerMTokUsd: 0.5,
     cacheWriteInputPerMTokUsd: 6.25,
+    cacheWrite1hInputPerMTokUsd: 10,
     outputPerMTokUsd: 25,
   },
   {
@@ -142,6 +161,7 @@ export const ANTHROPIC_PRICES: readonly Omit<ShippedPrice, 'provider'>[] = [
     inputPerMTokUsd: 4,
     cachedInputPerMTokUsd: 0.2,
     cacheWriteInputPerMTokUsd: 5,
+    cacheWrite1hInputPerMTokUsd: 8,
     outputPerMTokUsd: 20,
   },
   {
@@ -149,6 +169,7 @@ export const ANTHROPIC_PRICES: readonly Omit<ShippedPrice, 'provider'>[] = [
     inputPerMTokUsd: 10,
     cachedInputPerMTokUsd: 1,
     cacheWriteInputPerMTokUsd: 12.5,
+    cacheWrite1hInputPerMTokUsd: 20,
     outputPerMTokUsd: 50,
   },
   {
@@ -156,6 +177,7 @@ export const ANTHROPIC_PRICES: readonly Omit<ShippedPrice, 'provider'>[] = [
     inputPerMTokUsd: 10,
     cachedInputPerMTokUsd: 0.25,
     cacheWriteInputPerMTokUsd: 12.5,
+    cacheWrite1hInputPerMTokUsd: 20,
     outputPerMTokUsd: 50,
   },
 ];

@@ -18,12 +18,14 @@ const SONNET_4_5 = priceFromUsd(
     inputPerMTokUsd: 3,
     cachedInputPerMTokUsd: 0.3,
     cacheWriteInputPerMTokUsd: 3.75,
+    cacheWrite1hInputPerMTokUsd: 6,
     outputPerMTokUsd: 15,
     longContext: {
       fromInputTokens: 200_001,
       inputPerMTokUsd: 6,
       cachedInputPerMTokUsd: 0.6,
       cacheWriteInputPerMTokUsd: 7.5,
+      cacheWrite1hInputPerMTokUsd: 12,
       outputPerMTokUsd: 22.5,
     },
   },
@@ -44,6 +46,31 @@ describe('costMicros', () => {
       }),
     ).toBe(3_000 + 600 + 1_500 + 1_500);
     expect(costMicros(GPT_4O, { inputTokens: 0, outputTokens: 0 })).toBe(0);
+  });
+
+  it.each([
+    ['plain input', { inputTokens: 100_000 }, 300_000],
+    ['a cache read', { cachedInputTokens: 100_000 }, 30_000],
+    ['a 5-minute cache write', { cacheWriteInputTokens: 100_000 }, 375_000],
+    ['a 1-hour cache write', { cacheWrite1hInputTokens: 100_000 }, 600_000],
+  ])('charges 100,000 prompt tokens of %s at its own rate', (_kind, tokens, micros) => {
+    expect(costMicros(SONNET_4_5, { inputTokens: 0, ...tokens, outputTokens: 0 })).toBe(micros);
+  });
+
+  it('charges output at the output rate, reasoning included', () => {
+    expect(costMicros(SONNET_4_5, { inputTokens: 0, outputTokens: 100_000 })).toBe(1_500_000);
+  });
+
+  it('counts hour-long cache writes towards the long-context threshold', () => {
+    // 100,001 written for an hour + 100,000 for 5 minutes: 200,001, at the long-context rates.
+    expect(
+      costMicros(SONNET_4_5, {
+        inputTokens: 0,
+        cacheWriteInputTokens: 100_000,
+        cacheWrite1hInputTokens: 100_001,
+        outputTokens: 0,
+      }),
+    ).toBe(750_000 + 1_200_012);
   });
 
   it('rounds up to the next micro-dollar, never down', () => {
@@ -70,6 +97,7 @@ describe('costMicros', () => {
       inputMicrosPerMTok: 1_000_001,
       cachedInputMicrosPerMTok: 0,
       cacheWriteInputMicrosPerMTok: 0,
+      cacheWrite1hInputMicrosPerMTok: 0,
       outputMicrosPerMTok: 0,
     };
     // (10^13 + 1) × 1,000,001 = 10,000,010,000,001,000,001: a micro-dollar and a millionth.
@@ -105,14 +133,16 @@ describe('costMicros', () => {
 describe('worstCaseMicros', () => {
   it('charges every prompt token at the dearest prompt rate and the whole output cap', () => {
     expect(worstCaseMicros(GPT_4O, 1_000, 500)).toBe(2_500 + 5_000);
-    // Sonnet 4.5: cache writes ($3.75) are dearer than input ($3).
-    expect(worstCaseMicros(SONNET_4_5, 1_000, 4_096)).toBe(3_750 + 61_440);
+    // Sonnet 4.5: an hour's cache writes ($6) are dearer than 5 minutes' ($3.75) and input ($3).
+    expect(worstCaseMicros(SONNET_4_5, 1_000, 4_096)).toBe(6_000 + 61_440);
+    // The $0.600 of 100,000 prompt tokens written for an hour is held, not the 5-minute $0.375.
+    expect(worstCaseMicros(SONNET_4_5, 100_000, 0)).toBe(600_000);
     expect(worstCaseMicros(GPT_5_NANO, 1, 0)).toBe(1);
   });
 
   it('takes long-context rates when the estimate reaches them', () => {
-    expect(worstCaseMicros(SONNET_4_5, 200_000, 100)).toBe(750_000 + 1_500);
-    expect(worstCaseMicros(SONNET_4_5, 200_001, 100)).toBe(1_502_258); // 1,500,007.5 + 2,250
+    expect(worstCaseMicros(SONNET_4_5, 200_000, 100)).toBe(1_200_000 + 1_500);
+    expect(worstCaseMicros(SONNET_4_5, 200_001, 100)).toBe(2_400_012 + 2_250);
   });
 
   it('refuses an impossible estimate or cap', () => {
@@ -125,6 +155,7 @@ describe('worstCaseMicros', () => {
       inputMicrosPerMTok: fc.integer({ min: 0, max: 1e10 }),
       cachedInputMicrosPerMTok: fc.integer({ min: 0, max: 1e10 }),
       cacheWriteInputMicrosPerMTok: fc.integer({ min: 0, max: 1e10 }),
+      cacheWrite1hInputMicrosPerMTok: fc.integer({ min: 0, max: 1e10 }),
       outputMicrosPerMTok: fc.integer({ min: 0, max: 1e10 }),
     });
     const price: fc.Arbitrary<Price> = fc
@@ -137,15 +168,20 @@ describe('worstCaseMicros', () => {
         price,
         fc.integer({ min: 0, max: 2e6 }),
         fc.integer({ min: 0, max: 2e6 }),
-        fc.tuple(fc.double({ min: 0, max: 1, noNaN: true }), fc.double({ min: 0, max: 1, noNaN: true })),
+        fc.tuple(
+          fc.double({ min: 0, max: 1, noNaN: true }),
+          fc.double({ min: 0, max: 1, noNaN: true }),
+          fc.double({ min: 0, max: 1, noNaN: true }),
+        ),
         fc.double({ min: 0, max: 1, noNaN: true }),
-        (price, estimate, cap, [a, b], outputShare) => {
-          // A split of at most `estimate` prompt tokens into the three kinds.
-          const [low, high] = [Math.min(a, b), Math.max(a, b)];
+        (price, estimate, cap, cuts, outputShare) => {
+          // A split of at most `estimate` prompt tokens into the four kinds.
+          const [low, middle, high] = [...cuts].sort((x, y) => x - y);
           const usage: TokenUsage = {
             inputTokens: Math.floor(estimate * low),
-            cachedInputTokens: Math.floor(estimate * (high - low)),
-            cacheWriteInputTokens: Math.floor(estimate * (1 - high)),
+            cachedInputTokens: Math.floor(estimate * (middle - low)),
+            cacheWriteInputTokens: Math.floor(estimate * (high - middle)),
+            cacheWrite1hInputTokens: Math.floor(estimate * (1 - high)),
             outputTokens: Math.floor(cap * outputShare),
           };
           const cost = costMicros(price, usage);
@@ -166,18 +202,24 @@ function atLeast(long: Rates, base: Rates): Rates {
     inputMicrosPerMTok: Math.max(long.inputMicrosPerMTok, base.inputMicrosPerMTok),
     cachedInputMicrosPerMTok: Math.max(long.cachedInputMicrosPerMTok, base.cachedInputMicrosPerMTok),
     cacheWriteInputMicrosPerMTok: Math.max(long.cacheWriteInputMicrosPerMTok, base.cacheWriteInputMicrosPerMTok),
+    cacheWrite1hInputMicrosPerMTok: Math.max(long.cacheWrite1hInputMicrosPerMTok, base.cacheWrite1hInputMicrosPerMTok),
     outputMicrosPerMTok: Math.max(long.outputMicrosPerMTok, base.outputMicrosPerMTok),
   };
 }
 
 /** The exact cost × 10^6, computed apart from the code under test. */
 function exactMicrosTimesMillion(price: Price, usage: TokenUsage): bigint {
-  const prompt = usage.inputTokens + (usage.cachedInputTokens ?? 0) + (usage.cacheWriteInputTokens ?? 0);
+  const prompt =
+    usage.inputTokens +
+    (usage.cachedInputTokens ?? 0) +
+    (usage.cacheWriteInputTokens ?? 0) +
+    (usage.cacheWrite1hInputTokens ?? 0);
   const rates = price.longContext && prompt >= price.longContext.fromInputTokens ? price.longContext : price;
   return (
     BigInt(usage.inputTokens) * BigInt(rates.inputMicrosPerMTok) +
     BigInt(usage.cachedInputTokens ?? 0) * BigInt(rates.cachedInputMicrosPerMTok) +
     BigInt(usage.cacheWriteInputTokens ?? 0) * BigInt(rates.cacheWriteInputMicrosPerMTok) +
+    BigInt(usage.cacheWrite1hInputTokens ?? 0) * BigInt(rates.cacheWrite1hInputMicrosPerMTok) +
     BigInt(usage.outputTokens) * BigInt(rates.outputMicrosPerMTok)
   );
 }

@@ -35,6 +35,7 @@ describe('PriceTable', () => {
       inputMicrosPerMTok: 2_500_000,
       cachedInputMicrosPerMTok: 1_250_000,
       cacheWriteInputMicrosPerMTok: 2_500_000,
+      cacheWrite1hInputMicrosPerMTok: 2_500_000,
       outputMicrosPerMTok: 10_000_000,
     });
   });
@@ -76,6 +77,7 @@ describe('PriceTable', () => {
         inputMicrosPerMTok: 2_000_000,
         cachedInputMicrosPerMTok: 2_000_000,
         cacheWriteInputMicrosPerMTok: 2_000_000,
+        cacheWrite1hInputMicrosPerMTok: 2_000_000,
         outputMicrosPerMTok: 12_000_000,
       });
     });
@@ -112,6 +114,7 @@ describe('PriceTable', () => {
         inputMicrosPerMTok: 1_000_000,
         cachedInputMicrosPerMTok: 500_000,
         cacheWriteInputMicrosPerMTok: 1_000_000,
+        cacheWrite1hInputMicrosPerMTok: 1_000_000,
         outputMicrosPerMTok: 2_000_000,
       });
       expect(t.priceOf('fake', 'echo-20260101')).toBe(t.priceOf('fake', 'echo'));

@@ -11,6 +11,7 @@ describe('priceFromUsd', () => {
       inputMicrosPerMTok: 3_000_000,
       cachedInputMicrosPerMTok: 300_000,
       cacheWriteInputMicrosPerMTok: 3_750_000,
+      cacheWrite1hInputMicrosPerMTok: 3_750_000,
       outputMicrosPerMTok: 15_000_000,
     });
     expect(priceFromUsd({ inputPerMTokUsd: 0.005, outputPerMTokUsd: 0.000001 }, 'x').outputMicrosPerMTok).toBe(1);
@@ -21,8 +22,21 @@ describe('priceFromUsd', () => {
       inputMicrosPerMTok: 150_000,
       cachedInputMicrosPerMTok: 150_000,
       cacheWriteInputMicrosPerMTok: 150_000,
+      cacheWrite1hInputMicrosPerMTok: 150_000,
       outputMicrosPerMTok: 600_000,
     });
+  });
+
+  it('prices an hour-long cache write at its own rate, else as a 5-minute one', () => {
+    const anthropic = { inputPerMTokUsd: 3, cacheWriteInputPerMTokUsd: 3.75, outputPerMTokUsd: 15 };
+    expect(priceFromUsd({ ...anthropic, cacheWrite1hInputPerMTokUsd: 6 }, 'x')).toMatchObject({
+      cacheWriteInputMicrosPerMTok: 3_750_000,
+      cacheWrite1hInputMicrosPerMTok: 6_000_000,
+    });
+    expect(priceFromUsd(anthropic, 'x').cacheWrite1hInputMicrosPerMTok).toBe(3_750_000);
+    expect(() => priceFromUsd({ ...anthropic, cacheWrite1hInputPerMTokUsd: -6 }, 'x')).toThrow(
+      /x cacheWrite1hInputPerMTokUsd/,
+    );
   });
 
   it('converts long-context rates with their threshold', () => {
@@ -39,6 +53,7 @@ describe('priceFromUsd', () => {
       inputMicrosPerMTok: 5_000_000,
       cachedInputMicrosPerMTok: 5_000_000,
       cacheWriteInputMicrosPerMTok: 5_000_000,
+      cacheWrite1hInputMicrosPerMTok: 5_000_000,
       outputMicrosPerMTok: 22_500_000,
     });
   });

@@ -9,8 +9,10 @@ export interface Rates {
   readonly inputMicrosPerMTok: number;
   /** Prompt tokens read from the provider's prompt cache. */
   readonly cachedInputMicrosPerMTok: number;
-  /** Prompt tokens written to the provider's prompt cache (Anthropic bills them above input). */
+  /** Prompt tokens written to the provider's prompt cache for 5 minutes (Anthropic: 1.25x input). */
   readonly cacheWriteInputMicrosPerMTok: number;
+  /** Prompt tokens written to the provider's prompt cache for an hour (Anthropic: 2x input). */
+  readonly cacheWrite1hInputMicrosPerMTok: number;
   /** Completion tokens, reasoning tokens included. */
   readonly outputMicrosPerMTok: number;
 }
@@ -30,8 +32,13 @@ export interface UsdRates {
   outputPerMTokUsd: number;
   /** @default inputPerMTokUsd (no discount for cache hits) */
   cachedInputPerMTokUsd?: number;
-  /** @default inputPerMTokUsd (cache writes billed as plain input) */
+  /** A 5-minute cache write. @default inputPerMTokUsd (cache writes billed as plain input) */
   cacheWriteInputPerMTokUsd?: number;
+  /**
+   * A 1-hour cache write. @default cacheWriteInputPerMTokUsd (a provider with one kind of write
+   * bills both alike)
+   */
+  cacheWrite1hInputPerMTokUsd?: number;
 }
 
 /** A price in USD per million tokens, with its long-context rates if it has any. */
@@ -62,16 +69,14 @@ export function priceFromUsd(usd: UsdPrice, label: string): Price {
 
 function ratesFromUsd(usd: UsdRates, label: string): Rates {
   const input = microsPerMTok(usd.inputPerMTokUsd, `${label} inputPerMTokUsd`);
+  const optional = (usdRate: number | undefined, name: keyof UsdRates, otherwise: number): number =>
+    usdRate === undefined ? otherwise : microsPerMTok(usdRate, `${label} ${name}`);
+  const write5m = optional(usd.cacheWriteInputPerMTokUsd, 'cacheWriteInputPerMTokUsd', input);
   return {
     inputMicrosPerMTok: input,
-    cachedInputMicrosPerMTok:
-      usd.cachedInputPerMTokUsd === undefined
-        ? input
-        : microsPerMTok(usd.cachedInputPerMTokUsd, `${label} cachedInputPerMTokUsd`),
-    cacheWriteInputMicrosPerMTok:
-      usd.cacheWriteInputPerMTokUsd === undefined
-        ? input
-        : microsPerMTok(usd.cacheWriteInputPerMTokUsd, `${label} cacheWriteInputPerMTokUsd`),
+    cachedInputMicrosPerMTok: optional(usd.cachedInputPerMTokUsd, 'cachedInputPerMTokUsd', input),
+    cacheWriteInputMicrosPerMTok: write5m,
+    cacheWrite1hInputMicrosPerMTok: optional(usd.cacheWrite1hInputPerMTokUsd, 'cacheWrite1hInputPerMTokUsd', write5m),
     outputMicrosPerMTok: microsPerMTok(usd.outputPerMTokUsd, `${label} outputPerMTokUsd`),
   };
 }

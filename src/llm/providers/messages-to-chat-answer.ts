@@ -1,6 +1,6 @@
 import type { ChatCompletion, ChatToolCall, ChatUsage } from '../chat.types';
 import { chatFinishReason, isAnthropicAnswer } from '../wire';
-import { isCount, isObject } from './json-shape';
+import { isObject } from './json-shape';
 import type { ProviderTarget } from './llm-provider';
 import { malformedAnswerError } from './provider-errors';
 
@@ -58,18 +58,30 @@ export function fromAnthropicAnswer(target: ProviderTarget, answer: unknown, cre
 
 /**
  * Anthropic's usage (`input_tokens`, `output_tokens`, cache reads and writes) as OpenAI's, or
- * undefined when either count is missing. Cache writes go in `prompt_tokens_details.cache_write_tokens`.
+ * undefined when either count is missing. Cache writes go in `prompt_tokens_details.cache_write_tokens`,
+ * those written for an hour (`cache_creation.ephemeral_1h_input_tokens`) also in `cache_write_1h_tokens`.
+ * Any number passes as given: a count that is negative, fractional or past what the request could
+ * use is the account's to bound and count (request-account.ts), not a reason to lose the answer.
  */
 export function chatUsage(usage: unknown): ChatUsage | undefined {
-  if (!isObject(usage) || !isCount(usage.input_tokens) || !isCount(usage.output_tokens)) return undefined;
-  const cacheRead = isCount(usage.cache_read_input_tokens) ? usage.cache_read_input_tokens : 0;
-  const cacheWrite = isCount(usage.cache_creation_input_tokens) ? usage.cache_creation_input_tokens : 0;
+  if (!isObject(usage) || !isNumber(usage.input_tokens) || !isNumber(usage.output_tokens)) return undefined;
+  const cacheRead = isNumber(usage.cache_read_input_tokens) ? usage.cache_read_input_tokens : 0;
+  const cacheWrite = isNumber(usage.cache_creation_input_tokens) ? usage.cache_creation_input_tokens : 0;
+  const hourWrite = isObject(usage.cache_creation) ? usage.cache_creation.ephemeral_1h_input_tokens : undefined;
   const promptTokens = usage.input_tokens + cacheRead + cacheWrite;
   return {
     prompt_tokens: promptTokens,
     completion_tokens: usage.output_tokens,
     total_tokens: promptTokens + usage.output_tokens,
     // OpenAI's own field for prompt-cache writes, which cost more than plain input.
-    prompt_tokens_details: { cached_tokens: cacheRead, cache_write_tokens: cacheWrite },
+    prompt_tokens_details: {
+      cached_tokens: cacheRead,
+      cache_write_tokens: cacheWrite,
+      ...(isNumber(hourWrite) ? { cache_write_1h_tokens: hourWrite } : {}),
+    },
   };
+}
+
+function isNumber(value: unknown): value is number {
+  return typeof value === 'number';
 }

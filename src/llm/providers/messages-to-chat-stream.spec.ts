@@ -172,6 +172,31 @@ describe('anthropicChunks', () => {
     );
   });
 
+  it('says which cache writes are kept an hour, as message_start told', async () => {
+    const cacheCreation = { ephemeral_5m_input_tokens: 100, ephemeral_1h_input_tokens: 200 };
+    const chunks = await collect([
+      start({ input_tokens: 10, cache_creation_input_tokens: 300, cache_creation: cacheCreation, output_tokens: 1 }),
+      messageDelta('end_turn', { output_tokens: 5 }),
+      STOP,
+    ]);
+
+    expect(chunks.at(-1)?.usage?.prompt_tokens_details).toEqual({
+      cached_tokens: 0,
+      cache_write_tokens: 300,
+      cache_write_1h_tokens: 200,
+    });
+  });
+
+  it('passes a count that is a number but not a count on to the account, not losing the answer for it', async () => {
+    const chunks = await collect([
+      start({ input_tokens: -5, output_tokens: 1 }),
+      messageDelta('end_turn', { output_tokens: 1e308 }),
+      STOP,
+    ]);
+
+    expect(chunks.at(-1)?.usage).toMatchObject({ prompt_tokens: -5, completion_tokens: 1e308 });
+  });
+
   it.each([
     ['max_tokens', 'length'],
     ['refusal', 'content_filter'],

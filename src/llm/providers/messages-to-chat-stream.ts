@@ -85,7 +85,7 @@ class AnthropicStreamTranslation {
   /** Set by `message_stop`: nothing after it is read. */
   ended = false;
   private head: ChunkHead | undefined;
-  private readonly usage: Record<string, number> = {};
+  private readonly usage: Record<string, unknown> = {};
   private finished = false;
   /** Tool calls by the content block index Anthropic gives them. */
   private readonly toolCalls = new Map<number, ToolCallState>();
@@ -191,9 +191,11 @@ class AnthropicStreamTranslation {
   private mergeUsage(usage: unknown): void {
     if (!isObject(usage)) return;
     for (const name of USAGE_COUNTS) {
+      // Any number: the account bounds and counts a bad one, and the answer is not lost for it.
       const count = usage[name];
-      if (isCount(count)) this.usage[name] = count;
+      if (typeof count === 'number') this.usage[name] = count;
     }
+    if (isObject(usage.cache_creation)) this.usage.cache_creation = usage.cache_creation;
   }
 
   /** A chunk that adds nothing (for a native event with no chunk of its own); none before `message_start`. */

@@ -53,8 +53,9 @@ describe('the OpenAI wire readers, fuzzed', () => {
           for (const call of message.tool_calls ?? []) expect(typeof call.function.arguments).toBe('string');
         }
         const usage = assembly.usage(10);
-        expect(Number.isSafeInteger(usage.prompt_tokens) && usage.prompt_tokens >= 0).toBe(true);
-        expect(Number.isSafeInteger(usage.completion_tokens) && usage.completion_tokens >= 0).toBe(true);
+        // Numbers, whatever they say: the account bounds them (src/llm/ingress-answers.property.spec.ts).
+        expect(typeof usage.prompt_tokens).toBe('number');
+        expect(typeof usage.completion_tokens).toBe('number');
       }),
       { numRuns: 2000 },
     );
@@ -76,7 +77,7 @@ describe('the OpenAI wire readers, fuzzed', () => {
         }
         expect(completion.choices.length).toBeGreaterThan(0);
         for (const choice of completion.choices) expect(typeof choice.message).toBe('object');
-        expect(Number.isSafeInteger(completion.usage.total_tokens)).toBe(true);
+        expect(typeof completion.usage.total_tokens).toBe('number');
       }),
       { numRuns: 2000 },
     );

@@ -273,7 +273,7 @@ export class AttemptRace {
       const completion = winner.value as ChatCompletion;
       await account.charge(hold, completion.usage);
       progress.tried.push({ target, outcome: 'ok' });
-      return { completion, target, hedged: winner.hedgeIndex !== undefined };
+      return { completion: withBilledUsage(account, completion), target, hedged: winner.hedgeIndex !== undefined };
     }
     const committed = winner.value as CommittedStream;
     const { assembly } = committed.stream;
@@ -292,7 +292,8 @@ export class AttemptRace {
     await account.charge(hold, assembly.usage(account.inputTokens));
     progress.tried.push({ target, outcome: 'ok' });
     winner.finish();
-    return { completion: assembly.completion(account.inputTokens), target, hedged: winner.hedgeIndex !== undefined };
+    const completion = withBilledUsage(account, assembly.completion(account.inputTokens));
+    return { completion, target, hedged: winner.hedgeIndex !== undefined };
   }
 
   /** Settles a failed attempt: its hold charged as the failure says, a 429/529 noted against hedges. */
@@ -344,4 +345,13 @@ export class CommittedFailure extends Error {
     super(failure.message);
     this.name = 'CommittedFailure';
   }
+}
+
+/**
+ * The answer with the usage it was charged for: what its client sees (and the cache keeps) is
+ * what its tenant paid, never a provider's count that was not one.
+ */
+function withBilledUsage(account: RequestAccount, completion: ChatCompletion): ChatCompletion {
+  const usage = account.billedUsage(completion.usage);
+  return usage === completion.usage ? completion : { ...completion, usage };
 }

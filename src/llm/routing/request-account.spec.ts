@@ -16,7 +16,8 @@ import type { ChatUsage } from '../chat.types';
 import type { Price } from '../pricing';
 import { ProviderFailure } from '../providers/provider-errors';
 import type { LlmTarget } from './llm-route';
-import { RequestAccount } from './request-account';
+import type { UsageRejection } from './billed-usage';
+import { RequestAccount, type RequestAccountSettings } from './request-account';
 
 const TPM = 10_000;
 
@@ -50,7 +51,7 @@ function target(price: Price | undefined): LlmTarget {
 }
 
 /** An account as the route opens one: after the admission took the first attempt's worst case. */
-function admitted(tenant = 'acme'): RequestAccount {
+function admitted(tenant = 'acme', onUsageRejected?: RequestAccountSettings['onUsageRejected']): RequestAccount {
   const admitting = limiter.admit(tenant, WORST_TOKENS);
   expect(typeof admitting).toBe('boolean'); // decided at once
   const taken = limiter.limitsTokens(tenant) ? WORST_TOKENS : 0;
@@ -64,6 +65,7 @@ function admitted(tenant = 'acme'): RequestAccount {
     outputTokens: OUTPUT_TOKENS,
     holdMs: 60_000,
     tokensTakenAtAdmission: taken,
+    onUsageRejected,
   });
 }
 
@@ -121,6 +123,67 @@ describe('RequestAccount', () => {
 
     // 200 × $2 + 600 × $0.50 + 100 × $8 per million tokens.
     await expectBudget('acme', 1_500, 0);
+  });
+
+  it('charges usage a provider reported wrong at most its hold, and says which counts and why', async () => {
+    const rejected: Array<[string, UsageRejection]> = [];
+    const account = admitted('acme', (to, rejection) => rejected.push([to.label, rejection]));
+    const hold = await account.hold(target(SMALL));
+
+    await account.charge(hold, usage(-5, 1e308));
+
+    // Read as the most the hold allowed: the whole estimate and the whole cap, no more.
+    await expectBudget('acme', SMALL_WORST_MICROS, 0);
+    expect(account.costMicros).toBe(SMALL_WORST_MICROS);
+    expect(rejected).toEqual([
+      ['fake/test', { field: 'prompt_tokens', reason: 'negative' }],
+      ['fake/test', { field: 'completion_tokens', reason: 'above_bound' }],
+    ]);
+    account.settleTokens();
+    expect(tokensLeft('acme')).toBe(TPM - WORST_TOKENS);
+  });
+
+  it.each([
+    ['infinite', Infinity],
+    ['NaN', Number.NaN],
+    ['past 2^53', 2 ** 53],
+    ['fractional', 0.5],
+    ['negative', -1],
+  ])(
+    'settles its hold, within it, when the cached count is %s (it once threw and left the hold unsettled)',
+    async (_what, cached) => {
+      const account = admitted();
+      const hold = await account.hold(target(SMALL));
+
+      await account.charge(hold, usage(800, 100, cached));
+
+      const { spentUsd, reservedUsd } = await gate.view('acme');
+      expect(reservedUsd).toBe(0);
+      expect(Number.isFinite(spentUsd) && spentUsd > 0 && spentUsd <= microsToUsd(SMALL_WORST_MICROS)).toBe(true);
+    },
+  );
+
+  it('keeps a tenant under its cap whatever its provider reports', async () => {
+    const account = admitted('thrifty');
+    const hold = await account.hold(target(SMALL));
+
+    await account.charge(hold, usage(Number.MAX_SAFE_INTEGER, Number.MAX_SAFE_INTEGER, 0));
+
+    await expectBudget('thrifty', SMALL_WORST_MICROS, 0);
+    expect((await gate.view('thrifty')).spentUsd).toBeLessThanOrEqual(0.01);
+  });
+
+  it('shows the usage it charged, and prices it without charging', () => {
+    const account = admitted();
+    const sane = usage(800, 100);
+
+    expect(account.billedUsage(sane)).toBe(sane);
+    expect(account.billedUsage(usage(-5, 1e308))).toMatchObject({
+      prompt_tokens: INPUT_TOKENS,
+      completion_tokens: OUTPUT_TOKENS,
+      total_tokens: WORST_TOKENS,
+    });
+    expect(account.usageMicros(target(SMALL), usage(-5, 1e308))).toBe(SMALL_WORST_MICROS);
   });
 
   it.each([

@@ -3,6 +3,7 @@ import { type Clock, isPromiseLike, LeaseKeeper, type LeaseLoss, ResilienceError
 import type { RateLimiter } from '../../rate-limit';
 import type { ChatUsage } from '../chat.types';
 import { costMicros, type TokenUsage, worstCaseMicros } from '../pricing';
+import { type BilledUsage, billedUsage, type UsageRejection } from './billed-usage';
 import type { LlmTarget } from './llm-route';
 
 /** What one request accounts against, and how much it may use per attempt. */
@@ -25,6 +26,8 @@ export interface RequestAccountSettings {
   holdMs: number;
   /** Tokens the admission took already for the first attempt (0 when it took none). */
   tokensTakenAtAdmission: number;
+  /** Told of each count of a provider's usage that was not charged as given (never its value). */
+  onUsageRejected?: (target: LlmTarget, rejection: UsageRejection) => void;
 }
 
 /**
@@ -91,6 +94,10 @@ export class AttemptHold {
  * freed, so no number of concurrent requests, retries or failovers can spend past a cap. An
  * attempt that cannot be held is not made, and one whose hold is lost is stopped.
  *
+ * What an answer costs is its usage within what its hold covered ({@link billedUsage}): a
+ * provider's count that is not one, or more than the request could use, never charges past the
+ * hold, and each is reported (`onUsageRejected`).
+ *
  * What a failed attempt costs: one that timed out or was stopped after its prompt went out had
  * sent it, which a provider bills, so it is charged the input estimate; one the provider refused
  * or failed, or that never left the pool's queue, answers nothing billable and costs nothing.
@@ -146,15 +153,28 @@ export class RequestAccount {
     return hold;
   }
 
-  /** Charges an attempt that answered with `usage` (a stream: what it streamed, cut or whole). */
+  /**
+   * Charges an attempt that answered with `usage` (a stream: what it streamed, cut or whole): its
+   * {@link billedUsage}, each count it did not take as given reported.
+   */
   charge(hold: AttemptHold, usage: ChatUsage): Promise<void> | undefined {
-    this.tokensUsed += usage.prompt_tokens + usage.completion_tokens;
-    return this.settle(hold, tokenUsage(usage));
+    const billed = this.billed(usage);
+    for (const rejection of billed.rejections) this.settings.onUsageRejected?.(hold.target, rejection);
+    this.tokensUsed += billed.usage.prompt_tokens + billed.usage.completion_tokens;
+    return this.settle(hold, billed.tokens);
+  }
+
+  /**
+   * `usage` as an attempt of this request is charged for it, for its client to see: the
+   * provider's own object when all of it was sane.
+   */
+  billedUsage(usage: ChatUsage): ChatUsage {
+    return this.billed(usage).usage;
   }
 
   /** What `usage` costs at `target`'s price, in micro-dollars, without charging it. */
   usageMicros(target: LlmTarget, usage: ChatUsage): number {
-    return target.price ? costMicros(target.price, tokenUsage(usage)) : 0;
+    return target.price ? costMicros(target.price, this.billed(usage).tokens) : 0;
   }
 
   /**
@@ -177,6 +197,10 @@ export class RequestAccount {
     return this.settings.limiter.settleTokens(this.settings.tenant, this.tokensTaken, this.tokensUsed);
   }
 
+  private billed(usage: ChatUsage): BilledUsage {
+    return billedUsage(usage, { promptTokens: this.inputTokens, completionTokens: this.outputTokens });
+  }
+
   private settle(hold: AttemptHold, usage: TokenUsage): Promise<void> | undefined {
     if (hold.settled) throw new Error('an attempt hold was settled twice');
     hold.release();
@@ -184,16 +208,4 @@ export class RequestAccount {
     this.spentMicros += micros;
     return hold.reservation ? this.settings.budget.settleMicros(hold.reservation, micros) : undefined;
   }
-}
-
-/** OpenAI's usage as the price table bills it: cache reads and writes apart from plain input. */
-function tokenUsage(usage: ChatUsage): TokenUsage {
-  const cached = usage.prompt_tokens_details?.cached_tokens ?? 0;
-  const written = usage.prompt_tokens_details?.cache_write_tokens ?? 0;
-  return {
-    inputTokens: Math.max(0, usage.prompt_tokens - cached - written),
-    cachedInputTokens: cached,
-    cacheWriteInputTokens: written,
-    outputTokens: usage.completion_tokens,
-  };
 }

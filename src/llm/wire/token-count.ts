@@ -1,4 +1,9 @@
 import { z } from 'zod';
 
-/** A count of tokens as a provider may report it: a whole number, at least 0, exactly representable. */
-export const tokenCount = z.number().int().min(0).max(Number.MAX_SAFE_INTEGER);
+/**
+ * A count of tokens in a provider's usage, as the readers take it: any number. What it says is the
+ * account's to judge (a count that is negative, fractional, not finite or past what the request
+ * could produce is charged within the attempt's hold, and counted): an answer whose usage is wrong
+ * is still an answer, and refusing it would fail an attempt the provider bills all the same.
+ */
+export const tokenCount = z.number();

@@ -28,6 +28,8 @@ export interface MessagesUsage {
   output_tokens: number;
   cache_read_input_tokens: number;
   cache_creation_input_tokens: number;
+  /** The cache writes by how long they are kept: only when the provider said. */
+  cache_creation?: { ephemeral_5m_input_tokens: number; ephemeral_1h_input_tokens: number };
 }
 
 /** Anthropic's `message` answer. */
