@@ -20,11 +20,17 @@ export function isIndexBelow(index: unknown, bound: number): index is number {
 const MAX_CHARS_PER_OUTPUT_TOKEN = 256;
 /** What an answer may always hold, however small its cap: a mebi-character. */
 const MIN_ANSWER_CHARACTERS = 1 << 20;
+/**
+ * What an answer may hold, however large its cap: 16 Mi characters (32 MB in memory), 128 per
+ * token of the largest outputs models offer (128k tokens); a client's `max_tokens` does not raise
+ * what one upstream can make the process hold.
+ */
+const MAX_ANSWER_CHARACTERS = 1 << 24;
 
 /**
  * The most characters (text, tool calls, thinking) an answer held to `outputTokens` can carry: a
  * stream that sends more is not that answer, and is refused rather than held in memory.
  */
 export function maxAnswerCharacters(outputTokens: number): number {
-  return Math.max(MIN_ANSWER_CHARACTERS, outputTokens * MAX_CHARS_PER_OUTPUT_TOKEN);
+  return Math.min(MAX_ANSWER_CHARACTERS, Math.max(MIN_ANSWER_CHARACTERS, outputTokens * MAX_CHARS_PER_OUTPUT_TOKEN));
 }
