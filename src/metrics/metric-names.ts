@@ -33,6 +33,7 @@ export const METRIC = {
   llmTargetSkipped: 'bulkhead_llm_target_skipped_total',
   llmTimeToFirstToken: 'bulkhead_llm_time_to_first_token_seconds',
   chaosInjected: 'bulkhead_chaos_injected_total',
+  unexpectedErrors: 'bulkhead_unexpected_errors_total',
 } as const;
 
 /** Seconds; the first bucket catches the calls that did not wait at all. */
