@@ -1,5 +1,5 @@
 import type { RedisClient } from '../store';
-import { batchWritesThisTick, type RedisKeys, RedisScript } from '../store';
+import { batchWritesThisTick, type RedisKeys, RedisReplyError, RedisScript } from '../store';
 import type { CacheTicket, ContainmentCache } from './containment-cache';
 import {
   CONTAINMENT_POSTURES,
@@ -124,7 +124,7 @@ function parseSnapshot(answer: unknown): ContainmentSnapshot {
     !(Number.isSafeInteger(number) && number >= 1) ||
     typeof updatedAt !== 'string'
   ) {
-    throw new Error('malformed containment snapshot in Redis');
+    throw new RedisReplyError('containment', 'a snapshot of this version');
   }
   return Object.freeze({
     tenant,
