@@ -124,7 +124,12 @@ export class BulkheadModule {
       }),
       McpModule.forRootAsync({ ...slice((config) => ({ mcp: config.mcp })), routes: routes.mcp }),
       RoutePoliciesModule,
-      LifecycleModule.forRootAsync(slice((config) => ({ shutdownDrainMs: config.server.shutdownDrainMs }))),
+      LifecycleModule.forRootAsync(
+        slice((config) => ({
+          shutdownDrainMs: config.server.shutdownDrainMs,
+          onUnhandledRejection: config.server.onUnhandledRejection,
+        })),
+      ),
       MetricsModule.forRootAsync({
         ...slice((config) => ({
           tenants: labelTenants(config),

@@ -26,7 +26,15 @@ export { ContainmentModule, type ContainmentModuleOptions } from './containment'
 export { DispatchModule, type DispatchModuleOptions } from './dispatch';
 export { EventsModule, EventsRoutesModule } from './events';
 export { HealthModule } from './health';
-export { LifecycleModule, type LifecycleModuleOptions } from './lifecycle';
+export {
+  LifecycleModule,
+  type LifecycleModuleOptions,
+  installProcessSafetyNet,
+  type ProcessSafetyNetOptions,
+  ProcessShutdown,
+  type ProcessShutdownOptions,
+  type UnhandledRejectionPolicy,
+} from './lifecycle';
 export {
   type ChatAnswer,
   type ChatChunk,

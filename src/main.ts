@@ -7,9 +7,8 @@ import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { AppModule } from './app.module';
 import { appOptions, configureApp, createAdapter, serviceLogger } from './bootstrap';
 import { bulkheadConfig, type BulkheadConfig, bulkheadConfigValue, ConfigError, configPath } from './config';
-import { logRecord, noop } from './common';
-
-const EXIT_GRACE_MS = 5_000;
+import { CLOCK, type Clock, logRecord, noop } from './common';
+import { installProcessSafetyNet, ProcessShutdown } from './lifecycle';
 
 async function main(): Promise<void> {
   const path = configPath();
@@ -21,25 +20,14 @@ async function main(): Promise<void> {
     appOptions(serviceLogger(config, process.env)),
   );
   configureApp(app);
+  // From here on, signals and an error nobody handled end the process the same way, once.
+  const shutdown = new ProcessShutdown(app, { drainMs: config.server.shutdownDrainMs, clock: app.get<Clock>(CLOCK) });
+  installProcessSafetyNet(app, { shutdown });
   await listenOrExplain(app, config, path);
   const logger = new Logger('Bulkhead');
   logger.log(logRecord({ msg: `listening on ${await app.getUrl()} with ${path}`, event: 'listening' }));
 
-  let stopping = false;
-  const stop = (signal: NodeJS.Signals) => {
-    if (stopping) return;
-    stopping = true;
-    logger.log(logRecord({ msg: `${signal} received`, event: 'shutdown', signal }));
-    // If a handler ignores its abort and keeps the server from closing, leave anyway.
-    setTimeout(() => process.exit(1), config.server.shutdownDrainMs + EXIT_GRACE_MS).unref();
-    app.close().then(
-      () => process.exit(0),
-      (error: unknown) => {
-        logger.error(logRecord({ msg: `shutdown failed: ${(error as Error).message}`, event: 'shutdown' }));
-        process.exit(1);
-      },
-    );
-  };
+  const stop = (signal: NodeJS.Signals) => shutdown.stop({ signal });
   process.once('SIGTERM', stop);
   process.once('SIGINT', stop);
 }

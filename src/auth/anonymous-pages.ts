@@ -1,6 +1,5 @@
 import type { FastifyRequest } from 'fastify';
 import { OriginPolicy, ResilienceError } from '../common';
-import type { AuthModuleOptions } from './auth.module-definition';
 
 /**
  * Which web pages may call as `anonymous`: with `auth.allowAnonymous`, a route needs no key, so a
@@ -13,7 +12,7 @@ import type { AuthModuleOptions } from './auth.module-definition';
 export class AnonymousPages {
   private readonly policy: OriginPolicy;
 
-  constructor(options: Pick<AuthModuleOptions, 'allowedOrigins' | 'allowedHosts'>) {
+  constructor(options: { allowedOrigins?: readonly string[]; allowedHosts?: readonly string[] }) {
     this.policy = new OriginPolicy({
       allowedOrigins: options.allowedOrigins ?? [],
       allowedHosts: options.allowedHosts ?? [],

@@ -1,6 +1,7 @@
 import { FakeClock } from '../common/fake-clock';
 import { createRedisConnection } from '../store/redis-connection';
 import { RedisKeys, RedisTime } from '../store/redis-keys';
+import { RedisReplyError } from '../store/redis-reply';
 import { describeBudgetStore } from './budget-store.contract';
 import { BUDGET_KEY_RETENTION_MS, RedisBudgetStore } from './redis-budget.store';
 import {
@@ -335,5 +336,21 @@ describeRedis('RedisBudgetStore', () => {
     } finally {
       down.disconnect();
     }
+  });
+
+  describe('a period another program damaged', () => {
+    it.each([
+      ['a spent that is not a number', 'abc'],
+      ['a spent past 2^53', '1e300'],
+      ['a negative spent', '-5'],
+    ])('rejects a read of %s with RedisReplyError, never a NaN in the books', async (_label, spent) => {
+      const store = new RedisBudgetStore(run.redis, new RedisKeys(run.prefix()), new RedisTime(new FakeClock()));
+      await store.reserve('acme', DAY, 10_000, 'r1', 1_000, TTL_MS);
+      await run.redis.hset(store.keysOf('acme', DAY)[0], 'spent', spent);
+
+      await expect(store.read('acme', DAY)).rejects.toThrow(RedisReplyError);
+      // A reserve fails too (Lua's own error for a spent it cannot add): never admitted on a damaged total.
+      await expect(store.reserve('acme', DAY, 10_000, 'r2', 1_000, TTL_MS)).rejects.toThrow();
+    });
   });
 });

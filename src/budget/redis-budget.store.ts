@@ -1,6 +1,15 @@
 import type { RedisClient } from '../store';
 // Deep imports: the store index pulls in the store module, which imports this module's index.
-import { luaNow, type RedisKeys, RedisScript, type RedisTime } from '../store';
+import {
+  luaNow,
+  type RedisKeys,
+  RedisReplyError,
+  RedisScript,
+  type RedisTime,
+  replyFlag,
+  replyIntegerAt,
+  replyIntegers,
+} from '../store';
 import type { BudgetStore, BudgetUsage, ReserveResult } from './budget.store';
 import { assertMicros } from './money';
 import { reservationTtlMs } from './reservation-ttl';
@@ -189,7 +198,7 @@ export class RedisBudgetStore implements BudgetStore {
       reservationId,
       actualMicros,
     ]);
-    return settled === 1;
+    return replyFlag(settled, 'budget settle');
   }
 
   async renew(tenant: string, period: string, reservationId: string, ttlMs: number): Promise<boolean> {
@@ -199,13 +208,13 @@ export class RedisBudgetStore implements BudgetStore {
       reservationId,
       wholeTtlMs,
     ]);
-    return renewed === 1;
+    // Anything but 0 or 1 rejects: "gone" would stop a call whose hold may well be there.
+    return replyFlag(renewed, 'budget renew');
   }
 
   async read(tenant: string, period: string): Promise<BudgetUsage> {
-    const [spentMicros, reservedMicros] = (await this.readScript.run(this.keysOf(tenant, period), [
-      this.time.arg(),
-    ])) as [number, number];
+    const reply = await this.readScript.run(this.keysOf(tenant, period), [this.time.arg()]);
+    const [spentMicros, reservedMicros] = replyIntegers(reply, 2, 'budget read');
     return { spentMicros, reservedMicros };
   }
 
@@ -229,16 +238,13 @@ export class RedisBudgetStore implements BudgetStore {
  * is where it starts in the script's reply.
  */
 export function reserveResult(reply: unknown, from = 0): ReserveResult {
-  const answer = (Array.isArray(reply) ? reply : []) as number[];
-  const ok = answer[from];
-  const spentMicros = answer[from + 1];
-  const reservedMicros = answer[from + 2];
-  if (!Number.isSafeInteger(ok) || !Number.isSafeInteger(spentMicros) || !Number.isSafeInteger(reservedMicros)) {
-    throw new Error('unexpected reply from the budget reserve script');
-  }
+  const script = 'budget reserve';
+  const [ok, spentMicros, reservedMicros] = replyIntegers(Array.isArray(reply) ? reply.slice(from) : reply, 3, script);
   if (ok === 1) return { ok: true, spentMicros, reservedMicros };
-  if (answer[from + 3] === 1) {
-    return { ok: false, cause: 'held', nextLapseInMs: answer[from + 4], spentMicros, reservedMicros };
-  }
-  return { ok: false, cause: 'cap', spentMicros, reservedMicros };
+  if (ok !== 0) throw new RedisReplyError(script, 'a decision of 0 or 1');
+  const cause = replyIntegerAt(reply, from + 3, script);
+  if (cause === 0) return { ok: false, cause: 'cap', spentMicros, reservedMicros };
+  if (cause !== 1) throw new RedisReplyError(script, 'a refusal of cause 0 or 1');
+  const nextLapseInMs = replyIntegerAt(reply, from + 4, script, 1);
+  return { ok: false, cause: 'held', nextLapseInMs, spentMicros, reservedMicros };
 }

@@ -122,6 +122,7 @@ describe('config loader', () => {
         host: '0.0.0.0',
         bodyLimitBytes: 1048576,
         shutdownDrainMs: 10000,
+        onUnhandledRejection: 'serve',
         logLevel: 'log',
       });
       expect(config.store).toEqual({ kind: 'memory' });

@@ -17,6 +17,11 @@ const server = z
     host: nonEmptyString().default('0.0.0.0'),
     bodyLimitBytes: intIn(1024, 100 * MiB).default(MiB),
     shutdownDrainMs: intIn(0, 600_000).default(10_000),
+    /**
+     * After an unhandled rejection is logged and counted: `serve` keeps serving, `drain` drains
+     * and exits 1 (an uncaught exception always does).
+     */
+    onUnhandledRejection: oneOf(['serve', 'drain']).default('serve'),
     logLevel: oneOf(['error', 'warn', 'log', 'debug', 'verbose']).default('log'),
     /**
      * When set, `GET /metrics` is served on this port (same host) and no longer on `port`, so

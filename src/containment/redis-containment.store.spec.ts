@@ -5,6 +5,7 @@ import { ContainmentCache } from './containment-cache';
 import type { ContainmentChange } from './containment-snapshot';
 import { describeContainmentStore } from './containment-store.contract';
 import { containmentChannel, RedisContainmentStore } from './redis-containment.store';
+import { RedisReplyError } from '../store/redis-reply';
 import { RedisInvalidations, SUBSCRIBER_CONNECTION_OPTIONS } from './redis-invalidations';
 import { closeRedis, RedisTestRun, silentLogger } from '../../test/support/redis';
 import { describeRedis } from '../../test/support/redis-availability';
@@ -96,7 +97,7 @@ describeRedis('RedisContainmentStore', () => {
 
       await run.redis.hset(keys.key('acme', 'containment'), damage);
 
-      await expect(store.read('acme')).rejects.toThrow('malformed containment snapshot');
+      await expect(store.read('acme')).rejects.toThrow(RedisReplyError);
     });
 
     it('rejects a read of a snapshot that lost a field', async () => {
@@ -106,7 +107,7 @@ describeRedis('RedisContainmentStore', () => {
 
       await run.redis.hdel(keys.key('acme', 'containment'), 'state');
 
-      await expect(store.read('acme')).rejects.toThrow('malformed containment snapshot');
+      await expect(store.read('acme')).rejects.toThrow(RedisReplyError);
     });
   });
 

@@ -1,5 +1,5 @@
 import type { RedisClient } from '../store';
-import { type RedisKeys, RedisScript } from '../store';
+import { type RedisKeys, RedisReplyError, RedisScript } from '../store';
 import type { CacheTicket, ContainmentCache } from './containment-cache';
 import {
   CONTAINMENT_POSTURES,
@@ -132,7 +132,7 @@ function parseSnapshot(answer: unknown): ContainmentSnapshot {
     !(Number.isSafeInteger(number) && number >= 1) ||
     typeof updatedAt !== 'string'
   ) {
-    throw new Error('malformed containment snapshot in Redis');
+    throw new RedisReplyError('containment', 'a snapshot of this version');
   }
   return Object.freeze({
     tenant,

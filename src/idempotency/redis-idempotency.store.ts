@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import type { RedisClient } from '../store';
-import { luaNow, type RedisKeys, RedisScript, type RedisTime } from '../store';
+import { luaNow, type RedisKeys, RedisReplyError, RedisScript, type RedisTime, replyFlag } from '../store';
 import { assertLeaseMs, type IdempotencyClaim, type IdempotencyStore, type StoredOutcome } from './idempotency.store';
+import { storedOutcomeOf } from './stored-outcomes';
 
 /**
  * How long a record outlives its lease or its retention in Redis, in milliseconds. The scripts
@@ -93,7 +94,7 @@ export class RedisIdempotencyStore implements IdempotencyStore {
       [this.recordKey(key)],
       [this.time.arg(), fingerprint, leaseMs, randomUUID(), REDIS_IDEMPOTENCY_TTL_MARGIN_MS],
     );
-    return parseClaim(answer);
+    return claimOf(answer);
   }
 
   async complete(key: string, token: string, outcome: StoredOutcome, retentionMs: number): Promise<void> {
@@ -113,7 +114,7 @@ export class RedisIdempotencyStore implements IdempotencyStore {
       [this.recordKey(key)],
       [this.time.arg(), token, leaseMs, REDIS_IDEMPOTENCY_TTL_MARGIN_MS],
     );
-    return renewed === 1;
+    return replyFlag(renewed, 'idempotency renew');
   }
 
   private recordKey(key: string): string {
@@ -121,18 +122,21 @@ export class RedisIdempotencyStore implements IdempotencyStore {
   }
 }
 
-function parseClaim(answer: unknown): IdempotencyClaim {
+/** The claim script's reply, or the typed error for anything it does not answer. */
+export function claimOf(answer: unknown): IdempotencyClaim {
   const [status, value] = Array.isArray(answer) ? (answer as unknown[]) : [];
   switch (status) {
     case 'claimed':
       if (typeof value === 'string') return { status, token: value };
       break;
-    case 'completed':
-      if (typeof value === 'string') return { status, outcome: JSON.parse(value) as StoredOutcome };
+    case 'completed': {
+      const outcome = typeof value === 'string' ? storedOutcomeOf(value) : undefined;
+      if (outcome) return { status, outcome };
       break;
+    }
     case 'in_flight':
     case 'conflict':
       return { status };
   }
-  throw new Error('the idempotency claim script answered something unexpected');
+  throw new RedisReplyError('idempotency claim', 'a claim, or a stored outcome of this version');
 }

@@ -7,7 +7,8 @@ import { LaneRegistry } from '../bulkhead';
 import { CLOCK, type Clock, logRecord, ResilienceError } from '../common';
 import { LIFECYCLE_MODULE_OPTIONS, type LifecycleModuleOptions } from './lifecycle.module-definition';
 
-const DEFAULT_DRAIN_MS = 10_000;
+/** How long accepted calls may finish after shutdown starts, when the options do not say. */
+export const DEFAULT_DRAIN_MS = 10_000;
 
 /** The answer of calls still unfinished when the drain time is over. */
 export const SHUTDOWN_STOPPED = new ResilienceError('stopped', 'the service shut down before the call finished');

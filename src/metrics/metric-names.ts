@@ -34,6 +34,7 @@ export const METRIC = {
   llmTimeToFirstToken: 'bulkhead_llm_time_to_first_token_seconds',
   llmUsageRejected: 'bulkhead_llm_usage_rejected_total',
   chaosInjected: 'bulkhead_chaos_injected_total',
+  unexpectedErrors: 'bulkhead_unexpected_errors_total',
 } as const;
 
 /** Seconds; the first bucket catches the calls that did not wait at all. */

@@ -10,6 +10,7 @@ import { metricsRegistryProvider, MetricsRegistry } from './metrics-registry.pro
 import { MetricsController } from './metrics.controller';
 import { MetricsServer } from './metrics-server';
 import { SharedStateMetricsCollector } from './shared-state-metrics.collector';
+import { UnexpectedErrorsCollector } from './unexpected-errors.collector';
 
 /**
  * `GET /metrics` (on the app's port, or on `port` of its own) and the app's prom-client registry (inject `MetricsRegistry` to add your own
@@ -26,6 +27,7 @@ import { SharedStateMetricsCollector } from './shared-state-metrics.collector';
     SharedStateMetricsCollector,
     LlmMetricsCollector,
     ChaosMetricsCollector,
+    UnexpectedErrorsCollector,
     MetricsServer,
   ],
   exports: [MetricsRegistry],

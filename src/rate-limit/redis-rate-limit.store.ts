@@ -1,5 +1,5 @@
 import type { RedisClient } from '../store';
-import { luaNow, RedisKeys, RedisScript, RedisTime } from '../store';
+import { luaNow, RedisKeys, RedisReplyError, RedisScript, RedisTime, replyIntegers } from '../store';
 import type { BucketRule, RateLimitDecision, RateLimitStore } from './rate-limit.store';
 import { assertAdjust, assertTake, UNITS_PER_TOKEN } from './token-bucket';
 
@@ -213,12 +213,9 @@ export function takeReplyLength(rules: readonly BucketRule[]): number {
  * answer more after them); throws when they are not there.
  */
 export function takeDecision(reply: unknown, rules: readonly BucketRule[]): RateLimitDecision {
-  const length = takeReplyLength(rules);
-  if (!Array.isArray(reply) || reply.length < length) throw new Error('unexpected reply from a rate-limit script');
-  for (let index = 0; index < length; index++) {
-    if (!Number.isSafeInteger(reply[index])) throw new Error('unexpected reply from a rate-limit script');
-  }
-  const integers = reply as number[];
+  const script = 'rate-limit take';
+  const integers = replyIntegers(reply, takeReplyLength(rules), script);
+  if (integers[0] > 1) throw new RedisReplyError(script, 'a decision of 0 or 1');
   return {
     allowed: integers[0] === 1,
     retryAfterMs: integers[1],

@@ -1,5 +1,6 @@
 export * from './redis-connection';
 export * from './redis-keys';
+export * from './redis-reply';
 export * from './redis-script';
 export * from './shared-store.provider';
 export * from './store.module';

@@ -13,6 +13,7 @@ import {
 import { ConfigModule, ConfigService } from '@nestjs/config';
 import { APP_FILTER, NestFactory } from '@nestjs/core';
 import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
+import { EventEmitter } from 'node:events';
 import type { FastifyRequest } from 'fastify';
 // What a company's app imports: the package's public entry, and nothing deeper.
 import {
@@ -23,6 +24,7 @@ import {
   CircuitBreaker,
   CircuitBreakerModule,
   EnvelopeExceptionFilter,
+  installProcessSafetyNet,
   LanesModule,
   LaneRegistry,
   limitJsonDepth,
@@ -145,6 +147,9 @@ async function listen(app: INestApplication): Promise<string> {
   return (await app.getUrl()).replace('[::1]', '127.0.0.1');
 }
 
+/** Jest's own listeners, counted before any app is built. */
+const REJECTION_LISTENERS_BEFORE_ANY_APP = process.listenerCount('unhandledRejection');
+
 describe('a company app that imports the public entry', () => {
   let upstream: Upstream;
   let app: NestFastifyApplication;
@@ -246,6 +251,20 @@ describe('a company app that imports the public entry', () => {
     expect(sampleValue(await metrics(), 'bulkhead_circuit_state', { breaker: 'render-api' })).toBe(2);
     const circuits = await send('GET', `${base}/v1/circuits`, { headers: { 'x-host-token': 'token-acme' } });
     expect(circuits.body.circuits['render-api'].state).toBe('open');
+  });
+
+  it('leaves the process policy to the host until it installs the safety net, which then counts into its metrics', async () => {
+    // The modules alone listen for nothing at process level: Node's default, or the host's own, holds.
+    expect(process.listenerCount('unhandledRejection')).toBe(REJECTION_LISTENERS_BEFORE_ANY_APP);
+    expect(sampleValue(await metrics(), 'bulkhead_unexpected_errors_total', { where: 'unhandled_rejection' })).toBe(0);
+
+    const events = new EventEmitter();
+    const remove = installProcessSafetyNet(app, { process: events as unknown as NodeJS.Process });
+    events.emit('unhandledRejection', new Error('a bug'), Promise.resolve());
+    remove();
+
+    expect(sampleValue(await metrics(), 'bulkhead_unexpected_errors_total', { where: 'unhandled_rejection' })).toBe(1);
+    expect(events.listenerCount('unhandledRejection')).toBe(0);
   });
 
   it('mounts the routes it was asked for and leaves the others out', async () => {

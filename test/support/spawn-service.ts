@@ -15,9 +15,10 @@ export interface ServiceProcess {
 /**
  * Runs src/main.ts in a child process, exactly as `npm start` would run the build, with the
  * given environment on top of a minimal one. Kill it (or wait for `exited`) in every test.
+ * `entry` runs another script instead (one that imports src/main.ts and adds to it).
  */
-export function spawnService(env: Record<string, string>): ServiceProcess {
-  const child = spawn(process.execPath, ['-r', resolve(__dirname, 'swc-register.js'), resolve(ROOT, 'src/main.ts')], {
+export function spawnService(env: Record<string, string>, entry = resolve(ROOT, 'src/main.ts')): ServiceProcess {
+  const child = spawn(process.execPath, ['-r', resolve(__dirname, 'swc-register.js'), entry], {
     cwd: ROOT,
     env: { PATH: process.env.PATH ?? '', NO_COLOR: '1', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -8,6 +8,7 @@ import {
 } from '../../common';
 import type { HttpToolConfig } from '../../config';
 import type { ToolArguments, ToolContext } from '../tool';
+import { toolAnswerOf } from './http-tool-answer';
 
 /**
  * A tool that sends its arguments as JSON to a fixed URL and answers with the JSON (or text)
@@ -47,7 +48,7 @@ export function httpTool(toolId: string, config: HttpToolConfig, clock: Clock) {
     const { statusCode, headers, body: answer } = response;
     if (statusCode < 200 || statusCode >= 300)
       throw upstreamStatusError(toolId, statusCode, parseRetryAfter(headers['retry-after'], clock.wallNow()));
-    return decode(toolId, answer, headers['content-type']);
+    return toolAnswerOf(toolId, answer, headers['content-type']);
   };
 }
 
@@ -81,15 +82,4 @@ function isRefusedBeforeSending(error: unknown): boolean {
 function withIdempotencyKey(headers: Record<string, string>, key: string | undefined): Record<string, string> {
   if (key !== undefined) headers['idempotency-key'] = key;
   return headers;
-}
-
-function decode(toolId: string, body: Buffer, contentType: string | undefined): unknown {
-  if (body.length === 0) return null;
-  const text = body.toString('utf8');
-  if (!contentType || !/[/+]json\b/i.test(contentType)) return text;
-  try {
-    return JSON.parse(text) as unknown;
-  } catch {
-    throw new ResilienceError('transient', `upstream of tool '${toolId}' answered malformed JSON`);
-  }
 }

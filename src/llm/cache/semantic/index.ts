@@ -1,6 +1,7 @@
 export * from './create-embedder';
 export * from './embedder';
 export * from './embedding-errors';
+export * from './embeddings-answer';
 export * from './hashing-embedder';
 export * from './memory-semantic-cache.store';
 export * from './openai-embedder';

@@ -1,11 +1,7 @@
 import { type Clock, isResilienceError } from '../../../common';
-import { type Embedder, type EmbeddingHttp, isZeroVector, normalised } from './embedder';
-import {
-  embeddingNetworkError,
-  embeddingStatusError,
-  embeddingTimeoutError,
-  malformedEmbeddingsError,
-} from './embedding-errors';
+import type { Embedder, EmbeddingHttp } from './embedder';
+import { embeddingNetworkError, embeddingStatusError, embeddingTimeoutError } from './embedding-errors';
+import { embeddingsFromAnswer } from './embeddings-answer';
 
 /** @default base URL of an `openai` embedder without its own. */
 export const OPENAI_EMBEDDINGS_BASE_URL = 'https://api.openai.com/v1';
@@ -85,7 +81,7 @@ export class OpenAiEmbedder implements Embedder {
       }
       const { statusCode, body } = response;
       if (statusCode < 200 || statusCode >= 300) throw embeddingStatusError(this.label, statusCode);
-      return this.vectorsOf(body, texts.length);
+      return embeddingsFromAnswer(body, texts.length, this.options.dimensions, this.label);
     } finally {
       this.clock.clearTimer(timer);
       signal?.removeEventListener('abort', onAbort);
@@ -103,55 +99,4 @@ export class OpenAiEmbedder implements Embedder {
     const { model, dimensions } = this.options;
     return { model, input: texts, encoding_format: 'float', ...(dimensions === undefined ? {} : { dimensions }) };
   }
-
-  /** The answer's vectors in the order of the texts (by each item's `index` when all have one). */
-  private vectorsOf(body: Buffer, count: number): Float32Array[] {
-    const fail = (reason: string) => malformedEmbeddingsError(this.label, reason);
-    let answer: unknown;
-    try {
-      answer = JSON.parse(body.toString('utf8'));
-    } catch {
-      throw fail('not JSON');
-    }
-    const data = isObject(answer) ? answer.data : undefined;
-    if (!Array.isArray(data) || data.length !== count) throw fail(`not ${count} embedding(s)`);
-    const items = inIndexOrder(data);
-    if (!items) throw fail('indexes that are not 0 to n-1');
-    const length = this.options.dimensions ?? embeddingOf(items[0])?.length;
-    return items.map((item) => {
-      const values = embeddingOf(item);
-      if (!values || values.length === 0) throw fail('an embedding that is not a list of numbers');
-      if (values.length !== length) throw fail(`an embedding of ${values.length} dimensions, not ${length}`);
-      const vector = normalised(Float32Array.from(values));
-      if (isZeroVector(vector)) throw fail('an all-zero embedding');
-      return vector;
-    });
-  }
-}
-
-/**
- * The items by their `index` when every item has one (which must then be 0 to n-1), else as
- * given; undefined for indexes that do not say where each goes.
- */
-function inIndexOrder(data: unknown[]): unknown[] | undefined {
-  if (!data.every((item) => isObject(item) && Number.isSafeInteger(item.index))) return data;
-  const ordered: unknown[] = [];
-  for (const item of data as Array<{ index: number }>) {
-    if (item.index < 0 || item.index >= data.length || ordered[item.index] !== undefined) return undefined;
-    ordered[item.index] = item;
-  }
-  return ordered;
-}
-
-/** An item's `embedding` when it is a list of finite numbers. */
-function embeddingOf(item: unknown): number[] | undefined {
-  if (!isObject(item) || !Array.isArray(item.embedding)) return undefined;
-  const values = item.embedding as unknown[];
-  return values.every((value) => typeof value === 'number' && Number.isFinite(value))
-    ? (values as number[])
-    : undefined;
-}
-
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
