@@ -10,6 +10,7 @@ import {
 import { BreakerEvents, type CircuitState, type CircuitStateListener } from './breaker-events';
 import { type CircuitSnapshot, SNAPSHOT_TENANTS } from './circuit-snapshot';
 import { HalfOpenProbes, type ProbeOutcome } from './half-open-probes';
+import { HalfOpenSuspect } from './half-open-suspect';
 import { OpenTime } from './open-time';
 import {
   type Attempt,
@@ -123,9 +124,11 @@ export class Breaker {
   /**
    * An attempt the error filter just passed on as neither a success nor a failure, for the
    * `success` opossum emits at once for it: `stopped` (its caller left, or its caller's own
-   * timeout).
+   * timeout), or `failed` (a failure of a tenant's own while half open).
    */
-  private endingUncounted: { attempt: Attempt; outcome: 'stopped' } | undefined;
+  private endingUncounted: { attempt: Attempt; outcome: 'stopped' | 'failed' } | undefined;
+  /** The tenant refused alone this half-open period on a failure of its own, if any. */
+  private readonly suspect = new HalfOpenSuspect();
 
   /** The settings it was given, with the defaults of those left out. */
   readonly settings: Readonly<FullBreakerSettings>;
@@ -159,6 +162,9 @@ export class Breaker {
     takeOver(this.engine);
     this.engine.on('success', () => this.reportedSuccess());
     this.engine.on('open', () => {
+      // Opened again from half open: the dependency's failure, not the suspect's.
+      const suspect = this.suspect.end();
+      if (suspect !== undefined) this.blame.forgive(suspect);
       this.probes.reset();
       this.openedAt = this.clock.now();
       this.moveTo('open');
@@ -169,6 +175,8 @@ export class Breaker {
       else this.moveTo('half_open');
     });
     this.engine.on('close', () => {
+      // Another tenant was served right after the suspect failed: it stays refused alone.
+      this.suspect.end();
       this.probes.reset();
       setOpenTime(this.engine, this.openTime.reset());
       this.moveTo('closed');
@@ -200,7 +208,8 @@ export class Breaker {
   /**
    * The `circuit_open` error a call would get now, or undefined when it may go through. With a
    * `tenant`, also when that tenant is refused on its own; with `timeoutShortened`, also when
-   * the call would be a probe ({@link FireOptions}).
+   * the call would be a probe ({@link FireOptions}). A tenant refused because the circuit is
+   * open is remembered as waiting for it ({@link HalfOpenSuspect}).
    */
   refusal(tenant?: string, timeoutShortened = false): ResilienceError | undefined {
     if (this.stopped) return undefined;
@@ -216,6 +225,8 @@ export class Breaker {
     if (engine.closed) return undefined;
     // opossum's own test: half open with a probe slot free.
     if (engine.pendingClose) return timeoutShortened ? this.shortenedProbeError() : undefined;
+    // Remembered as waiting for the dependency: another tenant's failure half open may be its own.
+    if (tenant !== undefined) this.suspect.waiting(tenant);
     if (engine.halfOpen) {
       const probes = this.settings.halfOpenProbes;
       return this.openError(
@@ -339,18 +350,27 @@ export class Breaker {
   /**
    * opossum's error filter: true for an error that does not count, which opossum then reports
    * as a success at once. One that is neither a success nor a failure is marked, for
-   * {@link reportedSuccess} to undo that: `stopped`, and a `timeout` its caller chose
-   * ({@link FireOptions}).
+   * {@link reportedSuccess} to undo that: `stopped`, a `timeout` its caller chose
+   * ({@link FireOptions}), and a tenant's own failure while half open ({@link HalfOpenSuspect}).
    */
   private filtered(error: unknown, attempt: Attempt): boolean {
-    let outcome: 'stopped';
+    let outcome: 'stopped' | 'failed';
     if (countsAgainstBreaker(error)) {
       if (shortenedAttempts.has(attempt) && isTimeout(error)) outcome = 'stopped';
+      else if (this.engine.halfOpen && this.ownHalfOpenFailure(attempt)) outcome = 'failed';
       else return false;
     } else if (isStopped(error)) outcome = 'stopped';
     else return true;
     this.endingUncounted = { attempt, outcome };
     this.window.skipNextSuccess();
+    return true;
+  }
+
+  /** A counted failure while half open that is its tenant's own: that tenant is refused alone. */
+  private ownHalfOpenFailure(attempt: Attempt): boolean {
+    const tenant = tenantOf.get(attempt);
+    if (!this.suspect.ownFailure(tenant, tenant !== undefined && this.blame.open.has(tenant))) return false;
+    this.blame.failedOwn(tenant!);
     return true;
   }
 
