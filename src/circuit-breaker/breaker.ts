@@ -38,8 +38,8 @@ const shortenedAttempts = new WeakSet<Attempt>();
 /** How an attempt is fired, beyond its tenant. */
 export interface FireOptions {
   /**
-   * Its timeout is shorter than the dependency's own (its caller asked for less, or little was
-   * left of a deadline): a `timeout` it ends with is the caller's outcome, not the dependency's,
+   * Its timeout is shorter than the dependency's own (its caller asked for less: X-Timeout-Ms):
+   * a `timeout` it ends with is the caller's outcome, not the dependency's,
    * and counts nowhere (as `stopped`); and it may not be a half-open probe, the shared one or
    * its tenant's own, which it could hold without ever giving a verdict.
    */
