@@ -32,3 +32,8 @@ export function endingOf(error: unknown): Ending {
   if (isStopped(error)) return 'stopped';
   return countsAgainstBreaker(error) ? 'failed' : 'answered';
 }
+
+/** The attempt's timeout passed: a ResilienceError `timeout`. */
+export function isTimeout(error: unknown): boolean {
+  return isResilienceError(error) && error.kind === 'timeout';
+}

@@ -1,6 +1,6 @@
 import CircuitBreaker from 'opossum';
 import { type Clock, ResilienceError } from '../common';
-import { countsAgainstBreaker, type Ending, endingOf, isStopped } from './attempt-outcome';
+import { countsAgainstBreaker, type Ending, endingOf, isStopped, isTimeout } from './attempt-outcome';
 import {
   type BreakerSettings,
   breakerSettings,
@@ -10,6 +10,7 @@ import {
 import { BreakerEvents, type CircuitState, type CircuitStateListener } from './breaker-events';
 import { type CircuitSnapshot, SNAPSHOT_TENANTS } from './circuit-snapshot';
 import { HalfOpenProbes, type ProbeOutcome } from './half-open-probes';
+import { HalfOpenSuspect } from './half-open-suspect';
 import { OpenTime } from './open-time';
 import {
   type Attempt,
@@ -31,6 +32,19 @@ export type { Attempt, OpossumCircuit } from './opossum-internals';
 
 /** The tenant of each attempt fired with one, for opossum's failure event (which hands back the attempt). */
 const tenantOf = new WeakMap<Attempt, string>();
+/** Attempts whose caller shortened their timeout ({@link FireOptions}), for opossum's error filter. */
+const shortenedAttempts = new WeakSet<Attempt>();
+
+/** How an attempt is fired, beyond its tenant. */
+export interface FireOptions {
+  /**
+   * Its timeout is shorter than the dependency's own (its caller asked for less: X-Timeout-Ms):
+   * a `timeout` it ends with is the caller's outcome, not the dependency's,
+   * and counts nowhere (as `stopped`); and it may not be a half-open probe, the shared one or
+   * its tenant's own, which it could hold without ever giving a verdict.
+   */
+  timeoutShortened?: boolean;
+}
 
 const BUCKETS = 10;
 /** Retry-After while the half-open probes are out: they settle within their attempt timeout. */
@@ -107,8 +121,14 @@ export class Breaker {
   private readonly probes: HalfOpenProbes;
   /** `slowCallDurationMs`, or -1 when no call is ever slow. */
   private readonly slowMs: number;
-  /** A `stopped` attempt the error filter just passed on, for the `success` opossum emits at once for it. */
-  private endingStopped: Attempt | undefined;
+  /**
+   * An attempt the error filter just passed on as neither a success nor a failure, for the
+   * `success` opossum emits at once for it: `stopped` (its caller left, or its caller's own
+   * timeout), or `failed` (a failure of a tenant's own while half open).
+   */
+  private endingUncounted: { attempt: Attempt; outcome: 'stopped' | 'failed' } | undefined;
+  /** The tenant refused alone this half-open period on a failure of its own, if any. */
+  private readonly suspect = new HalfOpenSuspect();
 
   /** The settings it was given, with the defaults of those left out. */
   readonly settings: Readonly<FullBreakerSettings>;
@@ -142,6 +162,9 @@ export class Breaker {
     takeOver(this.engine);
     this.engine.on('success', () => this.reportedSuccess());
     this.engine.on('open', () => {
+      // Opened again from half open: the dependency's failure, not the suspect's.
+      const suspect = this.suspect.end();
+      if (suspect !== undefined) this.blame.forgive(suspect);
       this.probes.reset();
       this.openedAt = this.clock.now();
       this.moveTo('open');
@@ -152,6 +175,8 @@ export class Breaker {
       else this.moveTo('half_open');
     });
     this.engine.on('close', () => {
+      // Another tenant was served right after the suspect failed: it stays refused alone.
+      this.suspect.end();
       this.probes.reset();
       setOpenTime(this.engine, this.openTime.reset());
       this.moveTo('closed');
@@ -182,20 +207,26 @@ export class Breaker {
 
   /**
    * The `circuit_open` error a call would get now, or undefined when it may go through. With a
-   * `tenant`, also when that tenant is refused on its own.
+   * `tenant`, also when that tenant is refused on its own; with `timeoutShortened`, also when
+   * the call would be a probe ({@link FireOptions}). A tenant refused because the circuit is
+   * open is remembered as waiting for it ({@link HalfOpenSuspect}).
    */
-  refusal(tenant?: string): ResilienceError | undefined {
+  refusal(tenant?: string, timeoutShortened = false): ResilienceError | undefined {
     if (this.stopped) return undefined;
     if (tenant !== undefined) {
       const ownMs = this.blame.refusalMs(tenant);
       if (ownMs !== undefined) {
         return this.openError('for this tenant: its own calls kept failing while the others succeeded', ownMs);
       }
+      if (timeoutShortened && this.blame.open.has(tenant)) return this.shortenedProbeError();
     }
     if (this.forcedOpen) return this.openError('an operator opened it', this.settings.resetTimeoutMs);
     const engine = this.engine;
-    // opossum's own test: closed, or half open with a probe slot free.
-    if (engine.closed || engine.pendingClose) return undefined;
+    if (engine.closed) return undefined;
+    // opossum's own test: half open with a probe slot free.
+    if (engine.pendingClose) return timeoutShortened ? this.shortenedProbeError() : undefined;
+    // Remembered as waiting for the dependency: another tenant's failure half open may be its own.
+    if (tenant !== undefined) this.suspect.waiting(tenant);
     if (engine.halfOpen) {
       const probes = this.settings.halfOpenProbes;
       return this.openError(
@@ -212,13 +243,15 @@ export class Breaker {
    * `tenant`, its outcome is also that tenant's, so that one tenant's failures can be told from
    * the dependency's ({@link TenantBlame}).
    */
-  fire<T>(action: () => Promise<T>, tenant?: string): Promise<T> {
+  fire<T>(action: () => Promise<T>, tenant?: string, options?: FireOptions): Promise<T> {
     if (this.stopped) return action();
-    const refusal = this.refusal(tenant);
+    const shortened = options?.timeoutShortened === true;
+    const refusal = this.refusal(tenant, shortened);
     if (refusal) return Promise.reject(refusal);
     const engine = this.engine;
     const probing = engine.pendingClose;
     const measured = this.slowMs >= 0;
+    if (shortened) shortenedAttempts.add(action);
     if (tenant === undefined && !probing && !measured) return engine.fire(action) as Promise<T>;
     if (tenant !== undefined) {
       this.blame.takeProbe(tenant, action);
@@ -235,7 +268,8 @@ export class Breaker {
     // Failures reach the blame through opossum's event, in time for its decision; the rest here.
     fired.then(
       () => this.ended(action, tenant, startedAt, 'succeeded'),
-      (error: unknown) => this.ended(action, tenant, startedAt, endingOf(error)),
+      (error: unknown) =>
+        this.ended(action, tenant, startedAt, shortened && isTimeout(error) ? 'stopped' : endingOf(error)),
     );
     return fired;
   }
@@ -315,29 +349,43 @@ export class Breaker {
 
   /**
    * opossum's error filter: true for an error that does not count, which opossum then reports
-   * as a success at once. A `stopped` one is marked, for {@link reportedSuccess} to undo that.
+   * as a success at once. One that is neither a success nor a failure is marked, for
+   * {@link reportedSuccess} to undo that: `stopped`, a `timeout` its caller chose
+   * ({@link FireOptions}), and a tenant's own failure while half open ({@link HalfOpenSuspect}).
    */
   private filtered(error: unknown, attempt: Attempt): boolean {
-    if (countsAgainstBreaker(error)) return false;
-    if (isStopped(error)) {
-      this.endingStopped = attempt;
-      this.window.skipNextSuccess();
-    }
+    let outcome: 'stopped' | 'failed';
+    if (countsAgainstBreaker(error)) {
+      if (shortenedAttempts.has(attempt) && isTimeout(error)) outcome = 'stopped';
+      else if (this.engine.halfOpen && this.ownHalfOpenFailure(attempt)) outcome = 'failed';
+      else return false;
+    } else if (isStopped(error)) outcome = 'stopped';
+    else return true;
+    this.endingUncounted = { attempt, outcome };
+    this.window.skipNextSuccess();
     return true;
   }
 
-  /** What opossum's own `success` listener did, except for a `stopped` attempt (see the class). */
+  /** A counted failure while half open that is its tenant's own: that tenant is refused alone. */
+  private ownHalfOpenFailure(attempt: Attempt): boolean {
+    const tenant = tenantOf.get(attempt);
+    if (!this.suspect.ownFailure(tenant, tenant !== undefined && this.blame.open.has(tenant))) return false;
+    this.blame.failedOwn(tenant!);
+    return true;
+  }
+
+  /** What opossum's own `success` listener did, except for an attempt that did not count (see the class). */
   private reportedSuccess(): void {
-    const stopped = this.endingStopped;
-    if (stopped === undefined) {
+    const uncounted = this.endingUncounted;
+    if (uncounted === undefined) {
       // Measuring slowness, a half-open success is judged once its duration is known (ended).
       if (this.engine.halfOpen && this.slowMs < 0) this.probeSucceeded();
       return;
     }
-    this.endingStopped = undefined;
+    this.endingUncounted = undefined;
     // Only a probe's own end frees its slot: an older attempt's ends while the probes are out.
-    if (this.probes.stopped(stopped) && this.engine.halfOpen) {
-      this.events.probe('stopped');
+    if (this.probes.stopped(uncounted.attempt) && this.engine.halfOpen) {
+      this.events.probe(uncounted.outcome);
       if (!this.engine.pendingClose) freeProbeSlot(this.engine);
     }
   }
@@ -395,6 +443,18 @@ export class Breaker {
     this.events.probe(outcome);
     setOpenTime(this.engine, this.openTime.grow());
     if (outcome === 'slow') this.engine.open();
+  }
+
+  /**
+   * A call whose caller shortened its timeout, when it would be a probe: it could end on its own
+   * timeout and say nothing of the dependency, holding the slot meanwhile. Refused as the probe
+   * slot is while it is out; a call with the full timeout probes.
+   */
+  private shortenedProbeError(): ResilienceError {
+    return this.openError(
+      'half open, and a call with a shortened timeout cannot be its probe (one with the full timeout can)',
+      PROBE_RETRY_AFTER_MS,
+    );
   }
 
   private openError(why: string, retryAfterMs: number): ResilienceError {

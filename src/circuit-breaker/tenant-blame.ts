@@ -48,7 +48,8 @@ export interface TenantCircuit {
  *
  * A tenant alone on a dependency is never blamed: with no one else's success there is nothing
  * to tell it from the dependency by (its 4xx answers, successes in the shared window, are its
- * own, not the others'). While the shared breaker is half open its probe decides, whoever sent it.
+ * own, not the others'). While the shared breaker is half open, the first tenant whose attempt
+ * fails is refused alone and a second tenant's failure opens it for all (half-open-suspect.ts).
  */
 export class TenantBlame {
   private readonly outcomes = new Map<string, TenantOutcomes>();
@@ -159,6 +160,23 @@ export class TenantBlame {
     }
     const blamed = this.blame(serial, failures, successes);
     if (blamed !== undefined) this.blameOn(blamed, serial);
+  }
+
+  /**
+   * A counted failure of `tenant` while the shared breaker is half open, found to be the
+   * tenant's own (half-open-suspect.ts), so kept out of the shared window: refuses it alone,
+   * for longer when it was its own probe that failed. One refused already with no probe out (an
+   * older attempt failing) stays refused as it was.
+   */
+  failedOwn(tenant: string): void {
+    const circuit = this.circuits.get(tenant);
+    if (circuit && circuit.probe === undefined) return;
+    this.refuse(tenant, circuit !== undefined);
+  }
+
+  /** Serves `tenant` again: it was refused alone on a failure that proved the dependency's. */
+  forgive(tenant: string): void {
+    this.circuits.delete(tenant);
   }
 
   /** Calls `listener` with each tenant refused on its own; returns a function that removes it. */

@@ -11,6 +11,7 @@ import {
   sleep,
   stopReason,
 } from '../common';
+import type { FireOptions } from '../circuit-breaker';
 import { CallOutcomes } from '../events';
 import { type AttemptCall, AttemptRunner } from './attempt-runner';
 import type { ToolArguments, ToolDefinition } from './tool';
@@ -42,6 +43,7 @@ export interface AttemptBudget {
 }
 
 const SETTLED: Promise<void> = Promise.resolve();
+const SHORTENED: FireOptions = Object.freeze({ timeoutShortened: true });
 
 /**
  * Steps 8 and 9 of the pipeline: every attempt through the tool's circuit breaker, with its
@@ -77,18 +79,24 @@ export class CallExecutor {
     budget?: AttemptBudget,
   ): Promise<void> {
     const deadlineAt = this.clock.now() + tool.retry.deadlineMs;
+    // The caller asked for less than the tool's own timeout (X-Timeout-Ms): its timeouts are its own.
+    const fireOptions = timeoutMs < tool.timeoutMs ? SHORTENED : undefined;
     tool.retryBudget.recordCall();
     for (;;) {
       let handlerSettled = SETTLED;
       let failure: ResilienceError;
       const attemptsBefore = progress.attempts;
       try {
-        const result = await tool.breaker.fire(() => {
-          progress.attempts++;
-          const attempt = this.attempts.start(tool, args, call, timeoutMs, progress.attempts);
-          handlerSettled = attempt.settled;
-          return attempt.outcome;
-        }, call.tenant);
+        const result = await tool.breaker.fire(
+          () => {
+            progress.attempts++;
+            const attempt = this.attempts.start(tool, args, call, timeoutMs, progress.attempts);
+            handlerSettled = attempt.settled;
+            return attempt.outcome;
+          },
+          call.tenant,
+          fireOptions,
+        );
         // Settled before the answer, as an LLM attempt is charged before its answer: a budget
         // read after the answer sees the call's money, whatever store and connection it reads
         // through (on Redis, one round trip more for the caller).
@@ -164,7 +172,7 @@ export class CallExecutor {
     if (!retry.retries(failure.kind, tool.idempotent, failure.retryable)) return undefined;
     const waitMs = retry.backoffMs(attempts, this.random, failure.retryAfterMs);
     if (this.clock.now() + waitMs + timeoutMs > deadlineAt) return undefined;
-    const refusal = tool.breaker.refusal(call.tenant);
+    const refusal = tool.breaker.refusal(call.tenant, timeoutMs < tool.timeoutMs);
     if (refusal) return refusal;
     if (!tool.retryBudget.tryRetry()) return undefined;
     return waitMs;

@@ -190,7 +190,7 @@ export class CallPipeline {
     const { tool } = call;
     const lane = this.lanes.get(tool.lane)!;
     // An open circuit refuses before the queue: a place in it would only be spent on a refusal.
-    const refusal = tool.breaker.refusal(call.tenant);
+    const refusal = tool.breaker.refusal(call.tenant, call.timeoutMs < tool.timeoutMs);
     if (refusal) return Promise.reject(refusal);
     const work = new ToolCallWork(this.executor, call, abort, progress, budget);
     const rejection = lane.admit(work, { tenant: call.tenant, abort, queueTtlMs: call.queueTtlMs });
