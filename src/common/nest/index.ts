@@ -1,4 +1,5 @@
 // Nest and Fastify adapters of common/: the module, the envelope filter, per-request call state.
+export * from './admin.guard';
 export * from './call-state';
 export * from './common.module';
 export * from './envelope-exception.filter';
