@@ -53,6 +53,18 @@ export const ADMIN_ROUTES: RouteDoc[] = [
   {
     // Mounted with `GET /v1/circuits` by CircuitBreakerModule: the `circuits` switch, not `admin`.
     group: 'circuits',
+    method: 'get',
+    path: '/v1/admin/circuits',
+    operationId: 'listAllCircuits',
+    tag: 'admin',
+    summary: 'Every breaker: state, rolling-window counts and every tenant refused on its own',
+    description: `What \`GET /v1/circuits\` shows a tenant of its own, for every tenant. ${ADMIN_NOTE}`,
+    auth: 'admin',
+    answer: { description: 'The breakers by name.', content: { 'application/json': 'Circuits' } },
+    errors: [401, 404, 500],
+  },
+  {
+    group: 'circuits',
     method: 'post',
     path: '/v1/admin/circuits/{name}/open',
     operationId: 'openCircuit',
