@@ -35,7 +35,10 @@ export const INTROSPECTION_ROUTES: RouteDoc[] = [
     path: '/v1/events',
     operationId: 'listEvents',
     tag: 'introspection',
-    summary: "The newest calls of the caller's own tenant, newest last, and breaker transitions",
+    summary: "The newest calls of the caller's own tenant, newest last, and transitions of the breakers it sees",
+    description:
+      'Events of no tenant (breaker transitions, chaos on an LLM target) are shown to those who may use what they ' +
+      "are about, as `GET /v1/circuits` shows breakers. Operators' view: `GET /v1/admin/events`.",
     auth: 'apiKey',
     parameters: [
       {

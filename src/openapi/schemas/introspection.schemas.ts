@@ -63,5 +63,5 @@ export const ledgerEventSchema = z.strictObject({
     .meta({ description: 'Only on a call chaos touched: what it injected into its attempts, in order.' }),
 });
 
-/** `GET /v1/events`: the newest calls of the caller's tenant, newest last, and breaker transitions. */
+/** `GET /v1/events` (the caller's tenant's calls and the transitions it may see) and `GET /v1/admin/events` (all). */
 export const eventsAnswerSchema = z.strictObject({ events: z.array(ledgerEventSchema) });
