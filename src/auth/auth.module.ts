@@ -1,7 +1,7 @@
 import { Module } from '@nestjs/common';
 import { AnonymousPages } from './anonymous-pages';
 import { ApiKeyAuthenticator } from './api-key-authenticator';
-import { ADMIN_TOKEN, AdminGuard } from './admin.guard';
+import { ADMIN_TOKEN, AdminGuard } from '../common/nest';
 import { AUTH_MODULE_OPTIONS, AuthConfigurableModule, type AuthModuleOptions } from './auth.module-definition';
 import { TenantResolver } from './tenant-resolver';
 

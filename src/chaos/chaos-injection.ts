@@ -1,3 +1,5 @@
+import type { Audience } from '../common';
+
 /** One fault or delay chaos put into one attempt, as it is put in. */
 export interface ChaosInjection {
   /** The tool id, or `llm.<route>/<provider>/<model>` for an LLM target. */
@@ -8,6 +10,8 @@ export interface ChaosInjection {
   readonly callId?: string;
   /** The lane the attempt runs in. */
   readonly lane: string;
+  /** Who may see it, when not everyone (an LLM route kept for some tenants). */
+  readonly audience?: Audience;
 }
 
 /** Where a mechanism reports what it injected (metrics and the ledger listen). */

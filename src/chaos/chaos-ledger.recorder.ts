@@ -7,7 +7,7 @@ import { ChaosRegistry } from './chaos-registry.service';
  * (the kinds injected into its attempts, in order). An LLM target's provider does not know
  * which call its attempt serves, so each injection there is a line of its own: `toolId` the
  * target (`llm.<route>/<provider>/<model>`), the route's lane, `status` `chaos_<kind>`, and no
- * call or tenant, like a breaker's transition.
+ * call or tenant, like a breaker's transition, and seen by those who may use the route.
  */
 @Injectable()
 export class ChaosLedgerRecorder implements OnModuleInit, OnModuleDestroy {
@@ -23,7 +23,10 @@ export class ChaosLedgerRecorder implements OnModuleInit, OnModuleDestroy {
     if (!this.chaos.enabled) return;
     this.dispose = this.chaos.onInjected((injection) => {
       if (injection.callId !== undefined) this.outcomes.markChaos(injection.callId, injection.kind);
-      else this.ledger.record('', injection.target, injection.lane, '', `chaos_${injection.kind}`);
+      else {
+        const { target, lane, kind, audience } = injection;
+        this.ledger.record('', target, lane, '', `chaos_${kind}`, undefined, audience);
+      }
     });
   }
 

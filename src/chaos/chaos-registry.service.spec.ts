@@ -1,5 +1,5 @@
 import { Logger } from '@nestjs/common';
-import { LazyAbortController, seededRandom } from '../common';
+import { EVERYONE, LazyAbortController, seededRandom } from '../common';
 import { FakeClock } from '../common/fake-clock';
 import type { LlmTargetChaosConfig, LlmTargetConfig } from '../config';
 import type { WrappedTarget } from '../llm';
@@ -13,6 +13,7 @@ const target = (chaos: LlmTargetChaosConfig | undefined): WrappedTarget => ({
   label: 'fake/f',
   lane: 'llm',
   config: { provider: 'fake', model: 'f', chaos } as LlmTargetConfig,
+  audience: EVERYONE,
 });
 
 describe('ChaosRegistry', () => {

@@ -61,7 +61,7 @@ export class ChaosRegistry implements ToolAttemptWrappers, LlmProviderWrappers, 
     if (!decider.active) return provider;
     const name = `llm.${target.route}/${target.label}`;
     this.targets.push(name);
-    const where = { name, lane: target.lane, retryAfterMs: settings.retryAfterMs };
+    const where = { name, lane: target.lane, retryAfterMs: settings.retryAfterMs, audience: target.audience };
     return new ChaosProvider(provider, where, decider, this.clock, this.report);
   }
 

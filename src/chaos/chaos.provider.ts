@@ -1,4 +1,4 @@
-import { type Clock, rejectOnAbort, sleep } from '../common';
+import { type Audience, type Clock, rejectOnAbort, sleep } from '../common';
 import type { LlmTargetChaosConfig } from '../config';
 // carriesContent: the route's own test of content, so the cut falls just past the commit point it uses.
 import {
@@ -29,6 +29,8 @@ export interface ChaosTarget {
   readonly lane: string;
   /** `rate_limited`: the Retry-After its 429 carries. */
   readonly retryAfterMs?: number;
+  /** Who may use its route, so who may see what is injected into it. */
+  readonly audience?: Audience;
 }
 
 /**
@@ -122,7 +124,7 @@ export class ChaosProvider implements LlmProvider {
   }
 
   private injection(kind: string): void {
-    this.report({ target: this.target.name, kind, lane: this.target.lane });
+    this.report({ target: this.target.name, kind, lane: this.target.lane, audience: this.target.audience });
   }
 }
 

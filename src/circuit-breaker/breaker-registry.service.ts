@@ -1,5 +1,5 @@
 import { Inject, Injectable, type OnApplicationShutdown } from '@nestjs/common';
-import { CLOCK, type Clock, Listeners } from '../common';
+import { type Audience, CLOCK, type Clock, eitherOf, EVERYONE, Listeners, type Viewer } from '../common';
 import { Breaker, type CircuitSnapshot, type CircuitState, type ProbeOutcome } from './breaker';
 import { type BreakerSettings, breakerSettings } from './breaker-settings';
 import { CIRCUIT_BREAKER_MODULE_OPTIONS, type CircuitBreakerModuleOptions } from './circuit-breaker.module-definition';
@@ -16,6 +16,8 @@ export type BreakerTransitionListener = (breaker: Breaker, to: CircuitState, fro
 @Injectable()
 export class BreakerRegistry implements OnApplicationShutdown {
   private readonly breakers = new Map<string, Breaker>();
+  /** Who may see each breaker: whoever may use what registered it; unset until something does. */
+  private readonly audiences = new Map<string, Audience>();
   private readonly defaults: Partial<BreakerSettings> | undefined;
   private readonly transitions = new Listeners<Parameters<BreakerTransitionListener>>();
   private readonly tenantOpens = new Listeners<[breaker: Breaker, tenant: string]>();
@@ -35,10 +37,14 @@ export class BreakerRegistry implements OnApplicationShutdown {
 
   /**
    * The breaker `name`, created at start-up with the default settings and `overrides`. A name
-   * used again (two routes guarding one dependency) gets the same breaker.
+   * used again (two routes guarding one dependency) gets the same breaker. `audience` is who
+   * may use what it guards, so who may see it ({@link snapshotFor}); a breaker registered
+   * twice is seen by the audiences of both.
    */
-  register(name: string, overrides?: Partial<BreakerSettings>): Breaker {
+  register(name: string, overrides?: Partial<BreakerSettings>, audience: Audience = EVERYONE): Breaker {
     if (name === DEFAULT_BREAKER_KEY) throw new Error(`'${DEFAULT_BREAKER_KEY}' is not a breaker name`);
+    const earlier = this.audiences.get(name);
+    this.audiences.set(name, earlier ? eitherOf(earlier, audience) : audience);
     const existing = this.breakers.get(name);
     if (existing) {
       if (overrides) throw new Error(`breaker '${name}' is configured twice`);
@@ -55,10 +61,31 @@ export class BreakerRegistry implements OnApplicationShutdown {
     return this.breakers.values();
   }
 
+  /** Every breaker, with every tenant it refuses on its own: the operators' view. */
   snapshot(): Record<string, CircuitSnapshot> {
     const snapshot: Record<string, CircuitSnapshot> = {};
     for (const [name, breaker] of this.breakers) snapshot[name] = breaker.snapshot();
     return snapshot;
+  }
+
+  /**
+   * A tenant's view: the breakers of what it may use, each saying only whether it refuses this
+   * tenant on its own. No other tenant's name, and no breaker of a route kept for others.
+   */
+  snapshotFor(viewer: Viewer): Record<string, CircuitSnapshot> {
+    const snapshot: Record<string, CircuitSnapshot> = {};
+    for (const [name, breaker] of this.breakers) {
+      if (this.audienceOf(name)(viewer)) snapshot[name] = breaker.snapshot(viewer.tenant);
+    }
+    return snapshot;
+  }
+
+  /**
+   * Who may see the breaker `name` and its transitions. A breaker nothing registered (a name of
+   * the config's `breakers` no route uses) guards nothing that is kept from anyone.
+   */
+  audienceOf(name: string): Audience {
+    return this.audiences.get(name) ?? EVERYONE;
   }
 
   /** Calls `listener` on every breaker's changes of state; returns a function that removes it. */

@@ -6,7 +6,7 @@ import { logRecord } from '../common';
 /**
  * Puts every breaker transition in the event ledger: `toolId` is the breaker's name (a tool's
  * breaker is named after it), `status` is `breaker_open`, `breaker_half_open` or
- * `breaker_closed`; no call, lane or tenant. And in the log, one line each (`event: breaker`):
+ * `breaker_closed`; no call, lane or tenant, and seen by those who may see the breaker. And in the log, one line each (`event: breaker`):
  * opening at `warn` (a dependency keeps failing), half-opening and closing at `log`; a tenant
  * the breaker starts refusing on its own at `warn` (`event: breaker_tenant`).
  */
@@ -23,7 +23,15 @@ export class BreakerTransitionsRecorder implements OnModuleInit, OnApplicationSh
   onModuleInit(): void {
     this.disposers = [
       this.breakers.onTransition((breaker, to) => {
-        this.ledger.record('', breaker.name, '', '', `breaker_${to}`);
+        this.ledger.record(
+          '',
+          breaker.name,
+          '',
+          '',
+          `breaker_${to}`,
+          undefined,
+          this.breakers.audienceOf(breaker.name),
+        );
         const line = { msg: `breaker ${breaker.name} ${to}`, event: 'breaker', breaker: breaker.name, state: to };
         if (to === 'open') this.logger.warn(line);
         else this.logger.log(line);

@@ -274,14 +274,14 @@ export class Breaker {
     return fired;
   }
 
-  snapshot(): CircuitSnapshot {
+  /**
+   * The breaker now. With `viewer`, `tenantsOpen` holds that tenant alone, if it is refused on
+   * its own: which other tenants are, and when they may call again, is theirs.
+   */
+  snapshot(viewer?: string): CircuitSnapshot {
     if (this.stopped) return { state: this.current, failures: 0, successes: 0, tenantsOpen: [] };
     this.window.moveOn();
-    const tenantsOpen: CircuitSnapshot['tenantsOpen'] = [];
-    for (const tenant of this.blame.open.keys()) {
-      if (tenantsOpen.length === SNAPSHOT_TENANTS) break;
-      tenantsOpen.push({ tenant, retryAfterMs: this.blame.refusalMs(tenant) ?? 0 });
-    }
+    const tenantsOpen = this.openTenants(viewer);
     const snapshot: CircuitSnapshot = {
       state: this.current,
       failures: this.window.failures,
@@ -291,6 +291,17 @@ export class Breaker {
     if (this.slowMs >= 0) snapshot.slowCalls = this.window.slow;
     if (this.settings.backoffMultiplier > 1) snapshot.openTimeMs = this.openTime.ms;
     return snapshot;
+  }
+
+  /** Tenants refused on their own (their probe out included), at most {@link SNAPSHOT_TENANTS}; or `only` if it is. */
+  private openTenants(only?: string): CircuitSnapshot['tenantsOpen'] {
+    const tenants = only === undefined ? this.blame.open.keys() : this.blame.open.has(only) ? [only] : [];
+    const open: CircuitSnapshot['tenantsOpen'] = [];
+    for (const tenant of tenants) {
+      if (open.length === SNAPSHOT_TENANTS) break;
+      open.push({ tenant, retryAfterMs: this.blame.refusalMs(tenant) ?? 0 });
+    }
+    return open;
   }
 
   /** Tenants refused on their own now (their probe out included). */

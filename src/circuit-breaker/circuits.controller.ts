@@ -1,7 +1,8 @@
-import { Controller, Get, HttpCode, Param, Post, UseGuards } from '@nestjs/common';
+import { Controller, Get, HttpCode, Param, Post, Req, UseGuards } from '@nestjs/common';
+import type { FastifyRequest } from 'fastify';
 import { AdminGuard } from '../auth';
 import { ResilienceError } from '../common';
-import { WithoutTenant } from '../common/nest';
+import { requestViewer, WithoutTenant } from '../common/nest';
 import { NAME_PATTERN } from '../config';
 import type { Breaker, CircuitSnapshot } from './breaker';
 import { BreakerRegistry } from './breaker-registry.service';
@@ -10,18 +11,27 @@ import { BreakerRegistry } from './breaker-registry.service';
 export class CircuitsController {
   constructor(private readonly breakers: BreakerRegistry) {}
 
+  /** The breakers of what the caller may use, each saying only whether it refuses this caller alone. */
   @Get()
-  list(): { circuits: Record<string, CircuitSnapshot> } {
-    return { circuits: this.breakers.snapshot() };
+  list(@Req() request: FastifyRequest): { circuits: Record<string, CircuitSnapshot> } {
+    return { circuits: this.breakers.snapshotFor(requestViewer(request)) };
   }
 }
 
-/** For operators: hold a circuit open (a dependency under maintenance) or close it again. */
+/**
+ * For operators: every breaker with every tenant it refuses on its own; hold a circuit open (a
+ * dependency under maintenance) or close it again.
+ */
 @Controller('v1/admin/circuits')
 @WithoutTenant()
 @UseGuards(AdminGuard)
 export class CircuitsAdminController {
   constructor(private readonly breakers: BreakerRegistry) {}
+
+  @Get()
+  list(): { circuits: Record<string, CircuitSnapshot> } {
+    return { circuits: this.breakers.snapshot() };
+  }
 
   @Post(':name/open')
   @HttpCode(200)

@@ -1,5 +1,6 @@
 // Framework-free: mechanisms import from here. Nest and Fastify adapters are in ./nest.
 export * from './abort-race';
+export * from './audience';
 export * from './awaitable';
 export * from './call-id';
 export * from './call-log-line';

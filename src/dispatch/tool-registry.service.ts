@@ -9,7 +9,7 @@ import {
 import { DiscoveryService, MetadataScanner } from '@nestjs/core';
 import { LaneRegistry } from '../bulkhead';
 import { BreakerRegistry, type BreakerSettings } from '../circuit-breaker';
-import { CLOCK, type Clock, ResilienceError } from '../common';
+import { CLOCK, type Clock, EVERYONE, ResilienceError, UNCONTAINED } from '../common';
 import { type CodeToolConfig, type McpToolConfig, NAME_PATTERN, type ToolConfig } from '../config';
 import { HttpPools } from '../containment';
 import { Lifecycle } from '../lifecycle';
@@ -201,7 +201,7 @@ export class ToolRegistry implements OnModuleInit, BeforeApplicationShutdown {
       containment: config.containment,
       costUsd: config.costUsd ?? 0,
       tokens: config.tokens ?? 0,
-      ...this.resilience(id, config.timeoutMs, config),
+      ...this.resilience(id, config.timeoutMs, config.containment, config),
     };
   }
 
@@ -213,6 +213,7 @@ export class ToolRegistry implements OnModuleInit, BeforeApplicationShutdown {
   /** A `@Tool` method; a config entry of kind `code` overrides what it sets. */
   private fromRegistration({ options, handler }: Registered, config?: CodeToolConfig): ToolDefinition {
     const timeoutMs = config?.timeoutMs ?? options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+    const containment = config?.containment ?? options.containment ?? 'allow';
     return Object.freeze({
       id: options.id,
       kind: 'code' as const,
@@ -220,21 +221,28 @@ export class ToolRegistry implements OnModuleInit, BeforeApplicationShutdown {
       description: config?.description ?? options.description,
       timeoutMs,
       idempotent: config?.idempotent ?? options.idempotent ?? false,
-      containment: config?.containment ?? options.containment ?? 'allow',
+      containment,
       costUsd: config?.costUsd ?? options.costUsd ?? 0,
       tokens: config?.tokens ?? options.tokens ?? 0,
       validate: inputChecks(options.id, options.inputSchema, options.validate),
       inputSchema: options.inputSchema,
       handler: jsonResult(options.id, handler),
-      ...this.resilience(options.id, timeoutMs, config, options),
+      ...this.resilience(options.id, timeoutMs, containment, config, options),
     });
   }
 
   /**
    * The tool's retry policy, retry budget and breaker: the built-in defaults (for the breaker,
-   * `breakers.default` first), then the `@Tool` options, then the config entry.
+   * `breakers.default` first), then the `@Tool` options, then the config entry. The breaker is
+   * seen by those who may call the tool: not by contained callers when it is `containment: deny`.
    */
-  private resilience(id: string, timeoutMs: number, config?: ToolResilience, options?: ToolResilience) {
+  private resilience(
+    id: string,
+    timeoutMs: number,
+    containment: 'allow' | 'deny',
+    config?: ToolResilience,
+    options?: ToolResilience,
+  ) {
     const { budget: optionsBudget, ...optionsRetry } = options?.retry ?? {};
     const { budget: configBudget, ...configRetry } = config?.retry ?? {};
     const settings = { ...DEFAULT_RETRY, ...defined(optionsRetry), ...defined(configRetry) };
@@ -247,7 +255,11 @@ export class ToolRegistry implements OnModuleInit, BeforeApplicationShutdown {
           { ...DEFAULT_RETRY_BUDGET, ...defined(optionsBudget), ...defined(configBudget) },
           this.clock,
         ),
-        breaker: this.breakers.register(id, { ...defined(options?.breaker), ...defined(config?.breaker) }),
+        breaker: this.breakers.register(
+          id,
+          { ...defined(options?.breaker), ...defined(config?.breaker) },
+          containment === 'deny' ? UNCONTAINED : EVERYONE,
+        ),
       };
     } catch (error) {
       throw new Error(`tool '${id}': ${(error as Error).message}`);

@@ -1,3 +1,4 @@
+import { tenantsOf } from '../common';
 import { FakeClock } from '../common/fake-clock';
 import { EventLedger } from './event-ledger';
 
@@ -121,5 +122,31 @@ describe('EventLedger', () => {
     expect(() => new EventLedger(capacity, new FakeClock())).toThrow(
       new RangeError('capacity must be an integer of at least 1'),
     );
+  });
+
+  describe('what a viewer sees', () => {
+    const acme = { tenant: 'acme', contained: false };
+    const beta = { tenant: 'beta', contained: false };
+
+    it('shows a tenant its own events and the events of no tenant its audience admits; the operators all', () => {
+      const ledger = new EventLedger(10, new FakeClock(START));
+      ledger.record('a-1', 'search', 'main', 'acme', 'ok');
+      ledger.record('b-1', 'search', 'main', 'beta', 'ok');
+      ledger.record('', 'search', '', '', 'breaker_open');
+      ledger.record('', 'llm.solo.0', '', '', 'breaker_open', undefined, tenantsOf(['acme']));
+      const seen = (events: ReturnType<EventLedger['recent']>) => events.map((event) => event.callId || event.toolId);
+
+      expect(seen(ledger.recent(10, acme))).toEqual(['a-1', 'search', 'llm.solo.0']);
+      expect(seen(ledger.recent(10, beta))).toEqual(['b-1', 'search']);
+      expect(seen(ledger.recent(10))).toEqual(['a-1', 'b-1', 'search', 'llm.solo.0']);
+    });
+
+    it('forgets the audience of an entry it reuses', () => {
+      const ledger = new EventLedger(1, new FakeClock(START));
+      ledger.record('', 'llm.solo.0', '', '', 'breaker_open', undefined, tenantsOf(['acme']));
+      ledger.record('', 'search', '', '', 'breaker_open');
+
+      expect(ledger.recent(1, beta).map((event) => event.toolId)).toEqual(['search']);
+    });
   });
 });

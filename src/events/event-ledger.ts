@@ -1,4 +1,4 @@
-import type { Clock } from '../common';
+import type { Audience, Clock, Viewer } from '../common';
 
 /**
  * One line of the ledger. Fixed fields only: never arguments, results, prompts, upstream
@@ -27,6 +27,8 @@ interface Entry {
   tenant: string;
   status: string;
   chaos: readonly string[] | undefined;
+  /** Of an event of no tenant: who may see it; everyone when undefined. */
+  audience: Audience | undefined;
 }
 
 /** The bounded ring of recent call outcomes behind `GET /v1/events`. */
@@ -51,6 +53,7 @@ export class EventLedger {
     tenant: string,
     status: string,
     chaos?: readonly string[],
+    audience?: Audience,
   ): void {
     const atMs = this.clock.wallNow();
     // Entries are reused in place: a new one per call would live for `capacity` calls, long
@@ -64,23 +67,25 @@ export class EventLedger {
       entry.tenant = tenant;
       entry.status = status;
       entry.chaos = chaos;
+      entry.audience = audience;
     } else {
-      this.entries[this.next] = { atMs, callId, toolId, lane, tenant, status, chaos };
+      this.entries[this.next] = { atMs, callId, toolId, lane, tenant, status, chaos, audience };
     }
     this.next = (this.next + 1) % this.capacity;
     if (this.count < this.capacity) this.count++;
   }
 
   /**
-   * The newest `limit` events, oldest first; with `tenant`, only that tenant's events and
-   * those of no tenant (breaker transitions).
+   * The newest `limit` events, oldest first. With `viewer`, only what it may see: its tenant's
+   * events, and those of no tenant (breaker transitions, chaos on an LLM target) whose
+   * audience admits it. Without, every event: the operators' view.
    */
-  recent(limit = this.capacity, tenant?: string): LedgerEvent[] {
+  recent(limit = this.capacity, viewer?: Viewer): LedgerEvent[] {
     const wanted = Math.max(0, Math.floor(limit));
     const picked: Entry[] = [];
     for (let i = 1; i <= this.count && picked.length < wanted; i++) {
       const entry = this.entries[(this.next - i + this.capacity) % this.capacity]!;
-      if (tenant === undefined || entry.tenant === tenant || entry.tenant === '') picked.push(entry);
+      if (viewer === undefined || seenBy(entry, viewer)) picked.push(entry);
     }
     const events: LedgerEvent[] = [];
     for (let i = picked.length - 1; i >= 0; i--) {
@@ -98,4 +103,9 @@ export class EventLedger {
     }
     return events;
   }
+}
+
+function seenBy(entry: Entry, viewer: Viewer): boolean {
+  if (entry.tenant !== '') return entry.tenant === viewer.tenant;
+  return entry.audience === undefined || entry.audience(viewer);
 }

@@ -1,31 +1,44 @@
-import { Controller, Get, Query, Req } from '@nestjs/common';
+import { Controller, Get, Query, Req, UseGuards } from '@nestjs/common';
 import type { FastifyRequest } from 'fastify';
-import { ANONYMOUS_TENANT, ResilienceError } from '../common';
-import { existingCallState } from '../common/nest';
+import { ResilienceError } from '../common';
+import { AdminGuard, requestViewer, WithoutTenant } from '../common/nest';
 import { EventLedger, type LedgerEvent } from './event-ledger';
 
 const DEFAULT_LIMIT = 100;
+
+/** `limit` of either view: from 1 to the ledger's capacity, 100 when left out. */
+function parseLimit(raw: string | undefined, capacity: number): number {
+  if (raw === undefined) return DEFAULT_LIMIT;
+  const limit = /^\d{1,7}$/.test(raw) ? Number(raw) : Number.NaN;
+  if (!(limit >= 1 && limit <= capacity)) {
+    throw new ResilienceError('invalid_request', `limit must be an integer from 1 to ${capacity}`);
+  }
+  return limit;
+}
 
 @Controller('v1/events')
 export class EventsController {
   constructor(private readonly ledger: EventLedger) {}
 
   /**
-   * The caller's newest events, newest last (its own tenant's, and breaker transitions);
-   * `limit` from 1 to the ledger's capacity.
+   * The caller's newest events, newest last: its own tenant's, and the transitions of breakers
+   * (and chaos on LLM targets) of what it may use. Never another tenant's name.
    */
   @Get()
   list(@Req() request: FastifyRequest, @Query('limit') limit?: string): { events: LedgerEvent[] } {
-    const tenant = existingCallState(request)?.tenant ?? ANONYMOUS_TENANT;
-    return { events: this.ledger.recent(this.parseLimit(limit), tenant) };
+    return { events: this.ledger.recent(parseLimit(limit, this.ledger.capacity), requestViewer(request)) };
   }
+}
 
-  private parseLimit(raw: string | undefined): number {
-    if (raw === undefined) return DEFAULT_LIMIT;
-    const limit = /^\d{1,7}$/.test(raw) ? Number(raw) : Number.NaN;
-    if (!(limit >= 1 && limit <= this.ledger.capacity)) {
-      throw new ResilienceError('invalid_request', `limit must be an integer from 1 to ${this.ledger.capacity}`);
-    }
-    return limit;
+/** For operators: every tenant's events and every transition, as the ledger holds them. */
+@Controller('v1/admin/events')
+@WithoutTenant()
+@UseGuards(AdminGuard)
+export class EventsAdminController {
+  constructor(private readonly ledger: EventLedger) {}
+
+  @Get()
+  list(@Query('limit') limit?: string): { events: LedgerEvent[] } {
+    return { events: this.ledger.recent(parseLimit(limit, this.ledger.capacity)) };
   }
 }

@@ -1,9 +1,9 @@
 import { Global, Module } from '@nestjs/common';
 import { CLOCK, type Clock } from '../common';
-import { CommonModule } from '../common/nest';
+import { AdminGuard, CommonModule } from '../common/nest';
 import { CallOutcomes } from './call-outcomes.service';
 import { EventLedger } from './event-ledger';
-import { EventsController } from './events.controller';
+import { EventsAdminController, EventsController } from './events.controller';
 
 /** How many recent call outcomes `GET /v1/events` can show. */
 export const EVENT_LEDGER_CAPACITY = 1000;
@@ -27,6 +27,9 @@ export const EVENT_LEDGER_CAPACITY = 1000;
 })
 export class EventsModule {}
 
-/** `GET /v1/events`, the caller's tenant's recent events. */
-@Module({ imports: [EventsModule], controllers: [EventsController] })
+/**
+ * `GET /v1/events`, what the caller's tenant may see of the recent events, and
+ * `GET /v1/admin/events`, all of them (404 unless an admin token is configured through AuthModule).
+ */
+@Module({ imports: [EventsModule], controllers: [EventsController, EventsAdminController], providers: [AdminGuard] })
 export class EventsRoutesModule {}

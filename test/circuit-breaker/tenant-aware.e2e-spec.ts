@@ -1,7 +1,7 @@
 import { createTestApp, type TestApp } from '../support/create-app';
 import { invoke, send } from '../support/http-client';
 import { parsePromText, sampleValue } from '../support/prom-text';
-import { testTenant } from '../support/tenants';
+import { ADMIN_TOKEN, AS_ADMIN, testTenant } from '../support/tenants';
 import { json, Upstream, type UpstreamHandler } from '../support/upstream';
 
 const ALPHA = testTenant('alpha');
@@ -24,7 +24,7 @@ describe('a breaker shared by tenants tells one tenant’s failures from the dep
   beforeEach(async () => {
     upstream = await Upstream.start(failsWhenAsked);
     app = await createTestApp({
-      auth: { apiKeys: [ALPHA.apiKey, BRAVO.apiKey] },
+      auth: { apiKeys: [ALPHA.apiKey, BRAVO.apiKey], adminToken: ADMIN_TOKEN },
       lanes: { main: { concurrency: 4, queueCapacity: 4 } },
       tools: {
         lookup: {
@@ -44,7 +44,9 @@ describe('a breaker shared by tenants tells one tenant’s failures from the dep
     await upstream.close();
   });
 
-  const circuit = async () => ((await send('GET', `${app.url}/v1/circuits`)).body as any).circuits.lookup;
+  /** The operators' view of the breaker. */
+  const circuit = async () =>
+    ((await send('GET', `${app.url}/v1/admin/circuits`, { headers: AS_ADMIN })).body as any).circuits.lookup;
 
   it('refuses only the tenant whose arguments make the upstream fail; the others keep being served', async () => {
     for (let i = 0; i < 3; i++) expect((await invoke(app.url, 'lookup', { q: i }, as(BRAVO))).status).toBe(200);

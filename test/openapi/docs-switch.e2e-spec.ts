@@ -50,6 +50,7 @@ describe("BulkheadModule's routes.docs", () => {
       '/mcp',
       '/metrics',
       '/openapi.json',
+      '/v1/admin/circuits',
       '/v1/admin/circuits/{name}/close',
       '/v1/admin/circuits/{name}/open',
       '/v1/circuits',

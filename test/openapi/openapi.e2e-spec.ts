@@ -230,6 +230,13 @@ describe('the OpenAPI document and its page', () => {
         400,
         'invalid_request',
       );
+      await call('GET', '/v1/admin/circuits', '/v1/admin/circuits', { headers: AS_ADMIN });
+      await call('GET', '/v1/admin/events?limit=5', '/v1/admin/events', { headers: AS_ADMIN });
+      expectEnvelope(
+        await call('GET', '/v1/admin/events', '/v1/admin/events', { headers: ACME.headers }),
+        401,
+        'unauthorized',
+      );
     });
 
     it('the containment and budget admin routes', async () => {

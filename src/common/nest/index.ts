@@ -1,5 +1,7 @@
 // Nest and Fastify adapters of common/: the module, the envelope filter, per-request call state.
+export * from './admin.guard';
 export * from './call-state';
+export * from './request-viewer';
 export * from './common.module';
 export * from './envelope-exception.filter';
 export * from './http-exception-mapping';

@@ -1,3 +1,4 @@
+import type { Audience } from '../../common';
 import type { LlmTargetConfig } from '../../config';
 import type { LlmProvider } from './llm-provider';
 
@@ -10,6 +11,8 @@ export interface WrappedTarget {
   readonly lane: string;
   /** The target's settings, as configured. */
   readonly config: LlmTargetConfig;
+  /** Who may use the route, so who may see what happens to its targets (its `tenants`). */
+  readonly audience: Audience;
 }
 
 /**

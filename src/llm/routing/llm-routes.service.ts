@@ -1,7 +1,7 @@
 import { Inject, Injectable, Logger, Optional } from '@nestjs/common';
 import { LaneRegistry } from '../../bulkhead';
 import { BreakerRegistry } from '../../circuit-breaker';
-import { CLOCK, type Clock, ResilienceError } from '../../common';
+import { CLOCK, type Clock, ResilienceError, tenantsOf } from '../../common';
 import type { LlmRouteConfig, LlmTargetConfig } from '../../config';
 import { RetryPolicy } from '../../retry';
 import { routeCacheScope } from '../cache';
@@ -40,6 +40,8 @@ export class LlmRoutes {
     this.loadedAt = clock.wallNow();
     const prices = new PriceTable(options.llm.prices);
     for (const [name, config] of Object.entries(options.llm.routes)) {
+      // Its breakers, and what chaos injects into its targets, are seen by those who may use it.
+      const audience = tenantsOf(config.tenants);
       if (!lanes.get(config.lane)) {
         throw new Error(`llm.routes.${name}.lane: unknown lane '${config.lane}' (lanes: ${lanes.names().join(', ')})`);
       }
@@ -64,9 +66,9 @@ export class LlmRoutes {
             region: target.region,
           },
           provider: wrappers
-            ? wrappers.wrap(provider, { route: name, label, lane: config.lane, config: target })
+            ? wrappers.wrap(provider, { route: name, label, lane: config.lane, config: target, audience })
             : provider,
-          breaker: breakers.register(`llm.${name}.${index}`, config.breaker),
+          breaker: breakers.register(`llm.${name}.${index}`, config.breaker, audience),
           price,
           timeoutMs: target.timeoutMs ?? config.timeoutMs,
           config: target,

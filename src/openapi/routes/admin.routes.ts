@@ -1,3 +1,4 @@
+import { z } from 'zod';
 import { pathName } from '../headers';
 import type { RouteDoc } from '../route-doc';
 
@@ -52,6 +53,39 @@ export const ADMIN_ROUTES: RouteDoc[] = [
   },
   {
     // Mounted with `GET /v1/circuits` by CircuitBreakerModule: the `circuits` switch, not `admin`.
+    group: 'circuits',
+    method: 'get',
+    path: '/v1/admin/circuits',
+    operationId: 'listAllCircuits',
+    tag: 'admin',
+    summary: 'Every breaker: state, rolling-window counts and every tenant refused on its own',
+    description: `What \`GET /v1/circuits\` shows a tenant of its own, for every tenant. ${ADMIN_NOTE}`,
+    auth: 'admin',
+    answer: { description: 'The breakers by name.', content: { 'application/json': 'Circuits' } },
+    errors: [401, 404, 500],
+  },
+  {
+    // Mounted with `GET /v1/events` by the events routes: the `events` switch, not `admin`.
+    group: 'events',
+    method: 'get',
+    path: '/v1/admin/events',
+    operationId: 'listAllEvents',
+    tag: 'admin',
+    summary: "Every tenant's newest calls and every transition, newest last",
+    description: `The ledger as it is, unfiltered. ${ADMIN_NOTE}`,
+    auth: 'admin',
+    parameters: [
+      {
+        name: 'limit',
+        in: 'query',
+        description: 'How many events, newest first taken (the ledger keeps 1000). Default 100.',
+        schema: z.int().min(1).max(1000),
+      },
+    ],
+    answer: { description: 'Fixed fields only.', content: { 'application/json': 'Events' } },
+    errors: [400, 401, 404, 500],
+  },
+  {
     group: 'circuits',
     method: 'post',
     path: '/v1/admin/circuits/{name}/open',

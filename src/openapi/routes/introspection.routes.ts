@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { RouteDoc } from '../route-doc';
 
-/** What an API-key caller may read: lanes, circuits, its own events. */
+/** What an API-key caller may read: lanes, the circuits it may use, its own events. */
 export const INTROSPECTION_ROUTES: RouteDoc[] = [
   {
     group: 'lanes',
@@ -20,7 +20,11 @@ export const INTROSPECTION_ROUTES: RouteDoc[] = [
     path: '/v1/circuits',
     operationId: 'listCircuits',
     tag: 'introspection',
-    summary: 'Every breaker: state, rolling-window counts and tenants refused on their own',
+    summary: 'The breakers of what the caller may use: state, rolling-window counts, whether it is refused alone',
+    description:
+      'A breaker of a route kept for other tenants (`llm.routes.<name>.tenants`), or of a `containment: deny` tool ' +
+      'while the caller is contained, is left out; `tenantsOpen` holds the caller alone, when it is refused on its ' +
+      "own. Operators' view: `GET /v1/admin/circuits`.",
     auth: 'apiKey',
     answer: { description: 'The breakers by name.', content: { 'application/json': 'Circuits' } },
     errors: [401, 403, 500],
@@ -31,7 +35,10 @@ export const INTROSPECTION_ROUTES: RouteDoc[] = [
     path: '/v1/events',
     operationId: 'listEvents',
     tag: 'introspection',
-    summary: "The newest calls of the caller's own tenant, newest last, and breaker transitions",
+    summary: "The newest calls of the caller's own tenant, newest last, and transitions of the breakers it sees",
+    description:
+      'Events of no tenant (breaker transitions, chaos on an LLM target) are shown to those who may use what they ' +
+      "are about, as `GET /v1/circuits` shows breakers. Operators' view: `GET /v1/admin/events`.",
     auth: 'apiKey',
     parameters: [
       {

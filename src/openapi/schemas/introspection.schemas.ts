@@ -29,9 +29,11 @@ export const circuitSnapshotSchema = z.strictObject({
   state: z.enum(['closed', 'open', 'half_open']),
   failures: count,
   successes: count,
-  tenantsOpen: z
-    .array(z.strictObject({ tenant: z.string(), retryAfterMs: z.number().min(0) }))
-    .meta({ description: 'Tenants the breaker refuses on their own, with the time left until each may probe.' }),
+  tenantsOpen: z.array(z.strictObject({ tenant: z.string(), retryAfterMs: z.number().min(0) })).meta({
+    description:
+      'Tenants the breaker refuses on their own, with the time left until each may probe: to a tenant, itself ' +
+      'alone when it is refused; every such tenant in `GET /v1/admin/circuits`.',
+  }),
   slowCalls: count
     .optional()
     .meta({ description: 'Attempts of the window slower than slowCallDurationMs; only when that is set.' }),
@@ -41,7 +43,7 @@ export const circuitSnapshotSchema = z.strictObject({
   }),
 });
 
-/** `GET /v1/circuits`. */
+/** `GET /v1/circuits` and `GET /v1/admin/circuits`. */
 export const circuitsAnswerSchema = z.strictObject({ circuits: z.record(z.string(), circuitSnapshotSchema) });
 
 /** One line of the event ledger: fixed fields only, never arguments, results or secrets. */
@@ -61,5 +63,5 @@ export const ledgerEventSchema = z.strictObject({
     .meta({ description: 'Only on a call chaos touched: what it injected into its attempts, in order.' }),
 });
 
-/** `GET /v1/events`: the newest calls of the caller's tenant, newest last, and breaker transitions. */
+/** `GET /v1/events` (the caller's tenant's calls and the transitions it may see) and `GET /v1/admin/events` (all). */
 export const eventsAnswerSchema = z.strictObject({ events: z.array(ledgerEventSchema) });

@@ -1,7 +1,7 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { type CanActivate, type ExecutionContext, Inject, Injectable, Optional } from '@nestjs/common';
 import type { FastifyRequest } from 'fastify';
-import { ResilienceError } from '../common';
+import { ResilienceError } from '../errors/resilience-error';
 
 /** Injection token of the admin routes' bearer token (AuthModule provides it). */
 export const ADMIN_TOKEN = Symbol('ADMIN_TOKEN');
