@@ -1,3 +1,4 @@
+export * from './anonymous-pages';
 // The admin routes' guard lives in common/nest, below every module that has admin routes (events too).
 export { ADMIN_TOKEN, AdminGuard } from '../common/nest';
 export * from './api-key-authenticator';

@@ -1,10 +1,10 @@
 import { type CanActivate, type ExecutionContext, Inject, Injectable } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { ApiKeyTenantResolver, type Caller, TenantResolver } from '../auth';
+import { AnonymousPages, ApiKeyTenantResolver, type Caller, TenantResolver } from '../auth';
 import { isPromiseLike, ResilienceError } from '../common';
 import { NAME_PATTERN } from '../config';
-import { type CallState, callStateOf, RouteCache, WITHOUT_TENANT } from '../common/nest';
+import { type CallState, callStateOf, OWN_ORIGIN_POLICY, RouteCache, WITHOUT_TENANT } from '../common/nest';
 import type { ContainmentDecision } from './containment-decision';
 import { ContainmentRouter } from './containment-router.service';
 
@@ -23,10 +23,17 @@ export class ContainmentRoutingGuard implements CanActivate {
       !this.reflector.getAllAndOverride<boolean | undefined>(WITHOUT_TENANT, [handler, controller]),
   );
 
+  /** Whether a route judges the pages calling it itself (`@OwnOriginPolicy()`, `/mcp`), read once per route. */
+  private readonly ownOriginPolicy = new RouteCache<boolean>(
+    (handler, controller) =>
+      this.reflector.getAllAndOverride<boolean | undefined>(OWN_ORIGIN_POLICY, [handler, controller]) === true,
+  );
+
   constructor(
     private readonly reflector: Reflector,
     @Inject(TenantResolver) private readonly resolver: TenantResolver,
     private readonly router: ContainmentRouter,
+    private readonly anonymousPages: AnonymousPages,
   ) {
     this.ownKeys = resolver instanceof ApiKeyTenantResolver;
   }
@@ -40,15 +47,23 @@ export class ContainmentRoutingGuard implements CanActivate {
     const request = http.getRequest<FastifyRequest>();
     const state = callStateOf(request, http.getResponse<FastifyReply>());
     const caller = this.resolver.resolve(request);
-    if (isPromiseLike(caller)) return Promise.resolve(caller).then((resolved) => this.routeCaller(state, resolved));
-    return this.routeCaller(state, caller);
+    const page = this.ownOriginPolicy.get(context) ? undefined : request;
+    if (isPromiseLike(caller))
+      return Promise.resolve(caller).then((resolved) => this.routeCaller(state, resolved, page));
+    return this.routeCaller(state, caller, page);
   }
 
-  private routeCaller(state: CallState, caller: Caller): boolean | Promise<boolean> {
+  /**
+   * @param page the request, when its route leaves the web pages calling it to this guard: a
+   *   caller without a key is refused from a page `auth.allowedOrigins` does not allow
+   *   ({@link AnonymousPages}), since a page can send no key but can send a request.
+   */
+  private routeCaller(state: CallState, caller: Caller, page?: FastifyRequest): boolean | Promise<boolean> {
     // An app's own resolver is checked: a tenant names metric series and store keys.
     if (!this.ownKeys && !NAME_PATTERN.test(caller.tenant)) {
       throw new ResilienceError('internal', 'the tenant resolver returned an invalid tenant name');
     }
+    if (!caller.known && page) this.anonymousPages.check(page);
     state.tenant = caller.tenant;
     const routed = this.router.route(caller);
     if (isPromiseLike(routed)) return Promise.resolve(routed).then((decision) => admit(state, decision));

@@ -1,7 +1,7 @@
 import { Controller, Delete, Get, HttpCode, Post, Req, Res, UseGuards } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { ResilienceError } from '../common';
-import { type CallState, callStateOf } from '../common/nest';
+import { type CallState, callStateOf, OwnOriginPolicy } from '../common/nest';
 import { McpHttpRequest } from './mcp-http-request';
 import { McpOriginGuard } from './mcp-origin.guard';
 import type { McpSession } from './mcp-session';
@@ -16,6 +16,7 @@ import { McpSessions } from './mcp-sessions.service';
  * then a request from a web page it does not allow is refused (`403`), whichever way it would go.
  */
 @Controller('mcp')
+@OwnOriginPolicy()
 @UseGuards(McpOriginGuard)
 export class McpController {
   constructor(private readonly sessions: McpSessions) {}

@@ -414,6 +414,18 @@ describe(`k8s/dashboards/${DASHBOARD_FILE}`, () => {
               hedgeAfterMs: 1,
               cache: false,
             },
+            // A target that reports more prompt than the request could have: charged within its hold.
+            misreported: {
+              lane: 'llm',
+              targets: [
+                {
+                  provider: 'fake',
+                  model: 'up-1',
+                  script: [{ usage: { promptTokens: 10_000_000, completionTokens: 1 } }],
+                },
+              ],
+              cache: false,
+            },
             // No request fits the first target's window: it is passed over for the second.
             long: {
               lane: 'llm',
@@ -445,11 +457,13 @@ describe(`k8s/dashboards/${DASHBOARD_FILE}`, () => {
         });
         expect(response.status).toBe(200);
       }
-      // A streamed answer (its time to first token), a hedged one, and one a target's window is too small for.
+      // A streamed answer (its time to first token), a hedged one, one a target's window is too small
+      // for, and one whose usage is past what it could be.
       for (const body of [
         { model: 'chat', stream: true, messages: [{ role: 'user', content: 'hello stream' }] },
         { model: 'hedged', messages: [{ role: 'user', content: 'hello hedge' }] },
         { model: 'long', messages: [{ role: 'user', content: 'hello window' }] },
+        { model: 'misreported', messages: [{ role: 'user', content: 'hello usage' }] },
       ]) {
         const response = await send('POST', `${service.url}/v1/chat/completions`, {
           headers: ACME.headers,

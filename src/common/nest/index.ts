@@ -10,5 +10,6 @@ export * from './client-errors';
 export * from './unexpected-errors';
 export * from './refusal-log';
 export * from './without-tenant.decorator';
+export * from './own-origin-policy.decorator';
 export * from './route-cache';
 export * from './module-extras';
