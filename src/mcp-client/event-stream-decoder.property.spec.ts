@@ -1,4 +1,5 @@
 import fc from 'fast-check';
+import { cutBytes } from '../../test/support/byte-cuts';
 import { EventStreamDecoder } from './event-stream-decoder';
 
 /**
@@ -27,19 +28,6 @@ function referenceEvents(whole: string): string[] {
     else if (field === 'event') type = value;
   }
   return events;
-}
-
-/** The bytes of `text`, cut at the positions `cuts` (fractions of its length). */
-function piecesOf(bytes: Buffer, cuts: number[]): Buffer[] {
-  const points = [...new Set(cuts.map((cut) => Math.floor(cut * bytes.length)))].sort((a, b) => a - b);
-  const pieces: Buffer[] = [];
-  let from = 0;
-  for (const point of points) {
-    pieces.push(bytes.subarray(from, point));
-    from = point;
-  }
-  pieces.push(bytes.subarray(from));
-  return pieces;
 }
 
 /** Lines of an event stream, made of what upstreams send and what they should not. */
@@ -72,7 +60,7 @@ describe('EventStreamDecoder (property)', () => {
     fc.assert(
       fc.property(streamOf, fc.array(fc.double({ min: 0, max: 1, noNaN: true }), { maxLength: 20 }), (text, cuts) => {
         const decoder = new EventStreamDecoder();
-        const events = piecesOf(Buffer.from(text), cuts).flatMap((piece) => decoder.push(piece));
+        const events = cutBytes(Buffer.from(text), cuts).flatMap((piece) => decoder.push(piece));
 
         expect(events).toEqual(referenceEvents(text));
       }),
