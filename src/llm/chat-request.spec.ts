@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { parseBodyFields } from '../common';
-import { chatRequestSchema, parseChatRequest } from './chat-request';
+import { parseChatRequest } from './chat-request';
+import { chatRequestSchema } from './wire';
 import { returnedOrThrown } from '../../test/support/thrown';
 
 /** Strings near the rules: empty, short, at the 256 limit, emoji (two UTF-16 units, one code point each). */

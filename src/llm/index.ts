@@ -1,6 +1,5 @@
 export * from './chat.types';
-export { chatRequestSchema } from './chat-request';
-export { countTokensRequestSchema, messagesRequestSchema, responsesRequestSchema } from './wire';
+export { chatRequestSchema, countTokensRequestSchema, messagesRequestSchema, responsesRequestSchema } from './wire';
 export * from './chat-completions.service';
 export * from './llm-gateway.service';
 export * from './llm.module';
