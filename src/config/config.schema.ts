@@ -16,6 +16,18 @@ const server = z
     host: nonEmptyString().default('0.0.0.0'),
     bodyLimitBytes: intIn(1024, 100 * MiB).default(MiB),
     shutdownDrainMs: intIn(0, 600_000).default(10_000),
+    /**
+     * A request's line, headers and body must arrive within this of its first byte, or it is
+     * answered 408 and its connection closed. Covers receiving the request only, never the answer.
+     */
+    requestTimeoutMs: intIn(1_000, HOUR_MS).default(30_000),
+    /**
+     * The longest a connection may stay silent while the server waits on its client (the rest of a
+     * request: 408; an answer left unread); a call still being answered is bounded by its own limits.
+     */
+    connectionTimeoutMs: intIn(1_000, HOUR_MS).default(10_000),
+    /** Connections served at once; a new one past it is closed as it arrives. Keep it under the open-file limit. */
+    maxConnections: intIn(1, 1_000_000).default(1_024),
     logLevel: oneOf(['error', 'warn', 'log', 'debug', 'verbose']).default('log'),
     /**
      * When set, `GET /metrics` is served on this port (same host) and no longer on `port`, so
