@@ -122,6 +122,9 @@ describe('config loader', () => {
         host: '0.0.0.0',
         bodyLimitBytes: 1048576,
         shutdownDrainMs: 10000,
+        requestTimeoutMs: 30000,
+        connectionTimeoutMs: 10000,
+        maxConnections: 1024,
         logLevel: 'log',
       });
       expect(config.store).toEqual({ kind: 'memory' });
