@@ -2,7 +2,13 @@ import type { LoggerService, LogLevel, NestApplicationOptions } from '@nestjs/co
 import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
 import type { FastifyInstance } from 'fastify';
 import { jsonDepthExceeds, logRecord, MAX_JSON_DEPTH, ResilienceError } from './common';
-import { answerClientError, answerFrameworkError, answerProtocolErrors } from './common/nest';
+import {
+  answerClientError,
+  answerFrameworkError,
+  answerProtocolErrors,
+  connectionServerOptions,
+  limitConnections,
+} from './common/nest';
 import type { BulkheadConfig } from './config';
 import {
   createServiceLogger,
@@ -32,9 +38,16 @@ export function serviceLogger(
   return logger;
 }
 
+/**
+ * The Fastify adapter with the service's HTTP limits: body size, how long a request may take to
+ * arrive and a connection stay silent (408 past either), how many connections at once.
+ */
 export function createAdapter(config: BulkheadConfig): FastifyAdapter {
+  const connections = connectionServerOptions(config.server);
   const adapter = new FastifyAdapter({
     bodyLimit: config.server.bodyLimitBytes,
+    requestTimeout: connections.requestTimeout,
+    connectionTimeout: connections.connectionTimeout,
     // Requests that arrive while the server closes still reach our routes and get the
     // envelope (`stopped`), not Fastify's own 503 body.
     return503OnClosing: false,
@@ -42,9 +55,10 @@ export function createAdapter(config: BulkheadConfig): FastifyAdapter {
     // Requests Node refuses before any route (unparsable, no Host, an unknown Expect) get the
     // envelope too, not Fastify's body or Node's empty one; the Host check moves to a hook.
     clientErrorHandler: answerClientError,
-    http: { requireHostHeader: false },
+    http: { requireHostHeader: false, ...connections.http },
   });
   answerProtocolErrors(adapter.getInstance());
+  limitConnections(adapter.getInstance().server, config.server);
   return adapter;
 }
 

@@ -123,6 +123,9 @@ describe('config loader', () => {
         bodyLimitBytes: 1048576,
         shutdownDrainMs: 10000,
         onUnhandledRejection: 'serve',
+        requestTimeoutMs: 30000,
+        connectionTimeoutMs: 10000,
+        maxConnections: 1024,
         logLevel: 'log',
       });
       expect(config.store).toEqual({ kind: 'memory' });
@@ -544,8 +547,22 @@ describe('config loader', () => {
       ]);
     });
 
-    it('fills in the idempotency retention and bound', () => {
-      expect(configOf(parseConfig(document(), {})).idempotency).toEqual({ retentionMs: 60_000, maxEntries: 10_000 });
+    it('fills in the idempotency retention and bounds', () => {
+      expect(configOf(parseConfig(document(), {})).idempotency).toEqual({
+        retentionMs: 60_000,
+        maxEntries: 10_000,
+        maxBytes: 64 * 1024 * 1024,
+        maxBytesPerTenant: 16 * 1024 * 1024,
+        maxEntryBytes: 1024 * 1024,
+      });
+    });
+
+    it('reports idempotency byte bounds that do not nest: an entry within a tenant within the whole', () => {
+      const idempotency = { maxBytes: 1_000, maxBytesPerTenant: 2_000, maxEntryBytes: 3_000 };
+      expect(problemsOf(parseConfig(document({ idempotency }), {}))).toEqual([
+        'idempotency.maxBytesPerTenant: must not exceed maxBytes',
+        'idempotency.maxEntryBytes: must not exceed maxBytesPerTenant',
+      ]);
     });
 
     it('reports an idempotency retention under a second', () => {

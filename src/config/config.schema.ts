@@ -22,6 +22,18 @@ const server = z
      * and exits 1 (an uncaught exception always does).
      */
     onUnhandledRejection: oneOf(['serve', 'drain']).default('serve'),
+    /**
+     * A request's line, headers and body must arrive within this of its first byte, or it is
+     * answered 408 and its connection closed. Covers receiving the request only, never the answer.
+     */
+    requestTimeoutMs: intIn(1_000, HOUR_MS).default(30_000),
+    /**
+     * The longest a connection may stay silent while the server waits on its client (the rest of a
+     * request: 408; an answer left unread); a call still being answered is bounded by its own limits.
+     */
+    connectionTimeoutMs: intIn(1_000, HOUR_MS).default(10_000),
+    /** Connections served at once; a new one past it is closed as it arrives. Keep it under the open-file limit. */
+    maxConnections: intIn(1, 1_000_000).default(1_024),
     logLevel: oneOf(['error', 'warn', 'log', 'debug', 'verbose']).default('log'),
     /**
      * When set, `GET /metrics` is served on this port (same host) and no longer on `port`, so
@@ -184,6 +196,27 @@ const idempotency = z
     retentionMs: intIn(1_000, 86_400_000).default(60_000),
     /** Most keys remembered at once; the oldest finished ones go first, in-flight ones never. */
     maxEntries: intIn(1, 10_000_000).default(10_000),
+    /**
+     * The memory store's bound on the finished outcomes it keeps, in UTF-8 bytes of their JSON, all
+     * tenants together; past it the oldest outcomes are dropped (their keys stay, answering
+     * `idempotency_conflict`).
+     */
+    maxBytes: intIn(0, 1024 * MiB).default(64 * MiB),
+    /** The same bound for one tenant's keys, so one tenant cannot drop everyone else's outcomes. */
+    maxBytesPerTenant: intIn(0, 1024 * MiB).default(16 * MiB),
+    /**
+     * The largest outcome kept (both stores); a larger one still answers its call, but is not
+     * replayed: its key answers `idempotency_conflict` and never runs again.
+     */
+    maxEntryBytes: intIn(0, 1024 * MiB).default(MiB),
+  })
+  .refine((bounds) => bounds.maxBytesPerTenant <= bounds.maxBytes, {
+    error: 'must not exceed maxBytes',
+    path: ['maxBytesPerTenant'],
+  })
+  .refine((bounds) => bounds.maxEntryBytes <= bounds.maxBytesPerTenant, {
+    error: 'must not exceed maxBytesPerTenant',
+    path: ['maxEntryBytes'],
   })
   .prefault({});
 

@@ -141,7 +141,7 @@ export class CallPipeline {
   ): Promise<unknown> {
     const { tool } = call;
     const scoped = scopedIdempotencyKey(call.tenant, tool.id, key);
-    const decision = await this.idempotency.begin(scoped, call.arguments, this.leaseMs(call), call.abort);
+    const decision = await this.idempotency.begin(scoped, call.tenant, call.arguments, this.leaseMs(call), call.abort);
     if (decision.kind !== 'lead') {
       // Another call's outcome costs this one nothing: free its money now, not after the wait.
       const releasing = budget?.release();

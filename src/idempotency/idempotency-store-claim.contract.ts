@@ -6,6 +6,7 @@ import {
   SUCCESS,
   claimed,
   completed,
+  TENANT,
 } from './idempotency-store-contract-context';
 import type { IdempotencyClaim } from './idempotency.store';
 
@@ -19,7 +20,7 @@ export function describeIdempotencyStoreClaim({ store }: IdempotencyContractCont
     it('claims a free key and hands out a token', async () => {
       const subject = await store();
 
-      const claim = await subject.claim('key-a', FP, LEASE_MS);
+      const claim = await subject.claim('key-a', FP, LEASE_MS, TENANT);
 
       expect(claim.status).toBe('claimed');
       expect((claim as Extract<IdempotencyClaim, { status: 'claimed' }>).token).toEqual(expect.any(String));
@@ -30,24 +31,24 @@ export function describeIdempotencyStoreClaim({ store }: IdempotencyContractCont
       const subject = await store();
       await claimed(subject, 'key-a');
 
-      await expect(subject.claim('key-a', FP, LEASE_MS)).resolves.toEqual({ status: 'in_flight' });
-      await expect(subject.claim('key-a', FP, LEASE_MS)).resolves.toEqual({ status: 'in_flight' });
+      await expect(subject.claim('key-a', FP, LEASE_MS, TENANT)).resolves.toEqual({ status: 'in_flight' });
+      await expect(subject.claim('key-a', FP, LEASE_MS, TENANT)).resolves.toEqual({ status: 'in_flight' });
     });
 
     it('answers conflict to another fingerprint while the key is in flight', async () => {
       const subject = await store();
       await claimed(subject, 'key-a');
 
-      await expect(subject.claim('key-a', OTHER_FP, LEASE_MS)).resolves.toEqual({ status: 'conflict' });
-      await expect(subject.claim('key-a', FP, LEASE_MS)).resolves.toEqual({ status: 'in_flight' });
+      await expect(subject.claim('key-a', OTHER_FP, LEASE_MS, TENANT)).resolves.toEqual({ status: 'conflict' });
+      await expect(subject.claim('key-a', FP, LEASE_MS, TENANT)).resolves.toEqual({ status: 'in_flight' });
     });
 
     it('answers conflict to another fingerprint after the key completed, and still replays to the first', async () => {
       const subject = await store();
       await completed(subject, 'key-a', SUCCESS);
 
-      await expect(subject.claim('key-a', OTHER_FP, LEASE_MS)).resolves.toEqual({ status: 'conflict' });
-      await expect(subject.claim('key-a', FP, LEASE_MS)).resolves.toStrictEqual({
+      await expect(subject.claim('key-a', OTHER_FP, LEASE_MS, TENANT)).resolves.toEqual({ status: 'conflict' });
+      await expect(subject.claim('key-a', FP, LEASE_MS, TENANT)).resolves.toStrictEqual({
         status: 'completed',
         outcome: SUCCESS,
       });
@@ -60,7 +61,7 @@ export function describeIdempotencyStoreClaim({ store }: IdempotencyContractCont
       await completed(subject, 'key-c');
 
       expect(tokenA).not.toBe(tokenB);
-      await expect(subject.claim('key-d', OTHER_FP, LEASE_MS)).resolves.toMatchObject({ status: 'claimed' });
+      await expect(subject.claim('key-d', OTHER_FP, LEASE_MS, TENANT)).resolves.toMatchObject({ status: 'claimed' });
     });
   });
 }

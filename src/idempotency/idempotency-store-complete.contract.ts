@@ -6,6 +6,7 @@ import {
   SUCCESS,
   FAILURE,
   claimed,
+  TENANT,
 } from './idempotency-store-contract-context';
 import type { StoredOutcome } from './idempotency.store';
 
@@ -29,8 +30,14 @@ export function describeIdempotencyStoreComplete({ store }: IdempotencyContractC
 
       await subject.complete('key-a', token, outcome, RETENTION_MS);
 
-      await expect(subject.claim('key-a', FP, LEASE_MS)).resolves.toStrictEqual({ status: 'completed', outcome });
-      await expect(subject.claim('key-a', FP, LEASE_MS)).resolves.toStrictEqual({ status: 'completed', outcome });
+      await expect(subject.claim('key-a', FP, LEASE_MS, TENANT)).resolves.toStrictEqual({
+        status: 'completed',
+        outcome,
+      });
+      await expect(subject.claim('key-a', FP, LEASE_MS, TENANT)).resolves.toStrictEqual({
+        status: 'completed',
+        outcome,
+      });
     });
 
     it('ignores a wrong token: the key stays in flight and the right token still completes it', async () => {
@@ -40,9 +47,9 @@ export function describeIdempotencyStoreComplete({ store }: IdempotencyContractC
       await subject.complete('key-a', `${token}-not`, FAILURE, RETENTION_MS);
       await subject.complete('key-a', 'no-such-token', FAILURE, RETENTION_MS);
 
-      await expect(subject.claim('key-a', FP, LEASE_MS)).resolves.toEqual({ status: 'in_flight' });
+      await expect(subject.claim('key-a', FP, LEASE_MS, TENANT)).resolves.toEqual({ status: 'in_flight' });
       await subject.complete('key-a', token, SUCCESS, RETENTION_MS);
-      await expect(subject.claim('key-a', FP, LEASE_MS)).resolves.toStrictEqual({
+      await expect(subject.claim('key-a', FP, LEASE_MS, TENANT)).resolves.toStrictEqual({
         status: 'completed',
         outcome: SUCCESS,
       });
@@ -55,7 +62,7 @@ export function describeIdempotencyStoreComplete({ store }: IdempotencyContractC
 
       await subject.complete('key-b', tokenA, FAILURE, RETENTION_MS);
 
-      await expect(subject.claim('key-b', FP, LEASE_MS)).resolves.toEqual({ status: 'in_flight' });
+      await expect(subject.claim('key-b', FP, LEASE_MS, TENANT)).resolves.toEqual({ status: 'in_flight' });
     });
 
     it('keeps the first outcome when the same token completes twice', async () => {
@@ -65,7 +72,7 @@ export function describeIdempotencyStoreComplete({ store }: IdempotencyContractC
       await subject.complete('key-a', token, SUCCESS, RETENTION_MS);
       await subject.complete('key-a', token, FAILURE, RETENTION_MS);
 
-      await expect(subject.claim('key-a', FP, LEASE_MS)).resolves.toStrictEqual({
+      await expect(subject.claim('key-a', FP, LEASE_MS, TENANT)).resolves.toStrictEqual({
         status: 'completed',
         outcome: SUCCESS,
       });
@@ -79,10 +86,10 @@ export function describeIdempotencyStoreComplete({ store }: IdempotencyContractC
 
       expect(fresh).not.toBe(stale);
       await subject.complete('key-a', stale, FAILURE, RETENTION_MS);
-      await expect(subject.claim('key-a', FP, LEASE_MS)).resolves.toEqual({ status: 'in_flight' });
+      await expect(subject.claim('key-a', FP, LEASE_MS, TENANT)).resolves.toEqual({ status: 'in_flight' });
 
       await subject.complete('key-a', fresh, SUCCESS, RETENTION_MS);
-      await expect(subject.claim('key-a', FP, LEASE_MS)).resolves.toStrictEqual({
+      await expect(subject.claim('key-a', FP, LEASE_MS, TENANT)).resolves.toStrictEqual({
         status: 'completed',
         outcome: SUCCESS,
       });

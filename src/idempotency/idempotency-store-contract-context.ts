@@ -1,20 +1,30 @@
 import type { FakeClock } from '../common/fake-clock';
+import type { IdempotencyBounds } from './idempotency-bounds';
 import type { IdempotencyStore, StoredOutcome } from './idempotency.store';
 
 /**
  * What each part of the {@link IdempotencyStore} contract takes from `describeIdempotencyStore`:
- * a fresh store holding at most `maxEntries` keys, and the clock it runs on, both per test.
+ * a fresh store within `bounds` (roomy where not given), and the clock it runs on, both per test.
  */
 export interface IdempotencyContractContext {
-  store: (maxEntries?: number) => Promise<IdempotencyStore>;
+  store: (bounds?: Partial<IdempotencyBounds>) => Promise<IdempotencyStore>;
   clock: () => FakeClock;
 }
 
-/** What a store's bound is: a count of keys (memory), or TTLs alone (Redis). */
+/**
+ * What a store's bounds are: a count of keys and bytes in all and per tenant (memory), or TTLs
+ * and the size of one outcome alone (Redis).
+ */
 export interface IdempotencyContractOptions {
   /** The store evicts its oldest finished keys beyond `maxEntries`. @default true */
   evictsByCount?: boolean;
+  /** The store drops its oldest outcomes beyond `maxBytes` and `maxBytesPerTenant`. @default true */
+  boundsBytesInAll?: boolean;
 }
+
+/** The tenant of the contract's keys, where a test has no other. */
+export const TENANT = 'tenant-a';
+export const OTHER_TENANT = 'tenant-b';
 
 export const LEASE_MS = 5_000;
 export const RETENTION_MS = 60_000;
@@ -41,7 +51,7 @@ export const succeeded = (result: unknown): StoredOutcome => ({ ok: true, result
 
 /** Claims `key`, which must be free, and answers the claim's token. */
 export async function claimed(subject: IdempotencyStore, key: string, fingerprint = FP): Promise<string> {
-  const claim = await subject.claim(key, fingerprint, LEASE_MS);
+  const claim = await subject.claim(key, fingerprint, LEASE_MS, TENANT);
   if (claim.status !== 'claimed') throw new Error(`expected ${key} to be claimed, got ${claim.status}`);
   return claim.token;
 }

@@ -7,6 +7,7 @@ import {
   SUCCESS,
   FAILURE,
   claimed,
+  TENANT,
 } from './idempotency-store-contract-context';
 import type { IdempotencyClaim } from './idempotency.store';
 
@@ -22,10 +23,10 @@ export function describeIdempotencyStoreLease({ store, clock }: IdempotencyContr
       const first = await claimed(subject, 'key-a');
 
       clock().advance(LEASE_MS - 1);
-      await expect(subject.claim('key-a', FP, LEASE_MS)).resolves.toEqual({ status: 'in_flight' });
+      await expect(subject.claim('key-a', FP, LEASE_MS, TENANT)).resolves.toEqual({ status: 'in_flight' });
 
       clock().advance(1);
-      const takeover = await subject.claim('key-a', FP, LEASE_MS);
+      const takeover = await subject.claim('key-a', FP, LEASE_MS, TENANT);
       expect(takeover).toMatchObject({ status: 'claimed' });
       expect((takeover as Extract<IdempotencyClaim, { status: 'claimed' }>).token).not.toBe(first);
     });
@@ -39,9 +40,9 @@ export function describeIdempotencyStoreLease({ store, clock }: IdempotencyContr
       await subject.complete('key-a', old, FAILURE, RETENTION_MS);
       await subject.release('key-a', old);
 
-      await expect(subject.claim('key-a', FP, LEASE_MS)).resolves.toEqual({ status: 'in_flight' });
+      await expect(subject.claim('key-a', FP, LEASE_MS, TENANT)).resolves.toEqual({ status: 'in_flight' });
       await subject.complete('key-a', current, SUCCESS, RETENTION_MS);
-      await expect(subject.claim('key-a', FP, LEASE_MS)).resolves.toStrictEqual({
+      await expect(subject.claim('key-a', FP, LEASE_MS, TENANT)).resolves.toStrictEqual({
         status: 'completed',
         outcome: SUCCESS,
       });
@@ -54,9 +55,9 @@ export function describeIdempotencyStoreLease({ store, clock }: IdempotencyContr
       await claimed(subject, 'key-a');
 
       clock().advance(LEASE_MS - 1);
-      await expect(subject.claim('key-a', FP, LEASE_MS)).resolves.toEqual({ status: 'in_flight' });
+      await expect(subject.claim('key-a', FP, LEASE_MS, TENANT)).resolves.toEqual({ status: 'in_flight' });
       clock().advance(1);
-      await expect(subject.claim('key-a', FP, LEASE_MS)).resolves.toMatchObject({ status: 'claimed' });
+      await expect(subject.claim('key-a', FP, LEASE_MS, TENANT)).resolves.toMatchObject({ status: 'claimed' });
     });
 
     it('lets other arguments take over a claim whose lease passed', async () => {
@@ -65,8 +66,8 @@ export function describeIdempotencyStoreLease({ store, clock }: IdempotencyContr
 
       clock().advance(LEASE_MS);
 
-      await expect(subject.claim('key-a', OTHER_FP, LEASE_MS)).resolves.toMatchObject({ status: 'claimed' });
-      await expect(subject.claim('key-a', FP, LEASE_MS)).resolves.toEqual({ status: 'conflict' });
+      await expect(subject.claim('key-a', OTHER_FP, LEASE_MS, TENANT)).resolves.toMatchObject({ status: 'claimed' });
+      await expect(subject.claim('key-a', FP, LEASE_MS, TENANT)).resolves.toEqual({ status: 'conflict' });
     });
   });
 }

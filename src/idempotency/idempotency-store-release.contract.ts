@@ -6,6 +6,7 @@ import {
   OTHER_FP,
   FAILURE,
   claimed,
+  TENANT,
 } from './idempotency-store-contract-context';
 
 /**
@@ -22,7 +23,7 @@ export function describeIdempotencyStoreRelease({ store }: IdempotencyContractCo
       await subject.release('key-a', token);
 
       // Another fingerprint claims it too: no record of the released call is left to conflict with.
-      await expect(subject.claim('key-a', OTHER_FP, LEASE_MS)).resolves.toMatchObject({ status: 'claimed' });
+      await expect(subject.claim('key-a', OTHER_FP, LEASE_MS, TENANT)).resolves.toMatchObject({ status: 'claimed' });
     });
 
     it('lets the same arguments run again after a release', async () => {
@@ -31,7 +32,7 @@ export function describeIdempotencyStoreRelease({ store }: IdempotencyContractCo
 
       await subject.release('key-a', token);
 
-      await expect(subject.claim('key-a', FP, LEASE_MS)).resolves.toMatchObject({ status: 'claimed' });
+      await expect(subject.claim('key-a', FP, LEASE_MS, TENANT)).resolves.toMatchObject({ status: 'claimed' });
     });
 
     it('ignores a wrong token: the key stays in flight', async () => {
@@ -41,7 +42,7 @@ export function describeIdempotencyStoreRelease({ store }: IdempotencyContractCo
       await subject.release('key-a', `${token}-not`);
       await subject.release('key-a', 'no-such-token');
 
-      await expect(subject.claim('key-a', FP, LEASE_MS)).resolves.toEqual({ status: 'in_flight' });
+      await expect(subject.claim('key-a', FP, LEASE_MS, TENANT)).resolves.toEqual({ status: 'in_flight' });
     });
 
     it('ignores the stale token of an earlier claim once the key is claimed again', async () => {
@@ -52,7 +53,7 @@ export function describeIdempotencyStoreRelease({ store }: IdempotencyContractCo
 
       await subject.release('key-a', stale);
 
-      await expect(subject.claim('key-a', FP, LEASE_MS)).resolves.toEqual({ status: 'in_flight' });
+      await expect(subject.claim('key-a', FP, LEASE_MS, TENANT)).resolves.toEqual({ status: 'in_flight' });
     });
 
     it('does not forget a completed outcome when its token releases it afterwards', async () => {
@@ -62,7 +63,7 @@ export function describeIdempotencyStoreRelease({ store }: IdempotencyContractCo
 
       await subject.release('key-a', token);
 
-      await expect(subject.claim('key-a', FP, LEASE_MS)).resolves.toStrictEqual({
+      await expect(subject.claim('key-a', FP, LEASE_MS, TENANT)).resolves.toStrictEqual({
         status: 'completed',
         outcome: FAILURE,
       });

@@ -5,6 +5,7 @@ import {
   LEASE_MS,
   OTHER_FP,
   RETENTION_MS,
+  TENANT,
 } from './idempotency-store-contract-context';
 import type { StoredOutcome } from './idempotency.store';
 
@@ -24,12 +25,12 @@ export function describeIdempotencyStoreRenew({ store, clock }: IdempotencyContr
       await expect(subject.renew('key-a', token, LEASE_MS)).resolves.toBe(true);
 
       clock().advance(4_000);
-      await expect(subject.claim('key-a', FP, LEASE_MS)).resolves.toEqual({ status: 'in_flight' });
-      await expect(subject.claim('key-a', OTHER_FP, LEASE_MS)).resolves.toEqual({ status: 'conflict' });
+      await expect(subject.claim('key-a', FP, LEASE_MS, TENANT)).resolves.toEqual({ status: 'in_flight' });
+      await expect(subject.claim('key-a', OTHER_FP, LEASE_MS, TENANT)).resolves.toEqual({ status: 'conflict' });
       clock().advance(999);
-      await expect(subject.claim('key-a', FP, LEASE_MS)).resolves.toEqual({ status: 'in_flight' });
+      await expect(subject.claim('key-a', FP, LEASE_MS, TENANT)).resolves.toEqual({ status: 'in_flight' });
       clock().advance(1);
-      await expect(subject.claim('key-a', FP, LEASE_MS)).resolves.toMatchObject({ status: 'claimed' });
+      await expect(subject.claim('key-a', FP, LEASE_MS, TENANT)).resolves.toMatchObject({ status: 'claimed' });
     });
 
     it('renews again and again, each time for leaseMs from then', async () => {
@@ -42,7 +43,7 @@ export function describeIdempotencyStoreRenew({ store, clock }: IdempotencyContr
       }
 
       clock().advance(LEASE_MS - 1);
-      await expect(subject.claim('key-a', FP, LEASE_MS)).resolves.toEqual({ status: 'in_flight' });
+      await expect(subject.claim('key-a', FP, LEASE_MS, TENANT)).resolves.toEqual({ status: 'in_flight' });
     });
 
     it('never shortens the lease: a renew for less than is left keeps it as it was', async () => {
@@ -52,9 +53,9 @@ export function describeIdempotencyStoreRenew({ store, clock }: IdempotencyContr
       await expect(subject.renew('key-a', token, 1_000)).resolves.toBe(true);
 
       clock().advance(LEASE_MS - 1);
-      await expect(subject.claim('key-a', FP, LEASE_MS)).resolves.toEqual({ status: 'in_flight' });
+      await expect(subject.claim('key-a', FP, LEASE_MS, TENANT)).resolves.toEqual({ status: 'in_flight' });
       clock().advance(1);
-      await expect(subject.claim('key-a', FP, LEASE_MS)).resolves.toMatchObject({ status: 'claimed' });
+      await expect(subject.claim('key-a', FP, LEASE_MS, TENANT)).resolves.toMatchObject({ status: 'claimed' });
     });
 
     it('stores the outcome when the renewed claim completes, kept for retentionMs from then', async () => {
@@ -66,14 +67,14 @@ export function describeIdempotencyStoreRenew({ store, clock }: IdempotencyContr
 
       await subject.complete('key-a', token, SUCCESS, RETENTION_MS);
 
-      await expect(subject.claim('key-a', FP, LEASE_MS)).resolves.toStrictEqual({
+      await expect(subject.claim('key-a', FP, LEASE_MS, TENANT)).resolves.toStrictEqual({
         status: 'completed',
         outcome: SUCCESS,
       });
       clock().advance(RETENTION_MS - 1);
-      await expect(subject.claim('key-a', FP, LEASE_MS)).resolves.toMatchObject({ status: 'completed' });
+      await expect(subject.claim('key-a', FP, LEASE_MS, TENANT)).resolves.toMatchObject({ status: 'completed' });
       clock().advance(1);
-      await expect(subject.claim('key-a', FP, LEASE_MS)).resolves.toMatchObject({ status: 'claimed' });
+      await expect(subject.claim('key-a', FP, LEASE_MS, TENANT)).resolves.toMatchObject({ status: 'claimed' });
     });
 
     it('answers false for a wrong token and leaves the lease as it was', async () => {
@@ -84,9 +85,9 @@ export function describeIdempotencyStoreRenew({ store, clock }: IdempotencyContr
       await expect(subject.renew('key-a', 'no-such-token', 60_000)).resolves.toBe(false);
 
       clock().advance(LEASE_MS - 1);
-      await expect(subject.claim('key-a', FP, LEASE_MS)).resolves.toEqual({ status: 'in_flight' });
+      await expect(subject.claim('key-a', FP, LEASE_MS, TENANT)).resolves.toEqual({ status: 'in_flight' });
       clock().advance(1);
-      await expect(subject.claim('key-a', FP, LEASE_MS)).resolves.toMatchObject({ status: 'claimed' });
+      await expect(subject.claim('key-a', FP, LEASE_MS, TENANT)).resolves.toMatchObject({ status: 'claimed' });
     });
 
     it('answers false for a token of another key', async () => {
@@ -97,7 +98,7 @@ export function describeIdempotencyStoreRenew({ store, clock }: IdempotencyContr
       await expect(subject.renew('key-b', tokenA, 60_000)).resolves.toBe(false);
 
       clock().advance(LEASE_MS);
-      await expect(subject.claim('key-b', FP, LEASE_MS)).resolves.toMatchObject({ status: 'claimed' });
+      await expect(subject.claim('key-b', FP, LEASE_MS, TENANT)).resolves.toMatchObject({ status: 'claimed' });
     });
 
     it('answers false after complete, keeping the outcome and its retention', async () => {
@@ -107,12 +108,12 @@ export function describeIdempotencyStoreRenew({ store, clock }: IdempotencyContr
 
       await expect(subject.renew('key-a', token, 10 * RETENTION_MS)).resolves.toBe(false);
 
-      await expect(subject.claim('key-a', FP, LEASE_MS)).resolves.toStrictEqual({
+      await expect(subject.claim('key-a', FP, LEASE_MS, TENANT)).resolves.toStrictEqual({
         status: 'completed',
         outcome: SUCCESS,
       });
       clock().advance(RETENTION_MS);
-      await expect(subject.claim('key-a', FP, LEASE_MS)).resolves.toMatchObject({ status: 'claimed' });
+      await expect(subject.claim('key-a', FP, LEASE_MS, TENANT)).resolves.toMatchObject({ status: 'claimed' });
     });
 
     it('answers false after release, holding nothing again', async () => {
@@ -122,7 +123,7 @@ export function describeIdempotencyStoreRenew({ store, clock }: IdempotencyContr
 
       await expect(subject.renew('key-a', token, LEASE_MS)).resolves.toBe(false);
 
-      await expect(subject.claim('key-a', OTHER_FP, LEASE_MS)).resolves.toMatchObject({ status: 'claimed' });
+      await expect(subject.claim('key-a', OTHER_FP, LEASE_MS, TENANT)).resolves.toMatchObject({ status: 'claimed' });
     });
 
     it('answers false to the stale token of a released claim once the key is claimed again', async () => {
@@ -134,7 +135,7 @@ export function describeIdempotencyStoreRenew({ store, clock }: IdempotencyContr
       await expect(subject.renew('key-a', stale, 60_000)).resolves.toBe(false);
 
       clock().advance(LEASE_MS);
-      await expect(subject.claim('key-a', FP, LEASE_MS)).resolves.toMatchObject({ status: 'claimed' });
+      await expect(subject.claim('key-a', FP, LEASE_MS, TENANT)).resolves.toMatchObject({ status: 'claimed' });
     });
 
     it('answers false once the lease lapsed, even before anyone took it over, and does not revive it', async () => {
@@ -144,10 +145,10 @@ export function describeIdempotencyStoreRenew({ store, clock }: IdempotencyContr
 
       await expect(subject.renew('key-a', token, LEASE_MS)).resolves.toBe(false);
 
-      const takeover = await subject.claim('key-a', OTHER_FP, LEASE_MS);
+      const takeover = await subject.claim('key-a', OTHER_FP, LEASE_MS, TENANT);
       expect(takeover).toMatchObject({ status: 'claimed' });
       await subject.complete('key-a', token, SUCCESS, RETENTION_MS);
-      await expect(subject.claim('key-a', OTHER_FP, LEASE_MS)).resolves.toEqual({ status: 'in_flight' });
+      await expect(subject.claim('key-a', OTHER_FP, LEASE_MS, TENANT)).resolves.toEqual({ status: 'in_flight' });
     });
 
     it('answers false to the old token after a takeover, leaving the new lease as it was', async () => {
@@ -159,7 +160,7 @@ export function describeIdempotencyStoreRenew({ store, clock }: IdempotencyContr
       await expect(subject.renew('key-a', old, 60_000)).resolves.toBe(false);
 
       clock().advance(LEASE_MS - 1);
-      await expect(subject.claim('key-a', FP, LEASE_MS)).resolves.toEqual({ status: 'in_flight' });
+      await expect(subject.claim('key-a', FP, LEASE_MS, TENANT)).resolves.toEqual({ status: 'in_flight' });
       await expect(subject.renew('key-a', current, LEASE_MS)).resolves.toBe(true);
     });
 
@@ -168,7 +169,7 @@ export function describeIdempotencyStoreRenew({ store, clock }: IdempotencyContr
 
       await expect(subject.renew('key-a', 'no-such-token', LEASE_MS)).resolves.toBe(false);
 
-      await expect(subject.claim('key-a', FP, LEASE_MS)).resolves.toMatchObject({ status: 'claimed' });
+      await expect(subject.claim('key-a', FP, LEASE_MS, TENANT)).resolves.toMatchObject({ status: 'claimed' });
     });
 
     it.each([
@@ -183,9 +184,9 @@ export function describeIdempotencyStoreRenew({ store, clock }: IdempotencyContr
       await expect(subject.renew('key-a', token, leaseMs)).rejects.toThrow(RangeError);
 
       clock().advance(LEASE_MS - 1);
-      await expect(subject.claim('key-a', FP, LEASE_MS)).resolves.toEqual({ status: 'in_flight' });
+      await expect(subject.claim('key-a', FP, LEASE_MS, TENANT)).resolves.toEqual({ status: 'in_flight' });
       clock().advance(1);
-      await expect(subject.claim('key-a', FP, LEASE_MS)).resolves.toMatchObject({ status: 'claimed' });
+      await expect(subject.claim('key-a', FP, LEASE_MS, TENANT)).resolves.toMatchObject({ status: 'claimed' });
     });
   });
 }

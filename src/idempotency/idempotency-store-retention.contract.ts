@@ -8,6 +8,7 @@ import {
   FAILURE,
   claimed,
   completed,
+  TENANT,
 } from './idempotency-store-contract-context';
 
 /**
@@ -22,13 +23,13 @@ export function describeIdempotencyStoreRetention({ store, clock }: IdempotencyC
       await completed(subject, 'key-a', SUCCESS);
 
       clock().advance(RETENTION_MS - 1);
-      await expect(subject.claim('key-a', FP, LEASE_MS)).resolves.toStrictEqual({
+      await expect(subject.claim('key-a', FP, LEASE_MS, TENANT)).resolves.toStrictEqual({
         status: 'completed',
         outcome: SUCCESS,
       });
 
       clock().advance(1);
-      await expect(subject.claim('key-a', FP, LEASE_MS)).resolves.toMatchObject({ status: 'claimed' });
+      await expect(subject.claim('key-a', FP, LEASE_MS, TENANT)).resolves.toMatchObject({ status: 'claimed' });
     });
 
     it('forgets the fingerprint with the outcome: other arguments may use the key after retention', async () => {
@@ -36,10 +37,10 @@ export function describeIdempotencyStoreRetention({ store, clock }: IdempotencyC
       await completed(subject, 'key-a', SUCCESS);
 
       clock().advance(RETENTION_MS - 1);
-      await expect(subject.claim('key-a', OTHER_FP, LEASE_MS)).resolves.toEqual({ status: 'conflict' });
+      await expect(subject.claim('key-a', OTHER_FP, LEASE_MS, TENANT)).resolves.toEqual({ status: 'conflict' });
 
       clock().advance(1);
-      await expect(subject.claim('key-a', OTHER_FP, LEASE_MS)).resolves.toMatchObject({ status: 'claimed' });
+      await expect(subject.claim('key-a', OTHER_FP, LEASE_MS, TENANT)).resolves.toMatchObject({ status: 'claimed' });
     });
 
     it('counts retention from the completion, not from the claim', async () => {
@@ -49,10 +50,10 @@ export function describeIdempotencyStoreRetention({ store, clock }: IdempotencyC
       await subject.complete('key-a', token, SUCCESS, RETENTION_MS);
 
       clock().advance(RETENTION_MS - 1);
-      await expect(subject.claim('key-a', FP, LEASE_MS)).resolves.toMatchObject({ status: 'completed' });
+      await expect(subject.claim('key-a', FP, LEASE_MS, TENANT)).resolves.toMatchObject({ status: 'completed' });
 
       clock().advance(1);
-      await expect(subject.claim('key-a', FP, LEASE_MS)).resolves.toMatchObject({ status: 'claimed' });
+      await expect(subject.claim('key-a', FP, LEASE_MS, TENANT)).resolves.toMatchObject({ status: 'claimed' });
     });
 
     it('uses the retentionMs each completion asks for', async () => {
@@ -63,11 +64,11 @@ export function describeIdempotencyStoreRetention({ store, clock }: IdempotencyC
       await subject.complete('key-short', shortToken, FAILURE, 1_000);
 
       clock().advance(1_000);
-      await expect(subject.claim('key-short', FP, LEASE_MS)).resolves.toMatchObject({ status: 'claimed' });
-      await expect(subject.claim('key-long', FP, LEASE_MS)).resolves.toMatchObject({ status: 'completed' });
+      await expect(subject.claim('key-short', FP, LEASE_MS, TENANT)).resolves.toMatchObject({ status: 'claimed' });
+      await expect(subject.claim('key-long', FP, LEASE_MS, TENANT)).resolves.toMatchObject({ status: 'completed' });
 
       clock().advance(9_000);
-      await expect(subject.claim('key-long', FP, LEASE_MS)).resolves.toMatchObject({ status: 'claimed' });
+      await expect(subject.claim('key-long', FP, LEASE_MS, TENANT)).resolves.toMatchObject({ status: 'claimed' });
     });
   });
 }

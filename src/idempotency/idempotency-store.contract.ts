@@ -1,6 +1,8 @@
 import { FakeClock } from '../common/fake-clock';
+import type { IdempotencyBounds } from './idempotency-bounds';
 import type { IdempotencyStore } from './idempotency.store';
 import { describeIdempotencyStoreBound } from './idempotency-store-bound.contract';
+import { describeIdempotencyStoreBytes } from './idempotency-store-bytes.contract';
 import { describeIdempotencyStoreClaim } from './idempotency-store-claim.contract';
 import { describeIdempotencyStoreComplete } from './idempotency-store-complete.contract';
 import type { IdempotencyContractContext, IdempotencyContractOptions } from './idempotency-store-contract-context';
@@ -11,14 +13,19 @@ import { describeIdempotencyStoreRetention } from './idempotency-store-retention
 
 export type { IdempotencyContractOptions } from './idempotency-store-contract-context';
 
-/** Builds the store under test on the given clock, holding at most `maxEntries` keys. */
+/** Builds the store under test on the given clock, within `bounds`. */
 export type MakeIdempotencyStore = (
   clock: FakeClock,
-  maxEntries: number,
+  bounds: IdempotencyBounds,
 ) => IdempotencyStore | Promise<IdempotencyStore>;
 
-/** A bound no test without its own bound comes near. */
-const ROOMY = 1_000;
+/** Bounds no test without its own bounds comes near. */
+const ROOMY: IdempotencyBounds = {
+  maxEntries: 1_000,
+  maxBytes: 64 * 1024 * 1024,
+  maxBytesPerTenant: 64 * 1024 * 1024,
+  maxEntryBytes: 16 * 1024 * 1024,
+};
 
 /**
  * The contract every {@link IdempotencyStore} keeps, asserted only through the interface and
@@ -38,7 +45,7 @@ export function describeIdempotencyStore(
     });
 
     const context: IdempotencyContractContext = {
-      store: (maxEntries = ROOMY) => Promise.resolve(makeStore(clock, maxEntries)),
+      store: (bounds = {}) => Promise.resolve(makeStore(clock, { ...ROOMY, ...bounds })),
       clock: () => clock,
     };
 
@@ -48,6 +55,7 @@ export function describeIdempotencyStore(
     describeIdempotencyStoreRetention(context);
     describeIdempotencyStoreLease(context);
     describeIdempotencyStoreBound(context, options);
+    describeIdempotencyStoreBytes(context, options);
     describeIdempotencyStoreRenew(context);
   });
 }

@@ -3,8 +3,11 @@ import type { IdempotencyConfig } from '../config';
 import type { IdempotencyStore } from './idempotency.store';
 
 export interface IdempotencyModuleOptions {
-  /** How long outcomes are replayed, and the memory store's bound. @default { retentionMs: 60000, maxEntries: 10000 } */
-  idempotency?: IdempotencyConfig;
+  /**
+   * How long outcomes are replayed, and the stores' bounds (each key left out takes its default).
+   * @default { retentionMs: 60000, maxEntries: 10000, maxBytes: 64 MiB, maxBytesPerTenant: 16 MiB, maxEntryBytes: 1 MiB }
+   */
+  idempotency?: Partial<IdempotencyConfig>;
   /** An IdempotencyStore of the app's own, in place of the memory or Redis one StoreModule's connection decides. */
   customStore?: IdempotencyStore;
 }

@@ -4,6 +4,7 @@ import { deferred, track } from '../../test/support/deferred';
 import type { ToolArguments } from '../dispatch/tool';
 import { IdempotencyService, type IdempotencyDecision, type IdempotencyLead } from './idempotency.service';
 import type { IdempotencyStore, StoredOutcome } from './idempotency.store';
+import { DEFAULT_IDEMPOTENCY_BOUNDS } from './idempotency-bounds';
 import { MemoryIdempotencyStore } from './memory-idempotency.store';
 
 const RETENTION_MS = 60_000;
@@ -27,7 +28,7 @@ const REFUSAL: StoredOutcome = {
 
 function setup(maxEntries = 100) {
   const clock = new FakeClock();
-  const store = new MemoryIdempotencyStore(clock, maxEntries);
+  const store = new MemoryIdempotencyStore(clock, { ...DEFAULT_IDEMPOTENCY_BOUNDS, maxEntries });
   const options = { idempotency: { retentionMs: RETENTION_MS, maxEntries } };
   const replica = () => new IdempotencyService(store, options, clock);
   /**
@@ -50,7 +51,7 @@ function setup(maxEntries = 100) {
 }
 
 function begin(service: IdempotencyService, args: ToolArguments = ARGS, abort = new LazyAbortController()) {
-  return service.begin(KEY, args, LEASE_MS, abort);
+  return service.begin(KEY, 'tenant', args, LEASE_MS, abort);
 }
 
 function asLead(decision: IdempotencyDecision): IdempotencyLead {
@@ -204,7 +205,7 @@ describe('IdempotencyService', () => {
       asLead(await begin(service));
 
       await expect(
-        service.begin('another-scoped-key', ARGS, LEASE_MS, new LazyAbortController()),
+        service.begin('another-scoped-key', 'tenant', ARGS, LEASE_MS, new LazyAbortController()),
       ).resolves.toMatchObject({ kind: 'lead' });
     });
 
@@ -424,7 +425,7 @@ describe('IdempotencyService', () => {
 
     it('rejects unavailable, not false, when the store fails', async () => {
       const clock = new FakeClock();
-      const memory = new MemoryIdempotencyStore(clock, 100);
+      const memory = new MemoryIdempotencyStore(clock, { ...DEFAULT_IDEMPOTENCY_BOUNDS, maxEntries: 100 });
       const cause = new Error('connection lost');
       const store: IdempotencyStore = {
         claim: (...args) => memory.claim(...args),

@@ -53,18 +53,25 @@ export class IdempotencyService {
   ) {}
 
   /**
-   * Decides for a call with the scoped `key`. `leaseMs` bounds how long its claim holds if
+   * Decides for a call of `tenant` with the scoped `key` (the tenant's outcomes count against its
+   * bytes in the store). `leaseMs` bounds how long its claim holds if
    * this process dies with it (`leaseLifetimeMs`); while this process runs the call, a lead's
    * claim is renewed for as long again every third of it until `finish`, so a call that outlives
    * its lease (a stream) is never run a second time. `args` is what the call was asked (JSON): the
    * same key with other arguments is a conflict. `abort` ends a wait for another replica's call.
    */
-  async begin(key: string, args: unknown, leaseMs: number, abort: LazyAbortController): Promise<IdempotencyDecision> {
+  async begin(
+    key: string,
+    tenant: string,
+    args: unknown,
+    leaseMs: number,
+    abort: LazyAbortController,
+  ): Promise<IdempotencyDecision> {
     const fingerprint = argumentsFingerprint(args);
     for (;;) {
       let claim;
       try {
-        claim = await this.store.claim(key, fingerprint, leaseMs);
+        claim = await this.store.claim(key, fingerprint, leaseMs, tenant);
       } catch (error) {
         // Without the store a key can neither be honoured nor ignored safely: refuse the call.
         throw new ResilienceError('unavailable', 'the idempotency store is unavailable', { cause: error });

@@ -23,10 +23,15 @@ export type IdempotencyClaim =
 export interface IdempotencyStore {
   /**
    * Claims `key` for a call whose arguments have `fingerprint`, for at most `leaseMs`: a claim
-   * whose lease passed (its replica died) may be taken over.
+   * whose lease passed (its replica died) may be taken over. `tenant` owns the key: its outcome
+   * counts against that tenant's bytes.
    */
-  claim(key: string, fingerprint: string, leaseMs: number): Promise<IdempotencyClaim>;
-  /** Stores the outcome of the claimed call for `retentionMs`; does nothing if the claim was lost. */
+  claim(key: string, fingerprint: string, leaseMs: number, tenant: string): Promise<IdempotencyClaim>;
+  /**
+   * Stores the outcome of the claimed call for `retentionMs`; does nothing if the claim was lost.
+   * An outcome larger than the store keeps is not stored, but the key stays finished: a claim then
+   * answers `completed` with an `idempotency_conflict` failure (`notKeptOutcome`), never `claimed`.
+   */
   complete(key: string, token: string, outcome: StoredOutcome, retentionMs: number): Promise<void>;
   /** Forgets the claim of a call that never started: nothing is stored. */
   release(key: string, token: string): Promise<void>;

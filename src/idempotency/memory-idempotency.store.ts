@@ -1,39 +1,65 @@
 import type { Clock } from '../common';
+import { assertIdempotencyBounds, type IdempotencyBounds } from './idempotency-bounds';
 import { assertLeaseMs, type IdempotencyClaim, type IdempotencyStore, type StoredOutcome } from './idempotency.store';
+import { keptOutcome, notKeptOutcome } from './kept-outcome';
 
 interface InFlight {
   fingerprint: string;
+  tenant: string;
   token: string;
   leaseUntil: number;
 }
 
 interface Completed {
   fingerprint: string;
-  outcome: StoredOutcome;
+  tenant: string;
+  /** The outcome's JSON, parsed afresh by every replay; undefined once not kept (too large, or dropped for bytes). */
+  json: string | undefined;
+  bytes: number;
+  /** What a replay says of a key whose outcome was not kept. */
+  attempts: number;
   expiresAt: number;
 }
 
+/** One tenant's kept outcomes, oldest first, and their bytes. */
+interface TenantOutcomes {
+  bytes: number;
+  kept: Map<string, Completed>;
+}
+
 /**
- * The embedded idempotency store. Finished outcomes live in completion order, so both expiry
- * and eviction take from the front in O(1). At most `maxEntries` keys are kept: the oldest
- * finished ones are evicted first, in-flight ones never (there are at most as many as the
- * lanes hold, since a claim is released when its call is refused).
+ * The embedded idempotency store. Finished outcomes live in completion order, so expiry and
+ * eviction take from the front in O(1). Bounded by count and by bytes (docs/design.md,
+ * "Idempotency"):
+ * - at most `maxEntries` keys: the oldest finished ones are evicted first, in-flight ones never
+ *   (there are at most as many as the lanes hold, since a claim is released when its call is refused);
+ * - outcomes are kept as their JSON, at most `maxEntryBytes` each, `maxBytesPerTenant` for one
+ *   tenant's keys and `maxBytes` in all. Past a byte bound the oldest outcomes (the tenant's own,
+ *   then anyone's) are dropped, but their keys stay: a repeat is answered `idempotency_conflict`
+ *   instead of running the call a second time. A dropped outcome costs only its key and fingerprint,
+ *   which `maxEntries` bounds.
+ * Bytes are the JSON's UTF-8 length, not the heap's: V8 holds a string in at most that much, plus
+ * a fixed overhead per key.
  */
 export class MemoryIdempotencyStore implements IdempotencyStore {
+  readonly bounds: Readonly<IdempotencyBounds>;
   private readonly inFlight = new Map<string, InFlight>();
   private readonly completed = new Map<string, Completed>();
+  /** Keys whose outcome is kept, oldest first, over all tenants. */
+  private readonly kept = new Map<string, Completed>();
+  private readonly tenants = new Map<string, TenantOutcomes>();
+  private keptBytes = 0;
   private nextToken = 1;
 
   constructor(
     private readonly clock: Clock,
-    readonly maxEntries: number,
+    bounds: IdempotencyBounds,
   ) {
-    if (!(Number.isSafeInteger(maxEntries) && maxEntries >= 1)) {
-      throw new RangeError('maxEntries must be an integer of at least 1');
-    }
+    assertIdempotencyBounds(bounds);
+    this.bounds = { ...bounds };
   }
 
-  claim(key: string, fingerprint: string, leaseMs: number): Promise<IdempotencyClaim> {
+  claim(key: string, fingerprint: string, leaseMs: number, tenant: string): Promise<IdempotencyClaim> {
     const now = this.clock.now();
     this.dropExpired(now);
     const running = this.inFlight.get(key);
@@ -41,14 +67,15 @@ export class MemoryIdempotencyStore implements IdempotencyStore {
       return Promise.resolve(running.fingerprint === fingerprint ? { status: 'in_flight' } : { status: 'conflict' });
     }
     const done = this.completed.get(key);
-    if (done && done.expiresAt <= now) this.completed.delete(key);
+    if (done && done.expiresAt <= now) this.forget(key, done);
     else if (done) {
-      return Promise.resolve(
-        done.fingerprint === fingerprint ? { status: 'completed', outcome: done.outcome } : { status: 'conflict' },
-      );
+      if (done.fingerprint !== fingerprint) return Promise.resolve({ status: 'conflict' });
+      const outcome =
+        done.json === undefined ? notKeptOutcome(done.attempts) : (JSON.parse(done.json) as StoredOutcome);
+      return Promise.resolve({ status: 'completed', outcome });
     }
     const token = String(this.nextToken++);
-    this.inFlight.set(key, { fingerprint, token, leaseUntil: now + leaseMs });
+    this.inFlight.set(key, { fingerprint, tenant, token, leaseUntil: now + leaseMs });
     this.evict();
     return Promise.resolve({ status: 'claimed', token });
   }
@@ -57,8 +84,20 @@ export class MemoryIdempotencyStore implements IdempotencyStore {
     const running = this.inFlight.get(key);
     if (running?.token === token) {
       this.inFlight.delete(key);
-      this.completed.delete(key);
-      this.completed.set(key, { fingerprint: running.fingerprint, outcome, expiresAt: this.clock.now() + retentionMs });
+      const previous = this.completed.get(key);
+      if (previous) this.forget(key, previous);
+      const kept = keptOutcome(outcome, this.bounds.maxEntryBytes);
+      const { fingerprint, tenant } = running;
+      const entry: Completed = {
+        fingerprint,
+        tenant,
+        json: kept?.json,
+        bytes: kept?.bytes ?? 0,
+        attempts: outcome.attempts,
+        expiresAt: this.clock.now() + retentionMs,
+      };
+      this.completed.set(key, entry);
+      if (kept) this.keep(key, entry);
       this.evict();
     }
     return Promise.resolve();
@@ -85,17 +124,65 @@ export class MemoryIdempotencyStore implements IdempotencyStore {
     return this.inFlight.size + this.completed.size;
   }
 
+  /** UTF-8 bytes of the outcomes kept now, all tenants together. */
+  get bytes(): number {
+    return this.keptBytes;
+  }
+
+  /** UTF-8 bytes of the outcomes kept now for `tenant`'s keys. */
+  bytesOf(tenant: string): number {
+    return this.tenants.get(tenant)?.bytes ?? 0;
+  }
+
+  /** Counts a new outcome in, then drops the oldest ones until the tenant's and the total bytes hold. */
+  private keep(key: string, entry: Completed): void {
+    let outcomes = this.tenants.get(entry.tenant);
+    if (!outcomes) {
+      outcomes = { bytes: 0, kept: new Map() };
+      this.tenants.set(entry.tenant, outcomes);
+    }
+    outcomes.kept.set(key, entry);
+    outcomes.bytes += entry.bytes;
+    this.kept.set(key, entry);
+    this.keptBytes += entry.bytes;
+    while (outcomes.bytes > this.bounds.maxBytesPerTenant) this.dropOldest(outcomes.kept);
+    while (this.keptBytes > this.bounds.maxBytes) this.dropOldest(this.kept);
+  }
+
+  private dropOldest(kept: Map<string, Completed>): void {
+    const [key, entry] = kept.entries().next().value!;
+    this.drop(key, entry);
+  }
+
+  /** Forgets the outcome of a finished key, which stays: it is replayed as not kept. */
+  private drop(key: string, entry: Completed): void {
+    if (entry.json === undefined) return;
+    const outcomes = this.tenants.get(entry.tenant)!;
+    outcomes.kept.delete(key);
+    outcomes.bytes -= entry.bytes;
+    if (outcomes.kept.size === 0) this.tenants.delete(entry.tenant);
+    this.kept.delete(key);
+    this.keptBytes -= entry.bytes;
+    entry.json = undefined;
+    entry.bytes = 0;
+  }
+
+  private forget(key: string, entry: Completed): void {
+    this.drop(key, entry);
+    this.completed.delete(key);
+  }
+
   private dropExpired(now: number): void {
     for (const [key, entry] of this.completed) {
       if (entry.expiresAt > now) return;
-      this.completed.delete(key);
+      this.forget(key, entry);
     }
   }
 
   private evict(): void {
-    for (const key of this.completed.keys()) {
-      if (this.size <= this.maxEntries) return;
-      this.completed.delete(key);
+    for (const [key, entry] of this.completed) {
+      if (this.size <= this.bounds.maxEntries) return;
+      this.forget(key, entry);
     }
   }
 }

@@ -22,9 +22,9 @@ describeRedis('RedisIdempotencyStore', () => {
 
   describeIdempotencyStore(
     'RedisIdempotencyStore',
-    // maxEntries is the memory store's bound; Redis bounds records by TTL.
-    (clock) => new RedisIdempotencyStore(run.redis, run.keys(), new RedisTime(clock)),
-    { evictsByCount: false },
+    // Counts and totals in bytes are the memory store's bounds; Redis bounds records by TTL.
+    (clock, bounds) => new RedisIdempotencyStore(run.redis, run.keys(), new RedisTime(clock), bounds),
+    { evictsByCount: false, boundsBytesInAll: false },
   );
 
   describe('keys and TTLs', () => {
@@ -39,7 +39,7 @@ describeRedis('RedisIdempotencyStore', () => {
     });
 
     it('keeps one hash per key under the prefix, with the key as its hash tag', async () => {
-      await store.claim('scoped-key', FP, LEASE_MS);
+      await store.claim('scoped-key', FP, LEASE_MS, 'tenant');
 
       const [, found] = await run.redis.scan('0', 'MATCH', `${keys.prefix}*`, 'COUNT', 1000);
       expect(found).toEqual([`${keys.prefix}{scoped-key}:idem`]);
@@ -47,7 +47,7 @@ describeRedis('RedisIdempotencyStore', () => {
     });
 
     it('sets a TTL of the lease plus the margin on a claim', async () => {
-      await store.claim('key-a', FP, LEASE_MS);
+      await store.claim('key-a', FP, LEASE_MS, 'tenant');
 
       const ttl = await run.redis.pttl(keys.key('key-a', 'idem'));
       expect(ttl).toBeGreaterThan(LEASE_MS);
@@ -55,7 +55,7 @@ describeRedis('RedisIdempotencyStore', () => {
     });
 
     it('sets a TTL of the retention plus the margin on a completion', async () => {
-      const claim = await store.claim('key-a', FP, LEASE_MS);
+      const claim = await store.claim('key-a', FP, LEASE_MS, 'tenant');
       if (claim.status !== 'claimed') throw new Error('expected a claim');
 
       await store.complete('key-a', claim.token, OUTCOME, RETENTION_MS);
@@ -66,12 +66,12 @@ describeRedis('RedisIdempotencyStore', () => {
     });
 
     it('sets a fresh lease TTL when a lapsed claim is taken over', async () => {
-      const first = await store.claim('key-a', FP, LEASE_MS);
+      const first = await store.claim('key-a', FP, LEASE_MS, 'tenant');
       if (first.status !== 'claimed') throw new Error('expected a claim');
       await store.complete('key-a', first.token, OUTCOME, 1_000);
       clock.advance(1_000);
 
-      await expect(store.claim('key-a', FP, 2_000)).resolves.toMatchObject({ status: 'claimed' });
+      await expect(store.claim('key-a', FP, 2_000, 'tenant')).resolves.toMatchObject({ status: 'claimed' });
 
       const ttl = await run.redis.pttl(keys.key('key-a', 'idem'));
       expect(ttl).toBeGreaterThan(2_000);
@@ -80,7 +80,7 @@ describeRedis('RedisIdempotencyStore', () => {
     });
 
     it('sets a TTL of the renewed lease plus the margin on a renew, and keeps the lease in the record', async () => {
-      const claim = await store.claim('key-a', FP, LEASE_MS);
+      const claim = await store.claim('key-a', FP, LEASE_MS, 'tenant');
       if (claim.status !== 'claimed') throw new Error('expected a claim');
       clock.advance(1_000);
 
@@ -94,7 +94,7 @@ describeRedis('RedisIdempotencyStore', () => {
     });
 
     it('keeps the TTL covering the lease when a renew asks for less than is left', async () => {
-      const claim = await store.claim('key-a', FP, 60_000);
+      const claim = await store.claim('key-a', FP, 60_000, 'tenant');
       if (claim.status !== 'claimed') throw new Error('expected a claim');
 
       await expect(store.renew('key-a', claim.token, 1_000)).resolves.toBe(true);
@@ -103,8 +103,8 @@ describeRedis('RedisIdempotencyStore', () => {
     });
 
     it('writes nothing for a renew of a key never claimed, released or completed', async () => {
-      const released = await store.claim('released', FP, LEASE_MS);
-      const completed = await store.claim('completed', FP, LEASE_MS);
+      const released = await store.claim('released', FP, LEASE_MS, 'tenant');
+      const completed = await store.claim('completed', FP, LEASE_MS, 'tenant');
       if (released.status !== 'claimed' || completed.status !== 'claimed') throw new Error('expected claims');
       await store.release('released', released.token);
       await store.complete('completed', completed.token, OUTCOME, RETENTION_MS);
@@ -120,7 +120,7 @@ describeRedis('RedisIdempotencyStore', () => {
     });
 
     it('deletes the key on release', async () => {
-      const claim = await store.claim('key-a', FP, LEASE_MS);
+      const claim = await store.claim('key-a', FP, LEASE_MS, 'tenant');
       if (claim.status !== 'claimed') throw new Error('expected a claim');
 
       await store.release('key-a', claim.token);
@@ -129,8 +129,8 @@ describeRedis('RedisIdempotencyStore', () => {
     });
 
     it('hands out random tokens', async () => {
-      const first = await store.claim('key-a', FP, LEASE_MS);
-      const second = await store.claim('key-b', FP, LEASE_MS);
+      const first = await store.claim('key-a', FP, LEASE_MS, 'tenant');
+      const second = await store.claim('key-b', FP, LEASE_MS, 'tenant');
 
       expect(first).toEqual({ status: 'claimed', token: expect.stringMatching(/^[0-9a-f-]{36}$/) });
       expect(second).toMatchObject({ status: 'claimed' });
@@ -145,12 +145,12 @@ describeRedis('RedisIdempotencyStore', () => {
       const [seconds, micros] = await run.redis.time();
       const before = Number(seconds) * 1000 + Math.floor(Number(micros) / 1000);
 
-      await store.claim('key-a', FP, LEASE_MS);
+      await store.claim('key-a', FP, LEASE_MS, 'tenant');
 
       const leaseUntil = Number(await run.redis.hget(keys.key('key-a', 'idem'), 'leaseUntil'));
       expect(leaseUntil).toBeGreaterThanOrEqual(before + LEASE_MS);
       expect(leaseUntil).toBeLessThan(before + LEASE_MS + 5_000);
-      await expect(store.claim('key-a', FP, LEASE_MS)).resolves.toEqual({ status: 'in_flight' });
+      await expect(store.claim('key-a', FP, LEASE_MS, 'tenant')).resolves.toEqual({ status: 'in_flight' });
     });
   });
 
@@ -168,15 +168,15 @@ describeRedis('RedisIdempotencyStore', () => {
 
     it('answers in_flight on the other replica while one runs, then the outcome after it completes', async () => {
       const [one, other] = await replicas();
-      const claim = await one.claim('key-a', FP, LEASE_MS);
+      const claim = await one.claim('key-a', FP, LEASE_MS, 'tenant');
       if (claim.status !== 'claimed') throw new Error('expected a claim');
 
-      await expect(other.claim('key-a', FP, LEASE_MS)).resolves.toEqual({ status: 'in_flight' });
-      await expect(other.claim('key-a', 'other-fp', LEASE_MS)).resolves.toEqual({ status: 'conflict' });
+      await expect(other.claim('key-a', FP, LEASE_MS, 'tenant')).resolves.toEqual({ status: 'in_flight' });
+      await expect(other.claim('key-a', 'other-fp', LEASE_MS, 'tenant')).resolves.toEqual({ status: 'conflict' });
 
       await one.complete('key-a', claim.token, OUTCOME, RETENTION_MS);
 
-      await expect(other.claim('key-a', FP, LEASE_MS)).resolves.toStrictEqual({
+      await expect(other.claim('key-a', FP, LEASE_MS, 'tenant')).resolves.toStrictEqual({
         status: 'completed',
         outcome: OUTCOME,
       });
@@ -184,29 +184,29 @@ describeRedis('RedisIdempotencyStore', () => {
 
     it('lets the other replica take over once the lease passed, and ignores the first token after', async () => {
       const [one, other, clock] = await replicas();
-      const first = await one.claim('key-a', FP, LEASE_MS);
+      const first = await one.claim('key-a', FP, LEASE_MS, 'tenant');
       if (first.status !== 'claimed') throw new Error('expected a claim');
       clock.advance(LEASE_MS);
 
-      const takeover = await other.claim('key-a', FP, LEASE_MS);
+      const takeover = await other.claim('key-a', FP, LEASE_MS, 'tenant');
       expect(takeover).toMatchObject({ status: 'claimed' });
       await one.complete('key-a', first.token, { ok: false, kind: 'timeout', message: 'late', attempts: 1 }, 1_000);
 
-      await expect(one.claim('key-a', FP, LEASE_MS)).resolves.toEqual({ status: 'in_flight' });
+      await expect(one.claim('key-a', FP, LEASE_MS, 'tenant')).resolves.toEqual({ status: 'in_flight' });
     });
 
     it('keeps a claim renewed on one replica from being taken over on the other', async () => {
       const [one, other, clock] = await replicas();
-      const claim = await one.claim('key-a', FP, LEASE_MS);
+      const claim = await one.claim('key-a', FP, LEASE_MS, 'tenant');
       if (claim.status !== 'claimed') throw new Error('expected a claim');
       clock.advance(LEASE_MS - 1);
 
       await expect(one.renew('key-a', claim.token, LEASE_MS)).resolves.toBe(true);
       clock.advance(LEASE_MS - 1);
 
-      await expect(other.claim('key-a', FP, LEASE_MS)).resolves.toEqual({ status: 'in_flight' });
+      await expect(other.claim('key-a', FP, LEASE_MS, 'tenant')).resolves.toEqual({ status: 'in_flight' });
       clock.advance(1);
-      await expect(other.claim('key-a', FP, LEASE_MS)).resolves.toMatchObject({ status: 'claimed' });
+      await expect(other.claim('key-a', FP, LEASE_MS, 'tenant')).resolves.toMatchObject({ status: 'claimed' });
       await expect(one.renew('key-a', claim.token, LEASE_MS)).resolves.toBe(false);
     });
 
@@ -214,7 +214,9 @@ describeRedis('RedisIdempotencyStore', () => {
       const [one, other] = await replicas();
 
       const claims = await Promise.all(
-        Array.from({ length: 20 }, (_, index) => (index % 2 === 0 ? one : other).claim('key-a', FP, LEASE_MS)),
+        Array.from({ length: 20 }, (_, index) =>
+          (index % 2 === 0 ? one : other).claim('key-a', FP, LEASE_MS, 'tenant'),
+        ),
       );
 
       expect(claims.filter((claim) => claim.status === 'claimed')).toHaveLength(1);

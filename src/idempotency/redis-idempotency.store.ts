@@ -1,7 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import type { RedisClient } from '../store';
 import { luaNow, type RedisKeys, RedisReplyError, RedisScript, type RedisTime, replyFlag } from '../store';
+import { DEFAULT_IDEMPOTENCY_BOUNDS, type IdempotencyBounds } from './idempotency-bounds';
 import { assertLeaseMs, type IdempotencyClaim, type IdempotencyStore, type StoredOutcome } from './idempotency.store';
+import { keptOutcome, notKeptOutcome } from './kept-outcome';
 import { storedOutcomeOf } from './stored-outcomes';
 
 /**
@@ -67,10 +69,14 @@ return 1`;
  * `TIME`, or the test clock through {@link RedisTime}); a lapsed lease or a record past its
  * retention is taken over with a fresh random token.
  *
- * There is no `maxEntries` here: that bound is the memory store's, which has nothing else to
- * bound it. In Redis every write sets a TTL (the lease or the retention, plus
- * {@link REDIS_IDEMPOTENCY_TTL_MARGIN_MS}), so a record never outlives its purpose by more
- * than the margin, and Redis's own `maxmemory` bounds the rest.
+ * Of the memory store's bounds only `maxEntryBytes` holds here: an outcome larger than that is
+ * not sent, and its key is finished without it (replayed as `notKeptOutcome`), as in memory.
+ * There is no count and no total in bytes: those bound the process's heap, which a Redis store
+ * does not fill. In Redis every write sets a TTL (the lease or the retention, plus
+ * {@link REDIS_IDEMPOTENCY_TTL_MARGIN_MS}), so a record never outlives its purpose by more than
+ * the margin: what one tenant holds is at most its calls in a retention window times
+ * `maxEntryBytes`, and Redis's own `maxmemory` bounds the rest. (A byte count per tenant would be
+ * a key in the tenant's Cluster slot, not the record's: a script could not keep both.)
  */
 export class RedisIdempotencyStore implements IdempotencyStore {
   private readonly claimScript: RedisScript;
@@ -78,18 +84,26 @@ export class RedisIdempotencyStore implements IdempotencyStore {
   private readonly releaseScript: RedisScript;
   private readonly renewScript: RedisScript;
 
+  private readonly maxEntryBytes: number;
+
   constructor(
     redis: RedisClient,
     private readonly keys: RedisKeys,
     private readonly time: RedisTime,
+    bounds: Pick<IdempotencyBounds, 'maxEntryBytes'> = DEFAULT_IDEMPOTENCY_BOUNDS,
   ) {
+    if (!(Number.isSafeInteger(bounds.maxEntryBytes) && bounds.maxEntryBytes >= 0)) {
+      throw new RangeError('maxEntryBytes must be an integer of at least 0');
+    }
+    this.maxEntryBytes = bounds.maxEntryBytes;
     this.claimScript = new RedisScript(redis, CLAIM);
     this.completeScript = new RedisScript(redis, COMPLETE);
     this.releaseScript = new RedisScript(redis, RELEASE);
     this.renewScript = new RedisScript(redis, RENEW);
   }
 
-  async claim(key: string, fingerprint: string, leaseMs: number): Promise<IdempotencyClaim> {
+  // The tenant is not needed: nothing here is counted by tenant (see the class's comment).
+  async claim(key: string, fingerprint: string, leaseMs: number, _tenant: string): Promise<IdempotencyClaim> {
     const answer = await this.claimScript.run(
       [this.recordKey(key)],
       [this.time.arg(), fingerprint, leaseMs, randomUUID(), REDIS_IDEMPOTENCY_TTL_MARGIN_MS],
@@ -100,7 +114,7 @@ export class RedisIdempotencyStore implements IdempotencyStore {
   async complete(key: string, token: string, outcome: StoredOutcome, retentionMs: number): Promise<void> {
     await this.completeScript.run(
       [this.recordKey(key)],
-      [this.time.arg(), token, JSON.stringify(outcome), retentionMs, REDIS_IDEMPOTENCY_TTL_MARGIN_MS],
+      [this.time.arg(), token, this.keptJson(outcome), retentionMs, REDIS_IDEMPOTENCY_TTL_MARGIN_MS],
     );
   }
 
@@ -115,6 +129,11 @@ export class RedisIdempotencyStore implements IdempotencyStore {
       [this.time.arg(), token, leaseMs, REDIS_IDEMPOTENCY_TTL_MARGIN_MS],
     );
     return replyFlag(renewed, 'idempotency renew');
+  }
+
+  /** The outcome's JSON, or the stand-in a key whose outcome is too large answers with. */
+  private keptJson(outcome: StoredOutcome): string {
+    return keptOutcome(outcome, this.maxEntryBytes)?.json ?? JSON.stringify(notKeptOutcome(outcome.attempts));
   }
 
   private recordKey(key: string): string {

@@ -277,7 +277,7 @@ export class ChatCompletions {
     // A request as it came is part of what was asked: the same key with another of its fields conflicts.
     // Labelled `native`, as before the pass-through had its name: keys in flight keep their fingerprint.
     const fingerprinted = call.passThrough ? { request, native: call.passThrough } : request;
-    const decision = await this.idempotency.begin(scoped, fingerprinted, leaseMs, call.abort);
+    const decision = await this.idempotency.begin(scoped, call.tenant, fingerprinted, leaseMs, call.abort);
     if (decision.kind !== 'lead') {
       const outcome = decision.kind === 'join' ? await raceWithAbort(decision.outcome, call.abort) : decision.outcome;
       if (!outcome.ok) throw fromStored(outcome);

@@ -104,9 +104,11 @@ for (const topology of TOPOLOGIES) {
 
     describeRateLimitStore(topology.name, (clock) => new RedisRateLimitStore(redis, keys(), time(clock)));
     describeBudgetStore(topology.name, (clock) => new RedisBudgetStore(redis, keys(), time(clock)));
-    describeIdempotencyStore(topology.name, (clock) => new RedisIdempotencyStore(redis, keys(), time(clock)), {
-      evictsByCount: false,
-    });
+    describeIdempotencyStore(
+      topology.name,
+      (clock, bounds) => new RedisIdempotencyStore(redis, keys(), time(clock), bounds),
+      { evictsByCount: false, boundsBytesInAll: false },
+    );
     describeContainmentStore(topology.name, () => new RedisContainmentStore(redis, keys()));
     describeCallAdmission(topology.name, (clock) => {
       const shared = keys();

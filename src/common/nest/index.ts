@@ -7,6 +7,7 @@ export * from './envelope-exception.filter';
 export * from './http-exception-mapping';
 export * from './framework-errors';
 export * from './client-errors';
+export * from './connection-limits';
 export * from './unexpected-errors';
 export * from './refusal-log';
 export * from './without-tenant.decorator';
