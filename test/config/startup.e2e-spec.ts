@@ -2,7 +2,7 @@ import { createServer } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { resolve } from 'node:path';
 import { invoke, send } from '../support/http-client';
-import { listeningPort, spawnService, type ServiceProcess } from '../support/spawn-service';
+import { killAll, listeningPort, spawnService, type ServiceProcess } from '../support/spawn-service';
 
 /**
  * Start-up of the real process (src/main.ts in a child process) from a config file:
@@ -20,12 +20,7 @@ describe('start-up from the config file', () => {
   const children: ServiceProcess[] = [];
 
   afterEach(async () => {
-    for (const service of children.splice(0)) {
-      if (service.child.exitCode === null && service.child.signalCode === null) {
-        service.child.kill('SIGKILL');
-        await service.exited;
-      }
-    }
+    await killAll(children);
   });
 
   function spawn(env: Record<string, string>): ServiceProcess {

@@ -3,7 +3,7 @@ import { Agent } from 'undici';
 import { deferred, type Deferred, track } from '../support/deferred';
 import { eventually } from '../support/eventually';
 import { invoke, send } from '../support/http-client';
-import { listeningPort, spawnService, type ServiceProcess } from '../support/spawn-service';
+import { listeningPort, spawnService, type ServiceProcess, killAll } from '../support/spawn-service';
 import { hang, Upstream } from '../support/upstream';
 
 /**
@@ -38,12 +38,7 @@ describe('shutdown of the running service', () => {
 
   afterEach(async () => {
     release.resolve();
-    for (const service of children.splice(0)) {
-      if (service.child.exitCode === null && service.child.signalCode === null) {
-        service.child.kill('SIGKILL');
-        await service.exited;
-      }
-    }
+    await killAll(children);
     await Promise.all(agents.splice(0).map((agent) => agent.destroy()));
     await upstream?.close();
     upstream = undefined;

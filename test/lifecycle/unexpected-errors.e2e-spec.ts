@@ -3,7 +3,7 @@ import { deferred, type Deferred, track } from '../support/deferred';
 import { eventually } from '../support/eventually';
 import { invoke, send } from '../support/http-client';
 import { parsePromText, sampleValue } from '../support/prom-text';
-import { listeningPort, spawnService, type ServiceProcess } from '../support/spawn-service';
+import { listeningPort, spawnService, type ServiceProcess, killAll } from '../support/spawn-service';
 import { Upstream } from '../support/upstream';
 
 /**
@@ -42,12 +42,7 @@ describe('an error nobody handled, in the running service', () => {
 
   afterEach(async () => {
     release.resolve();
-    for (const service of children.splice(0)) {
-      if (service.child.exitCode === null && service.child.signalCode === null) {
-        service.child.kill('SIGKILL');
-        await service.exited;
-      }
-    }
+    await killAll(children);
     await upstream?.close();
     upstream = undefined;
   });

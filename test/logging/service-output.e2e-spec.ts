@@ -1,5 +1,5 @@
 import { invoke } from '../support/http-client';
-import { listeningPort, spawnService, type ServiceProcess } from '../support/spawn-service';
+import { killAll, listeningPort, spawnService, type ServiceProcess } from '../support/spawn-service';
 
 /**
  * What the real process (src/main.ts, the default config) writes on stdout: JSON lines, a few
@@ -13,12 +13,7 @@ describe('the service’s own output', () => {
   const children: ServiceProcess[] = [];
 
   afterEach(async () => {
-    for (const service of children.splice(0)) {
-      if (service.child.exitCode === null && service.child.signalCode === null) {
-        service.child.kill('SIGKILL');
-        await service.exited;
-      }
-    }
+    await killAll(children);
   });
 
   /** Starts the service, makes one refused call, stops it with SIGTERM; what it wrote, line by line. */

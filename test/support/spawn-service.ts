@@ -45,3 +45,13 @@ export function listeningPort(service: ServiceProcess): Promise<number> {
     }),
   ]);
 }
+
+/** Kills every process of `services` still running (SIGKILL) and waits for each to end; empties the list. */
+export async function killAll(services: ServiceProcess[]): Promise<void> {
+  for (const service of services.splice(0)) {
+    if (service.child.exitCode === null && service.child.signalCode === null) {
+      service.child.kill('SIGKILL');
+      await service.exited;
+    }
+  }
+}
