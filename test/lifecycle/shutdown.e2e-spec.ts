@@ -3,7 +3,7 @@ import { Agent } from 'undici';
 import { deferred, type Deferred, track } from '../support/deferred';
 import { eventually } from '../support/eventually';
 import { invoke, send } from '../support/http-client';
-import { listeningPort, spawnService, type ServiceProcess, killAll } from '../support/spawn-service';
+import { killAll, listeningPort, spawnService, type ServiceProcess } from '../support/spawn-service';
 import { hang, Upstream } from '../support/upstream';
 
 /**

@@ -3,7 +3,7 @@ import { deferred, type Deferred, track } from '../support/deferred';
 import { eventually } from '../support/eventually';
 import { invoke, send } from '../support/http-client';
 import { parsePromText, sampleValue } from '../support/prom-text';
-import { listeningPort, spawnService, type ServiceProcess, killAll } from '../support/spawn-service';
+import { killAll, listeningPort, spawnService, type ServiceProcess } from '../support/spawn-service';
 import { Upstream } from '../support/upstream';
 
 /**
