@@ -1,5 +1,5 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
-import { CLOCK, type Clock, deferred, type LazyAbortController, LeaseKeeper, ResilienceError, sleep } from '../common';
+import { type Awaitable, CLOCK, type Clock, deferred, type LazyAbortController, LeaseKeeper, ResilienceError, sleep } from '../common';
 import { argumentsFingerprint } from './fingerprint';
 import { IDEMPOTENCY_MODULE_OPTIONS, type IdempotencyModuleOptions } from './idempotency.module-definition';
 import { IdempotencyStore, type StoredOutcome } from './idempotency.store';
@@ -59,6 +59,9 @@ export class IdempotencyService {
    * claim is renewed for as long again every third of it until `finish`, so a call that outlives
    * its lease (a stream) is never run a second time. `args` is what the call was asked (JSON): the
    * same key with other arguments is a conflict. `abort` ends a wait for another replica's call.
+   * `beforeWaiting` runs once, before the first wait for another replica's call: such a wait may
+   * outlast anything the caller holds for its own run (money), so the caller gives it back there
+   * and holds it again if it ends up the lead.
    */
   async begin(
     key: string,
@@ -66,8 +69,10 @@ export class IdempotencyService {
     args: unknown,
     leaseMs: number,
     abort: LazyAbortController,
+    beforeWaiting?: () => Awaitable<void>,
   ): Promise<IdempotencyDecision> {
     const fingerprint = argumentsFingerprint(args);
+    let waited = false;
     for (;;) {
       let claim;
       try {
@@ -87,6 +92,10 @@ export class IdempotencyService {
           const here = this.running.get(key);
           if (here) return { kind: 'join', outcome: here };
           // Another replica runs it: look again shortly, for its outcome or its claim gone.
+          if (!waited) {
+            waited = true;
+            if (beforeWaiting) await beforeWaiting();
+          }
           await sleep(this.clock, IN_FLIGHT_POLL_MS, abort.signal);
         }
       }
