@@ -82,7 +82,10 @@ describe('a keyed tool call that waited on another replica’s claim (issue 36)'
   }
 
   async function budget(): Promise<Record<string, unknown>> {
-    return (await send('GET', `${app!.url}/v1/admin/budgets/acme`, { headers: AS_ADMIN })).body as Record<string, unknown>;
+    return (await send('GET', `${app!.url}/v1/admin/budgets/acme`, { headers: AS_ADMIN })).body as Record<
+      string,
+      unknown
+    >;
   }
 
   /**
@@ -123,10 +126,13 @@ describe('a keyed tool call that waited on another replica’s claim (issue 36)'
     await expectChargedAndCapped();
   });
 
-  itRedis('is charged when it runs after waiting longer than its hold lasts, and the cap holds (Redis store)', async () => {
-    await service(redisStore());
-    await expectChargedAndCapped();
-  });
+  itRedis(
+    'is charged when it runs after waiting longer than its hold lasts, and the cap holds (Redis store)',
+    async () => {
+      await service(redisStore());
+      await expectChargedAndCapped();
+    },
+  );
 
   it('holds nothing while it waits on another replica’s claim', async () => {
     await service();
@@ -137,7 +143,8 @@ describe('a keyed tool call that waited on another replica’s claim (issue 36)'
     await clock.advanceAsync(1_000);
     expect(await budget()).toMatchObject({ spentUsd: 0, reservedUsd: 0 });
     // Its budget refused once it became the lead: the key is free again, nothing ran.
-    for (const order of ['X1', 'X2']) expect((await invoke(app!.url, 'paid', { order }, ACME.headers)).status).toBe(200);
+    for (const order of ['X1', 'X2'])
+      expect((await invoke(app!.url, 'paid', { order }, ACME.headers)).status).toBe(200);
     for (let waitedMs = 0; waitedMs < OTHER_LEASE_MS; waitedMs += 100) {
       await clock.advanceAsync(100);
     }
