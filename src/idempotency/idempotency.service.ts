@@ -1,8 +1,19 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
-import { type Awaitable, CLOCK, type Clock, deferred, type LazyAbortController, LeaseKeeper, ResilienceError, sleep } from '../common';
+import {
+  type Awaitable,
+  CLOCK,
+  type Clock,
+  deferred,
+  type LazyAbortController,
+  LeaseKeeper,
+  ResilienceError,
+  sleep,
+  uniqueIds,
+} from '../common';
 import { argumentsFingerprint } from './fingerprint';
 import { IDEMPOTENCY_MODULE_OPTIONS, type IdempotencyModuleOptions } from './idempotency.module-definition';
 import { IdempotencyStore, type StoredOutcome } from './idempotency.store';
+import { releaseLostClaim } from './lost-claim-release';
 
 /** How long a finished call's outcome is replayed when the options do not say. */
 const DEFAULT_RETENTION_MS = 60_000;
@@ -75,9 +86,15 @@ export class IdempotencyService {
     let waited = false;
     for (;;) {
       let claim;
+      // Made once per claim: a client re-sending this claim sends this token, and the store
+      // answers `claimed` to the claim that wrote the record rather than `in_flight`.
+      const token = uniqueIds.next();
       try {
-        claim = await this.store.claim(key, fingerprint, leaseMs, tenant);
+        claim = await this.store.claim(key, fingerprint, leaseMs, tenant, token);
       } catch (error) {
+        // The store may have run the claim all the same (a reply lost, a command timed out on a
+        // stalled store): give it back once the store answers, or the key waits a whole lease.
+        void releaseLostClaim(this.store, this.clock, { key, token, leaseMs });
         // Without the store a key can neither be honoured nor ignored safely: refuse the call.
         throw new ResilienceError('unavailable', 'the idempotency store is unavailable', { cause: error });
       }
