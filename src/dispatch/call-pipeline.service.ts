@@ -141,7 +141,32 @@ export class CallPipeline {
   ): Promise<unknown> {
     const { tool } = call;
     const scoped = scopedIdempotencyKey(call.tenant, tool.id, key);
-    const decision = await this.idempotency.begin(scoped, call.tenant, call.arguments, this.leaseMs(call), call.abort);
+    // Every paid run is charged, however long it waited: a wait on another replica's run of the
+    // key may outlast the first attempt's hold (its lease is the whole call's, the hold one
+    // attempt's), so the money is given back before waiting and held again if this call leads.
+    let gaveBack = false;
+    const decision = await this.idempotency.begin(
+      scoped,
+      call.tenant,
+      call.arguments,
+      this.leaseMs(call),
+      call.abort,
+      budget &&
+        (() => {
+          gaveBack = true;
+          return budget.release();
+        }),
+    );
+    if (decision.kind === 'lead' && gaveBack) {
+      try {
+        const holding = budget!.holdFirstAgain();
+        if (holding) await holding;
+      } catch (error) {
+        // Refused before it ran: the key stays free for a retry.
+        await decision.finish(toStored(asResilienceError(error)), false);
+        throw error;
+      }
+    }
     if (decision.kind !== 'lead') {
       // Another call's outcome costs this one nothing: free its money now, not after the wait.
       const releasing = budget?.release();

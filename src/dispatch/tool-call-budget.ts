@@ -61,6 +61,24 @@ export class ToolCallBudget implements AttemptBudget {
     return this.gate.settle(reservation, charged ? this.costUsd : 0);
   }
 
+  /**
+   * Holds the first attempt's money again (for the first attempt's whole lifetime), for a call
+   * that gave it back while it waited on another replica's run of its key and now runs it
+   * itself. Throws or rejects as the gate refuses (`budget_exceeded`, `unavailable`).
+   */
+  holdFirstAgain(): Awaitable<void> {
+    const { firstHoldMs, retryAfterMaxMs } = this.times;
+    const reserving = this.gate.reserve(this.tenant, this.costUsd, firstHoldMs, retryAfterMaxMs);
+    if (!reserving) return undefined;
+    if (!isPromiseLike(reserving)) {
+      this.recordHeld(reserving);
+      return undefined;
+    }
+    return Promise.resolve(reserving).then((reservation) => {
+      this.recordHeld(reservation);
+    });
+  }
+
   /** Releases what is held, if anything: the call ended before its attempt ran. */
   release(): Promise<void> | undefined {
     return this.settle(false);

@@ -7,6 +7,7 @@ import {
   claimed,
   completed,
   TENANT,
+  RETENTION_MS,
 } from './idempotency-store-contract-context';
 import type { IdempotencyClaim } from './idempotency.store';
 
@@ -15,7 +16,7 @@ import type { IdempotencyClaim } from './idempotency.store';
  * wait (`in_flight`), other arguments conflict.
  * Run by `describeIdempotencyStore` inside its own describe, so against every store it runs against.
  */
-export function describeIdempotencyStoreClaim({ store }: IdempotencyContractContext): void {
+export function describeIdempotencyStoreClaim({ store, clock }: IdempotencyContractContext): void {
   describe('claim', () => {
     it('claims a free key and hands out a token', async () => {
       const subject = await store();
@@ -52,6 +53,48 @@ export function describeIdempotencyStoreClaim({ store }: IdempotencyContractCont
         status: 'completed',
         outcome: SUCCESS,
       });
+    });
+
+    it('answers claimed to a claim re-sent with its own token, and in_flight to any other token', async () => {
+      const subject = await store();
+      await expect(subject.claim('key-a', FP, LEASE_MS, TENANT, 'token-1')).resolves.toEqual({
+        status: 'claimed',
+        token: 'token-1',
+      });
+
+      // Its reply was lost and the client sent it again: the same claim, not a second call.
+      await expect(subject.claim('key-a', FP, LEASE_MS, TENANT, 'token-1')).resolves.toEqual({
+        status: 'claimed',
+        token: 'token-1',
+      });
+      await expect(subject.claim('key-a', FP, LEASE_MS, TENANT, 'token-2')).resolves.toEqual({ status: 'in_flight' });
+      await expect(subject.claim('key-a', FP, LEASE_MS, TENANT)).resolves.toEqual({ status: 'in_flight' });
+      await expect(subject.claim('key-a', OTHER_FP, LEASE_MS, TENANT, 'token-1')).resolves.toEqual({
+        status: 'conflict',
+      });
+      await expect(subject.renew('key-a', 'token-1', LEASE_MS)).resolves.toBe(true);
+    });
+
+    it('answers a re-sent claim as any other once its key completed or its lease lapsed', async () => {
+      const subject = await store();
+      await subject.claim('key-a', FP, LEASE_MS, TENANT, 'token-1');
+      await subject.complete('key-a', 'token-1', SUCCESS, RETENTION_MS);
+      await expect(subject.claim('key-a', FP, LEASE_MS, TENANT, 'token-1')).resolves.toStrictEqual({
+        status: 'completed',
+        outcome: SUCCESS,
+      });
+
+      await subject.claim('key-b', FP, LEASE_MS, TENANT, 'token-2');
+      await subject.release('key-b', 'token-2');
+      await subject.claim('key-b', FP, LEASE_MS, TENANT, 'token-3');
+      await expect(subject.claim('key-b', FP, LEASE_MS, TENANT, 'token-2')).resolves.toEqual({ status: 'in_flight' });
+      clock().advance(LEASE_MS);
+      // Lapsed: the re-sent claim takes the key like any claim, with its own token.
+      await expect(subject.claim('key-b', FP, LEASE_MS, TENANT, 'token-2')).resolves.toEqual({
+        status: 'claimed',
+        token: 'token-2',
+      });
+      await expect(subject.renew('key-b', 'token-3', LEASE_MS)).resolves.toBe(false);
     });
 
     it('keeps keys apart: one key in flight or completed leaves another free', async () => {

@@ -1,8 +1,19 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
-import { CLOCK, type Clock, deferred, type LazyAbortController, LeaseKeeper, ResilienceError, sleep } from '../common';
+import {
+  type Awaitable,
+  CLOCK,
+  type Clock,
+  deferred,
+  type LazyAbortController,
+  LeaseKeeper,
+  ResilienceError,
+  sleep,
+  uniqueIds,
+} from '../common';
 import { argumentsFingerprint } from './fingerprint';
 import { IDEMPOTENCY_MODULE_OPTIONS, type IdempotencyModuleOptions } from './idempotency.module-definition';
 import { IdempotencyStore, type StoredOutcome } from './idempotency.store';
+import { releaseLostClaim } from './lost-claim-release';
 
 /** How long a finished call's outcome is replayed when the options do not say. */
 const DEFAULT_RETENTION_MS = 60_000;
@@ -59,6 +70,9 @@ export class IdempotencyService {
    * claim is renewed for as long again every third of it until `finish`, so a call that outlives
    * its lease (a stream) is never run a second time. `args` is what the call was asked (JSON): the
    * same key with other arguments is a conflict. `abort` ends a wait for another replica's call.
+   * `beforeWaiting` runs once, before the first wait for another replica's call: such a wait may
+   * outlast anything the caller holds for its own run (money), so the caller gives it back there
+   * and holds it again if it ends up the lead.
    */
   async begin(
     key: string,
@@ -66,13 +80,21 @@ export class IdempotencyService {
     args: unknown,
     leaseMs: number,
     abort: LazyAbortController,
+    beforeWaiting?: () => Awaitable<void>,
   ): Promise<IdempotencyDecision> {
     const fingerprint = argumentsFingerprint(args);
+    let waited = false;
     for (;;) {
       let claim;
+      // Made once per claim: a client re-sending this claim sends this token, and the store
+      // answers `claimed` to the claim that wrote the record rather than `in_flight`.
+      const token = uniqueIds.next();
       try {
-        claim = await this.store.claim(key, fingerprint, leaseMs, tenant);
+        claim = await this.store.claim(key, fingerprint, leaseMs, tenant, token);
       } catch (error) {
+        // The store may have run the claim all the same (a reply lost, a command timed out on a
+        // stalled store): give it back once the store answers, or the key waits a whole lease.
+        void releaseLostClaim(this.store, this.clock, { key, token, leaseMs });
         // Without the store a key can neither be honoured nor ignored safely: refuse the call.
         throw new ResilienceError('unavailable', 'the idempotency store is unavailable', { cause: error });
       }
@@ -87,6 +109,10 @@ export class IdempotencyService {
           const here = this.running.get(key);
           if (here) return { kind: 'join', outcome: here };
           // Another replica runs it: look again shortly, for its outcome or its claim gone.
+          if (!waited) {
+            waited = true;
+            if (beforeWaiting) await beforeWaiting();
+          }
           await sleep(this.clock, IN_FLIGHT_POLL_MS, abort.signal);
         }
       }

@@ -25,8 +25,14 @@ export interface IdempotencyStore {
    * Claims `key` for a call whose arguments have `fingerprint`, for at most `leaseMs`: a claim
    * whose lease passed (its replica died) may be taken over. `tenant` owns the key: its outcome
    * counts against that tenant's bytes.
+   *
+   * `token` names this claim: made once per claim (`uniqueIds.next()`), and sent again unchanged
+   * when the same claim is re-sent (a client library re-sending a command whose connection closed).
+   * A claim whose token is the record's own, in flight and live, is answered `claimed` with it:
+   * the claim that wrote the record is told it holds it, not that someone else does. Without a
+   * token the store makes one.
    */
-  claim(key: string, fingerprint: string, leaseMs: number, tenant: string): Promise<IdempotencyClaim>;
+  claim(key: string, fingerprint: string, leaseMs: number, tenant: string, token?: string): Promise<IdempotencyClaim>;
   /**
    * Stores the outcome of the claimed call for `retentionMs`; does nothing if the claim was lost.
    * An outcome larger than the store keeps is not stored, but the key stays finished: a claim then

@@ -59,12 +59,15 @@ export class MemoryIdempotencyStore implements IdempotencyStore {
     this.bounds = { ...bounds };
   }
 
-  claim(key: string, fingerprint: string, leaseMs: number, tenant: string): Promise<IdempotencyClaim> {
+  claim(key: string, fingerprint: string, leaseMs: number, tenant: string, token?: string): Promise<IdempotencyClaim> {
     const now = this.clock.now();
     this.dropExpired(now);
     const running = this.inFlight.get(key);
     if (running && running.leaseUntil > now) {
-      return Promise.resolve(running.fingerprint === fingerprint ? { status: 'in_flight' } : { status: 'conflict' });
+      if (running.fingerprint !== fingerprint) return Promise.resolve({ status: 'conflict' });
+      // The same claim again (its reply was lost): it holds the key, it does not wait on itself.
+      if (token !== undefined && running.token === token) return Promise.resolve({ status: 'claimed', token });
+      return Promise.resolve({ status: 'in_flight' });
     }
     const done = this.completed.get(key);
     if (done && done.expiresAt <= now) this.forget(key, done);
@@ -74,10 +77,10 @@ export class MemoryIdempotencyStore implements IdempotencyStore {
         done.json === undefined ? notKeptOutcome(done.attempts) : (JSON.parse(done.json) as StoredOutcome);
       return Promise.resolve({ status: 'completed', outcome });
     }
-    const token = String(this.nextToken++);
-    this.inFlight.set(key, { fingerprint, tenant, token, leaseUntil: now + leaseMs });
+    const claimToken = token ?? `memory-${this.nextToken++}`;
+    this.inFlight.set(key, { fingerprint, tenant, token: claimToken, leaseUntil: now + leaseMs });
     this.evict();
-    return Promise.resolve({ status: 'claimed', token });
+    return Promise.resolve({ status: 'claimed', token: claimToken });
   }
 
   complete(key: string, token: string, outcome: StoredOutcome, retentionMs: number): Promise<void> {

@@ -128,11 +128,11 @@ describeRedis('RedisIdempotencyStore', () => {
       await expect(run.redis.exists(keys.key('key-a', 'idem'))).resolves.toBe(0);
     });
 
-    it('hands out random tokens', async () => {
+    it('hands out tokens unique across processes (96 random bits per process, then a counter)', async () => {
       const first = await store.claim('key-a', FP, LEASE_MS, 'tenant');
       const second = await store.claim('key-b', FP, LEASE_MS, 'tenant');
 
-      expect(first).toEqual({ status: 'claimed', token: expect.stringMatching(/^[0-9a-f-]{36}$/) });
+      expect(first).toEqual({ status: 'claimed', token: expect.stringMatching(/^[\w-]{16}-[0-9a-z]+$/) });
       expect(second).toMatchObject({ status: 'claimed' });
       expect(second).not.toEqual(first);
     });

@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto';
+import { uniqueIds } from '../common';
 import type { RedisClient } from '../store';
 import { luaNow, type RedisKeys, RedisReplyError, RedisScript, type RedisTime, replyFlag } from '../store';
 import { DEFAULT_IDEMPOTENCY_BOUNDS, type IdempotencyBounds } from './idempotency-bounds';
@@ -16,14 +16,19 @@ export const REDIS_IDEMPOTENCY_TTL_MARGIN_MS = 5_000;
 // One hash per key: fingerprint, state ('in_flight' | 'completed'), and either token +
 // leaseUntil (in flight) or outcome (JSON) + expiresAt (completed). Times are epoch ms.
 
-/** ARGV: now, fingerprint, leaseMs, token, margin. Answers {status[, token | outcome]}. */
+/**
+ * ARGV: now, fingerprint, leaseMs, token, margin. Answers {status[, token | outcome]}. A claim
+ * that finds its own token in flight is answered `claimed`: it is the same claim sent again (its
+ * reply was lost and the client re-sent it), not a second call.
+ */
 const CLAIM = `${luaNow(1)}
-local record = redis.call('HMGET', KEYS[1], 'state', 'fingerprint', 'leaseUntil', 'expiresAt', 'outcome')
+local record = redis.call('HMGET', KEYS[1], 'state', 'fingerprint', 'leaseUntil', 'expiresAt', 'outcome', 'token')
 local state, fingerprint = record[1], record[2]
 local live = (state == 'in_flight' and (tonumber(record[3]) or 0) > now)
   or (state == 'completed' and (tonumber(record[4]) or 0) > now)
 if live then
   if fingerprint ~= ARGV[2] then return {'conflict'} end
+  if state == 'in_flight' and record[6] == ARGV[4] then return {'claimed', ARGV[4]} end
   if state == 'in_flight' then return {'in_flight'} end
   return {'completed', record[5]}
 end
@@ -103,10 +108,17 @@ export class RedisIdempotencyStore implements IdempotencyStore {
   }
 
   // The tenant is not needed: nothing here is counted by tenant (see the class's comment).
-  async claim(key: string, fingerprint: string, leaseMs: number, _tenant: string): Promise<IdempotencyClaim> {
+  async claim(
+    key: string,
+    fingerprint: string,
+    leaseMs: number,
+    _tenant: string,
+    token: string = uniqueIds.next(),
+  ): Promise<IdempotencyClaim> {
+    // The token is in the command's arguments: a re-send of the command carries the same one.
     const answer = await this.claimScript.run(
       [this.recordKey(key)],
-      [this.time.arg(), fingerprint, leaseMs, randomUUID(), REDIS_IDEMPOTENCY_TTL_MARGIN_MS],
+      [this.time.arg(), fingerprint, leaseMs, token, REDIS_IDEMPOTENCY_TTL_MARGIN_MS],
     );
     return claimOf(answer);
   }
