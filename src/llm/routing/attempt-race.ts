@@ -1,5 +1,6 @@
 import { type Clock, deferred, isResilienceError, noop, ResilienceError } from '../../common';
 import type { HttpPool } from '../../containment';
+import type { FireOptions } from '../../circuit-breaker';
 import type { LazyAbortController } from '../../common';
 import type { ChatCompletion, ChatRequest, PassThroughRequest } from '../chat.types';
 import { isProviderFailure } from '../providers/provider-errors';
@@ -13,6 +14,9 @@ import {
 import type { AttemptHold, RequestAccount } from './request-account';
 import type { ChoiceReason } from './target-strategy';
 import type { SkipReason, TargetWalk } from './target-walk';
+
+/** The options of an attempt fired with less than its target's own time. */
+const SHORTENED: FireOptions = Object.freeze({ timeoutShortened: true });
 
 /** What a request needs for its attempts. */
 export interface FailoverCall {
@@ -146,23 +150,27 @@ export class AttemptRace {
     // Rejected for a stream that failed before its commit too, when nothing waits on it any more.
     watched.promise.catch(noop);
     let started: Running['started'];
-    const fired = target.breaker.fire<ChatCompletion | CommittedStream | void>(() => {
-      progress.attempts++;
-      const setup = {
-        request: { ...call.request, model: target.target.model },
-        passThrough: call.passThrough,
-        maxOutputTokens: call.account.outputCap,
-        pool: call.pool,
-        call: call.abort,
-        timeoutMs,
-        idleTimeoutMs: call.deliver ? call.route.idleTimeoutMs : undefined,
-      };
-      started = call.deliver ? startStreamAttempt(clock, target, setup) : startProviderAttempt(clock, target, setup);
-      this.pending.push(started.settled);
-      this.measure(target, started, timeoutMs);
-      // A completion ends the breaker's watch when it comes; a stream only once it was delivered.
-      return call.deliver ? started.outcome.then(() => watched.promise) : started.outcome;
-    }, call.tenant);
+    const fired = target.breaker.fire<ChatCompletion | CommittedStream | void>(
+      () => {
+        progress.attempts++;
+        const setup = {
+          request: { ...call.request, model: target.target.model },
+          passThrough: call.passThrough,
+          maxOutputTokens: call.account.outputCap,
+          pool: call.pool,
+          call: call.abort,
+          timeoutMs,
+          idleTimeoutMs: call.deliver ? call.route.idleTimeoutMs : undefined,
+        };
+        started = call.deliver ? startStreamAttempt(clock, target, setup) : startProviderAttempt(clock, target, setup);
+        this.pending.push(started.settled);
+        this.measure(target, started, timeoutMs);
+        // A completion ends the breaker's watch when it comes; a stream only once it was delivered.
+        return call.deliver ? started.outcome.then(() => watched.promise) : started.outcome;
+      },
+      call.tenant,
+      this.fireOptions(target, timeoutMs),
+    );
     // opossum runs the action before `fire` returns: `started` is set by now, unless refused.
     // Refused, the attempt never ran: it is no longer in flight.
     if (!started) target.load.ended();
@@ -327,6 +335,15 @@ export class AttemptRace {
         if (isResilienceError(error) && PENALISED.has(error.kind)) load.sample(kind, timeoutMs, clock.now());
       },
     );
+  }
+
+  /**
+   * An attempt the route's deadline left less than its target's own time (a slow first target
+   * used most of it) times out by the route's choice, not the target's: its timeout counts nowhere
+   * in the target's breaker, and it may not be a probe (docs/design.md, circuit breakers).
+   */
+  private fireOptions(target: LlmTarget, timeoutMs: number): FireOptions | undefined {
+    return timeoutMs < this.attemptTimeout(target) ? SHORTENED : undefined;
   }
 
   private attemptTimeout(target: LlmTarget): number {

@@ -496,6 +496,19 @@ describe('serveWithFailover', () => {
       expect(call.outcome.value?.target).toBe(second);
     });
 
+    it('counts nowhere a timeout the deadline chose: an attempt left less than its target’s own time', async () => {
+      // The first target spends most of the deadline; the second is left 500 ms of its 10 s.
+      const first = target('small', [slow(60_000)], { timeoutMs: 2_500 });
+      const second = target('large', [slow(60_000)], { timeoutMs: 10_000, breaker: { volumeThreshold: 1 } });
+      const call = serve(route([first, second], { deadlineMs: 3_000, maxAttempts: 1 }));
+
+      await clock.advanceAsync(3_000);
+
+      expect(call.outcome.reason).toMatchObject({ kind: 'timeout' });
+      expect(second.provider.calls[0].timeoutMs).toBe(500);
+      expect(second.breaker.snapshot()).toMatchObject({ state: 'closed', failures: 0 });
+    });
+
     it('never opens the breaker on invalid_request', async () => {
       const first = target('small', [refused], { breaker: { volumeThreshold: 1 } });
       const second = target('large', [answer('ok')]);
