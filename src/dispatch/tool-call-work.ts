@@ -53,7 +53,12 @@ export class ToolCallWork implements LaneWork, AttemptCall, CallAnswer {
   }
 
   reject(reason: unknown): void {
-    this.signal ??= limitSignalOf(reason, false);
+    if (this.signal === undefined) {
+      const signal = limitSignalOf(reason, false);
+      // A timeout the caller chose (X-Timeout-Ms under the tool's) is its own outcome, as the
+      // breaker counts it: 1 ms calls must not shrink an adaptive lane for everyone.
+      this.signal = signal === 'drop' && this.call.timeoutMs < this.call.tool.timeoutMs ? 'ignore' : signal;
+    }
     this.rejectAnswer(reason);
   }
 
