@@ -1,5 +1,15 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { CLOCK, type Clock, RANDOM, type Random, systemRandom } from '../common';
+import {
+  type Audience,
+  CLOCK,
+  type Clock,
+  eitherOf,
+  EVERYONE,
+  RANDOM,
+  type Random,
+  systemRandom,
+  type Viewer,
+} from '../common';
 import { createAdaptiveLimit } from './adaptive';
 import { LANES_MODULE_OPTIONS, type LanesModuleOptions } from './lanes.module-definition';
 import { Lane } from './lane';
@@ -9,6 +19,8 @@ import type { LaneSnapshot } from './lane.types';
 @Injectable()
 export class LaneRegistry {
   private readonly lanes: ReadonlyMap<string, Lane>;
+  /** Who may use each lane, by what runs in it (tools, LLM routes, decorated routes): who may see its counts. */
+  private readonly users = new Map<string, Audience>();
 
   constructor(
     @Inject(LANES_MODULE_OPTIONS) options: LanesModuleOptions,
@@ -34,6 +46,25 @@ export class LaneRegistry {
 
   names(): string[] {
     return [...this.lanes.keys()];
+  }
+
+  /**
+   * Says that `audience` may use `lane` (a tool of it, an LLM route of it, a decorated route):
+   * a lane's counts are the traffic of what runs in it, so a lane only a route kept for some
+   * tenants runs in is theirs to see. A lane nothing said it uses is everyone's.
+   */
+  usedBy(lane: string, audience: Audience): void {
+    const earlier = this.users.get(lane);
+    this.users.set(lane, earlier ? eitherOf(earlier, audience) : audience);
+  }
+
+  /** The lanes `viewer` may see: those something it may use runs in, and those nothing said it uses. */
+  snapshotFor(viewer: Viewer): Record<string, LaneSnapshot> {
+    const snapshot: Record<string, LaneSnapshot> = {};
+    for (const [name, lane] of this.lanes) {
+      if ((this.users.get(name) ?? EVERYONE)(viewer)) snapshot[name] = lane.snapshot();
+    }
+    return snapshot;
   }
 
   snapshot(): Record<string, LaneSnapshot> {

@@ -1,4 +1,6 @@
-import { Controller, Get } from '@nestjs/common';
+import { Controller, Get, Req } from '@nestjs/common';
+import type { FastifyRequest } from 'fastify';
+import { requestViewer } from '../common/nest';
 import type { LaneSnapshot } from './lane.types';
 import { LaneRegistry } from './lane-registry.service';
 
@@ -6,8 +8,9 @@ import { LaneRegistry } from './lane-registry.service';
 export class LanesController {
   constructor(private readonly lanes: LaneRegistry) {}
 
+  /** The lanes of what the caller may use: a lane only a route kept for other tenants runs in is theirs. */
   @Get()
-  list(): { lanes: Record<string, LaneSnapshot> } {
-    return { lanes: this.lanes.snapshot() };
+  list(@Req() request: FastifyRequest): { lanes: Record<string, LaneSnapshot> } {
+    return { lanes: this.lanes.snapshotFor(requestViewer(request)) };
   }
 }

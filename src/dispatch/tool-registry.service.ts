@@ -144,6 +144,8 @@ export class ToolRegistry implements OnModuleInit, BeforeApplicationShutdown {
       if (!tools.has(id)) tools.set(id, this.fromRegistration(registration));
     }
     for (const tool of tools.values()) {
+      // Its lane's counts are its callers' traffic: seen by those who may call it.
+      this.lanes.usedBy(tool.lane, tool.containment === 'deny' ? UNCONTAINED : EVERYONE);
       if (!this.lanes.get(tool.lane)) {
         throw new Error(
           `tool '${tool.id}': the config has no lane '${tool.lane}' (lanes: ${this.lanes.names().join(', ')})`,

@@ -2,6 +2,7 @@ import { Inject, Injectable, type OnModuleInit, Optional } from '@nestjs/common'
 import { DiscoveryService, MetadataScanner, Reflector } from '@nestjs/core';
 import { LaneRegistry } from '../bulkhead';
 import { BreakerRegistry } from '../circuit-breaker';
+import { EVERYONE } from '../common';
 import { NAME_PATTERN } from '../config';
 import { BulkheadMetadata } from './bulkhead.metadata';
 import { CircuitBreakerMetadata } from './circuit-breaker.metadata';
@@ -41,6 +42,8 @@ export class RoutePoliciesValidator implements OnModuleInit {
     if (!route) return;
     const decorator = `@Bulkhead('${route.lane}') on ${where}`;
     if (!this.lanes) throw new Error(`${decorator}: import LanesModule (or BulkheadModule) into the app for its lanes`);
+    // A decorated route serves every tenant: so may its lane's counts.
+    this.lanes.usedBy(route.lane, EVERYONE);
     if (!this.lanes.get(route.lane)) {
       throw new Error(`${decorator}: the config has no lane '${route.lane}' (lanes: ${this.lanes.names().join(', ')})`);
     }

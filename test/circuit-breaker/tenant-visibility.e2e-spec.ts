@@ -166,4 +166,15 @@ describe('what a tenant sees of shared breakers and events', () => {
       expect((await send('GET', `${app.url}/v1/admin/events`, { headers: BRAVO.headers })).status).toBe(401);
     });
   });
+
+  describe('GET /v1/lanes', () => {
+    const lanesOf = async (headers: Record<string, string>): Promise<string[]> =>
+      Object.keys(ok(await send('GET', `${app.url}/v1/lanes`, { headers })).body.lanes).sort();
+
+    it('shows the lane only a route kept for alpha runs in to alpha alone: its counts are alpha’s traffic', async () => {
+      expect(await lanesOf(ALPHA.headers)).toEqual(['llm', 'main']);
+      expect(await lanesOf(BRAVO.headers)).toEqual(['main']);
+      expect(await lanesOf(ANONYMOUS.headers)).toEqual(['main']);
+    });
+  });
 });

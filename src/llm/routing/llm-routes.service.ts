@@ -42,6 +42,7 @@ export class LlmRoutes {
     for (const [name, config] of Object.entries(options.llm.routes)) {
       // Its breakers, and what chaos injects into its targets, are seen by those who may use it.
       const audience = tenantsOf(config.tenants);
+      lanes.usedBy(config.lane, audience);
       if (!lanes.get(config.lane)) {
         throw new Error(`llm.routes.${name}.lane: unknown lane '${config.lane}' (lanes: ${lanes.names().join(', ')})`);
       }
