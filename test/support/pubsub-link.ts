@@ -1,8 +1,6 @@
-import { type AddressInfo, connect, createServer, type Server, type Socket } from 'node:net';
+import { LoopbackLink, type LinkedPair } from './loopback-link';
 
-interface Pair {
-  client: Socket;
-  upstream: Socket;
+interface Pair extends LinkedPair {
   subscriber: boolean;
 }
 
@@ -14,28 +12,28 @@ interface Pair {
  * `delivered(text)` resolves once a message naming `text` was written to a subscriber.
  */
 export class PubSubLink {
-  private readonly pairs = new Set<Pair>();
   private held = false;
   private readonly waiting: Array<{ text: string; resolve: () => void }> = [];
-
-  private constructor(private readonly server: Server) {}
+  private link!: LoopbackLink<Pair>;
 
   static async open(redisPort: number): Promise<PubSubLink> {
-    const server = createServer();
-    const link = new PubSubLink(server);
-    server.on('connection', (client) => link.pipe(client, redisPort));
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    return link;
+    const pubsub = new PubSubLink();
+    pubsub.link = await LoopbackLink.open(
+      redisPort,
+      (client, upstream): Pair => ({ client, upstream, subscriber: false }),
+      (pair) => pubsub.join(pair),
+    );
+    return pubsub;
   }
 
   get url(): string {
-    return `redis://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
+    return this.link.url;
   }
 
   /** Closes every subscriber connection; from now on a SUBSCRIBE goes unanswered. */
   cutSubscribers(): void {
     this.held = true;
-    for (const pair of this.pairs) if (pair.subscriber) pair.client.destroy();
+    for (const pair of this.link.open) if (pair.subscriber) pair.client.destroy();
   }
 
   /** Subscriber connections stay open but nothing crosses them either way, as in a partition. */
@@ -48,15 +46,12 @@ export class PubSubLink {
     return new Promise((resolve) => this.waiting.push({ text, resolve }));
   }
 
-  async close(): Promise<void> {
-    for (const pair of this.pairs) pair.client.destroy();
-    await new Promise<void>((resolve) => this.server.close(() => resolve()));
+  close(): Promise<void> {
+    return this.link.close();
   }
 
-  private pipe(client: Socket, redisPort: number): void {
-    const upstream = connect(redisPort, '127.0.0.1');
-    const pair: Pair = { client, upstream, subscriber: false };
-    this.pairs.add(pair);
+  private join(pair: Pair): void {
+    const { client, upstream } = pair;
     client.on('data', (chunk: Buffer) => {
       if (/subscribe/i.test(chunk.toString('latin1'))) pair.subscriber = true;
       if (!(pair.subscriber && this.held)) upstream.write(chunk);
@@ -65,16 +60,6 @@ export class PubSubLink {
       if (pair.subscriber && this.held) return;
       client.write(chunk, () => this.wrote(pair, chunk));
     });
-    for (const [from, to] of [
-      [client, upstream],
-      [upstream, client],
-    ]) {
-      from.on('error', () => to.destroy());
-      from.on('close', () => {
-        this.pairs.delete(pair);
-        to.destroy();
-      });
-    }
   }
 
   private wrote(pair: Pair, chunk: Buffer): void {

@@ -1,8 +1,6 @@
-import { type AddressInfo, connect, createServer, type Server, type Socket } from 'node:net';
+import { LoopbackLink, type LinkedPair } from './loopback-link';
 
-interface Pair {
-  client: Socket;
-  upstream: Socket;
+interface Pair extends LinkedPair {
   /** The next reply from Redis on this connection is lost, and the connection with it. */
   dropNextReply: boolean;
 }
@@ -14,22 +12,22 @@ interface Pair {
  * broke between the command and its answer. Everything else is piped through as it is.
  */
 export class ReplyDroppingLink {
-  private readonly pairs = new Set<Pair>();
   private marker: string | undefined;
   private onDropped: (() => void) | undefined;
-
-  private constructor(private readonly server: Server) {}
+  private link!: LoopbackLink<Pair>;
 
   static async open(redisPort: number): Promise<ReplyDroppingLink> {
-    const server = createServer();
-    const link = new ReplyDroppingLink(server);
-    server.on('connection', (client) => link.pipe(client, redisPort));
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    return link;
+    const dropping = new ReplyDroppingLink();
+    dropping.link = await LoopbackLink.open(
+      redisPort,
+      (client, upstream): Pair => ({ client, upstream, dropNextReply: false }),
+      (pair) => dropping.join(pair),
+    );
+    return dropping;
   }
 
   get url(): string {
-    return `redis://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
+    return this.link.url;
   }
 
   /** Loses the reply to the next command containing `marker`; resolves once it was lost. */
@@ -38,15 +36,12 @@ export class ReplyDroppingLink {
     return new Promise((resolve) => (this.onDropped = resolve));
   }
 
-  async close(): Promise<void> {
-    for (const pair of this.pairs) pair.client.destroy();
-    await new Promise<void>((resolve) => this.server.close(() => resolve()));
+  close(): Promise<void> {
+    return this.link.close();
   }
 
-  private pipe(client: Socket, redisPort: number): void {
-    const upstream = connect(redisPort, '127.0.0.1');
-    const pair: Pair = { client, upstream, dropNextReply: false };
-    this.pairs.add(pair);
+  private join(pair: Pair): void {
+    const { client, upstream } = pair;
     client.on('data', (chunk: Buffer) => {
       if (this.marker !== undefined && chunk.toString('latin1').includes(this.marker)) {
         this.marker = undefined;
@@ -64,15 +59,5 @@ export class ReplyDroppingLink {
       upstream.destroy();
       this.onDropped?.();
     });
-    for (const [from, to] of [
-      [client, upstream],
-      [upstream, client],
-    ]) {
-      from.on('error', () => to.destroy());
-      from.on('close', () => {
-        this.pairs.delete(pair);
-        to.destroy();
-      });
-    }
   }
 }
