@@ -1,6 +1,6 @@
-import { z } from 'zod';
 import { pathName } from '../headers';
 import type { RouteDoc } from '../route-doc';
+import { EVENTS_LIMIT } from './introspection.routes';
 
 const TENANT = pathName('tenant', 'A tenant name; not `anonymous`.');
 const CIRCUIT = pathName('name', "A breaker's name.");
@@ -74,14 +74,7 @@ export const ADMIN_ROUTES: RouteDoc[] = [
     summary: "Every tenant's newest calls and every transition, newest last",
     description: `The ledger as it is, unfiltered. ${ADMIN_NOTE}`,
     auth: 'admin',
-    parameters: [
-      {
-        name: 'limit',
-        in: 'query',
-        description: 'How many events, newest first taken (the ledger keeps 1000). Default 100.',
-        schema: z.int().min(1).max(1000),
-      },
-    ],
+    parameters: [EVENTS_LIMIT],
     answer: { description: 'Fixed fields only.', content: { 'application/json': 'Events' } },
     errors: [400, 401, 404, 500],
   },

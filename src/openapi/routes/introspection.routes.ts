@@ -1,7 +1,15 @@
 import { z } from 'zod';
 import type { RouteDoc } from '../route-doc';
 
-/** What an API-key caller may read: lanes, the circuits it may use, its own events. */
+/** `?limit=` of the events routes, a tenant's and the operators'. */
+export const EVENTS_LIMIT = {
+  name: 'limit',
+  in: 'query' as const,
+  description: 'How many events, newest first taken (the ledger keeps 1000). Default 100.',
+  schema: z.int().min(1).max(1000),
+};
+
+/** What an API-key caller may read: the lanes and circuits of what it may use, its own events. */
 export const INTROSPECTION_ROUTES: RouteDoc[] = [
   {
     group: 'lanes',
@@ -9,7 +17,7 @@ export const INTROSPECTION_ROUTES: RouteDoc[] = [
     path: '/v1/lanes',
     operationId: 'listLanes',
     tag: 'introspection',
-    summary: 'Every lane: running, waiting, limits and peak',
+    summary: 'The lanes of what the caller may use: running, waiting, limits and peak',
     auth: 'apiKey',
     answer: { description: 'The lanes by name.', content: { 'application/json': 'Lanes' } },
     errors: [401, 403, 500],
@@ -40,14 +48,7 @@ export const INTROSPECTION_ROUTES: RouteDoc[] = [
       'Events of no tenant (breaker transitions, chaos on an LLM target) are shown to those who may use what they ' +
       "are about, as `GET /v1/circuits` shows breakers. Operators' view: `GET /v1/admin/events`.",
     auth: 'apiKey',
-    parameters: [
-      {
-        name: 'limit',
-        in: 'query',
-        description: 'How many events, newest first taken (the ledger keeps 1000). Default 100.',
-        schema: z.int().min(1).max(1000),
-      },
-    ],
+    parameters: [EVENTS_LIMIT],
     answer: { description: 'Fixed fields only.', content: { 'application/json': 'Events' } },
     errors: [400, 401, 403, 500],
   },
