@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import { isResilienceError } from '../common';
 import type { ToolArguments, ToolInputSchema } from './tool';
 import { compileInputCheck } from './tool-input-check';
-import { DELAY_INPUT_SCHEMA, validateDelay } from './tools/delay.tool';
+import { DELAY_INPUT_SCHEMA, validateDelay } from './tools/builtin/delay.tool';
 
 /** The message of the `schema` error `check` throws, or undefined when it accepts. */
 function refusalOf(check: (args: ToolArguments) => void, args: ToolArguments): string | undefined {

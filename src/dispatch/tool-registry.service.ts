@@ -25,10 +25,10 @@ import {
 import type { ToolArguments, ToolDefinition, ToolHandler, ToolInputSchema } from './tool';
 import { ToolMetadata, type ToolRegistration } from './tool.decorator';
 import { compileInputCheck } from './tool-input-check';
-import { DELAY_INPUT_SCHEMA, delay, validateDelay } from './tools/delay.tool';
-import { echo } from './tools/echo.tool';
-import { httpTool } from './tools/http.tool';
-import { McpToolKind } from './tools/mcp-tool-kind';
+import { DELAY_INPUT_SCHEMA, delay, validateDelay } from './tools/builtin/delay.tool';
+import { echo } from './tools/builtin/echo.tool';
+import { httpTool } from './tools/http/http.tool';
+import { McpToolKind } from './tools/mcp/mcp.kind';
 
 const acceptAnything = (): void => undefined;
 const DEFAULT_TIMEOUT_MS = 30_000;

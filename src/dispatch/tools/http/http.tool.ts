@@ -5,9 +5,9 @@ import {
   ResilienceError,
   upstreamNetworkError,
   upstreamStatusError,
-} from '../../common';
-import type { HttpToolConfig } from '../../config';
-import type { ToolArguments, ToolContext } from '../tool';
+} from '../../../common';
+import type { HttpToolConfig } from '../../../config';
+import type { ToolArguments, ToolContext } from '../../tool';
 import { toolAnswerOf } from './http-tool-answer';
 
 /**

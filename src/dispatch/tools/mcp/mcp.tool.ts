@@ -1,7 +1,7 @@
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import type { McpToolConfig } from '../../config';
-import type { McpUpstream } from '../../mcp-client';
-import type { ToolArguments, ToolContext } from '../tool';
+import type { McpToolConfig } from '../../../config';
+import type { McpUpstream } from '../../../mcp-client';
+import type { ToolArguments, ToolContext } from '../../tool';
 import { mcpCallError, mcpToolError } from './mcp-call-errors';
 
 /**

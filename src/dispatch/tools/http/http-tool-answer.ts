@@ -1,4 +1,4 @@
-import { jsonDepthExceeds, MAX_JSON_DEPTH, ResilienceError } from '../../common';
+import { jsonDepthExceeds, MAX_JSON_DEPTH, ResilienceError } from '../../../common';
 
 /**
  * An http tool's upstream answer as the call's result: `null` for an empty body, the text for

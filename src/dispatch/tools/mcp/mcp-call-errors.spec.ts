@@ -1,7 +1,7 @@
 import { StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
-import { ResilienceError } from '../../common';
-import { UpstreamAnswerEnded, UpstreamAnswerTooLarge } from '../../mcp-client';
+import { ResilienceError } from '../../../common';
+import { UpstreamAnswerEnded, UpstreamAnswerTooLarge } from '../../../mcp-client';
 import { mcpCallError, mcpToolError } from './mcp-call-errors';
 
 describe('mcpCallError', () => {

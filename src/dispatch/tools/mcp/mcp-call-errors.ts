@@ -1,7 +1,7 @@
 import { StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { type CallToolResult, ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
-import { isResilienceError, ResilienceError, upstreamNetworkError, upstreamStatusError } from '../../common';
-import { UpstreamAnswerEnded, UpstreamAnswerTooLarge, UpstreamResultInvalid } from '../../mcp-client';
+import { isResilienceError, ResilienceError, upstreamNetworkError, upstreamStatusError } from '../../../common';
+import { UpstreamAnswerEnded, UpstreamAnswerTooLarge, UpstreamResultInvalid } from '../../../mcp-client';
 
 /** The most of an upstream's own words an error message carries. */
 const MAX_UPSTREAM_TEXT = 1_000;

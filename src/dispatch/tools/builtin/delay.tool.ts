@@ -1,5 +1,5 @@
-import { type Clock, ResilienceError, sleep } from '../../common';
-import type { ToolArguments, ToolContext, ToolInputSchema } from '../tool';
+import { type Clock, ResilienceError, sleep } from '../../../common';
+import type { ToolArguments, ToolContext, ToolInputSchema } from '../../tool';
 
 const MAX_DELAY_MS = 600_000;
 

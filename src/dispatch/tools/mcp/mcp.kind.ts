@@ -1,10 +1,10 @@
-import { NAME_PATTERN, type McpToolConfig, type ToolConfig } from '../../config';
+import { NAME_PATTERN, type McpToolConfig, type ToolConfig } from '../../../config';
 import { StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { McpError } from '@modelcontextprotocol/sdk/types.js';
-import { type Clock, isResilienceError } from '../../common';
-import { type McpUpstream, McpUpstreams, type PoolSource } from '../../mcp-client';
-import type { ToolArguments, ToolHandler, ToolInputSchema } from '../tool';
-import { compileInputCheck } from '../tool-input-check';
+import { type Clock, isResilienceError } from '../../../common';
+import { type McpUpstream, McpUpstreams, type PoolSource } from '../../../mcp-client';
+import type { ToolArguments, ToolHandler, ToolInputSchema } from '../../tool';
+import { compileInputCheck } from '../../tool-input-check';
 import { mcpTool } from './mcp.tool';
 import { UpstreamToolSchema } from './upstream-tool-schema';
 

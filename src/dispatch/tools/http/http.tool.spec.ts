@@ -1,11 +1,11 @@
 import { errors as undiciErrors } from 'undici';
-import { countsAgainstBreaker } from '../../circuit-breaker/breaker';
-import { isResilienceError, ResilienceError } from '../../common';
-import { FakeClock } from '../../common/fake-clock';
-import { type HttpToolConfig, parseConfig } from '../../config';
-import type { HttpResponse, ToolHttpOptions } from '../../containment';
-import { RetryPolicy } from '../../retry/retry-policy';
-import type { ToolArguments, ToolContext } from '../tool';
+import { countsAgainstBreaker } from '../../../circuit-breaker/breaker';
+import { isResilienceError, ResilienceError } from '../../../common';
+import { FakeClock } from '../../../common/fake-clock';
+import { type HttpToolConfig, parseConfig } from '../../../config';
+import type { HttpResponse, ToolHttpOptions } from '../../../containment';
+import { RetryPolicy } from '../../../retry/retry-policy';
+import type { ToolArguments, ToolContext } from '../../tool';
 import { httpTool } from './http.tool';
 
 const UPSTREAM_URL = 'http://upstream.test/fetch';

@@ -1,6 +1,6 @@
-import type { McpUpstream, UpstreamTool } from '../../mcp-client';
-import type { ToolArguments, ToolInputSchema } from '../tool';
-import { compileInputCheck } from '../tool-input-check';
+import type { McpUpstream, UpstreamTool } from '../../../mcp-client';
+import type { ToolArguments, ToolInputSchema } from '../../tool';
+import { compileInputCheck } from '../../tool-input-check';
 
 /**
  * An upstream tool's input schema and description as the registry shows and checks them: those

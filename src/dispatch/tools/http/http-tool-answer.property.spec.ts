@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import { isResilienceError, jsonDepthExceeds, MAX_JSON_DEPTH } from '../../common';
+import { isResilienceError, jsonDepthExceeds, MAX_JSON_DEPTH } from '../../../common';
 import { toolAnswerOf } from './http-tool-answer';
 
 const JSON_TYPE = 'application/json; charset=utf-8';
