@@ -260,9 +260,12 @@ export type BulkheadConfig = z.output<typeof configSchema>;
 export type LaneConfig = BulkheadConfig['lanes'][string];
 export type ToolConfig = BulkheadConfig['tools'][string];
 export type HttpToolConfig = Extract<ToolConfig, { kind: 'http' }>;
+export type BuiltinToolConfig = Extract<ToolConfig, { kind: 'builtin' }>;
 export type CodeToolConfig = Extract<ToolConfig, { kind: 'code' }>;
 export type McpToolConfig = Extract<ToolConfig, { kind: 'mcp' }>;
 export type RetryConfig = NonNullable<ToolConfig['retry']>;
 export type BreakerConfig = BulkheadConfig['breakers'][string];
 export type IdempotencyConfig = BulkheadConfig['idempotency'];
+/** Each kind's entry schema, for the tool kind that builds its entries (src/dispatch/tools/). */
+export { builtinToolSchema, codeToolSchema, httpToolSchema, mcpToolSchema } from './tool.schema';
 export type { ChaosConfig, LlmTargetChaosConfig, ToolChaosConfig } from './chaos.schema';

@@ -131,12 +131,42 @@ const upstreamToolName = () =>
     error: 'must be 1-128 letters, digits, "_", "-" or "." (an MCP tool name)',
   });
 
+/** A tool that POSTs its arguments as JSON to a fixed URL (`kind: http`). */
+export const httpToolSchema = z.strictObject({
+  ...toolCommon,
+  ...toolDefaults,
+  kind: z.literal('http'),
+  url: httpUrl(),
+  method: oneOf(['POST', 'PUT', 'PATCH']).default('POST'),
+  headers: headers.optional(),
+  maxResponseBytes: intIn(1, 64 * MiB).default(MiB),
+  inputSchema: inputSchema.optional(),
+});
+
+/** One of Bulkhead's own tools (`kind: builtin`): `echo` answers its arguments, `delay` waits. */
+export const builtinToolSchema = z.strictObject({
+  ...toolCommon,
+  ...toolDefaults,
+  kind: z.literal('builtin'),
+  builtin: oneOf(['echo', 'delay']),
+});
+
+/** A `@Tool` method's entry (`kind: code`): it overrides only what it sets; the rest comes from the decorator. */
+export const codeToolSchema = z.strictObject({
+  ...toolCommon,
+  kind: z.literal('code'),
+  lane: name().optional(),
+  timeoutMs: timeoutMs().optional(),
+  idempotent: bool().optional(),
+  containment: containmentRule().optional(),
+});
+
 /**
  * A tool of an upstream MCP server (Streamable HTTP): `tool` names one, registered under this
  * entry's id; `tools` imports several (a list, or `'*'` for every tool the server lists at
  * start-up), each registered as `<entry id>.<name>`. Exactly one of the two.
  */
-const mcpTool = z
+export const mcpToolSchema = z
   .strictObject({
     ...toolCommon,
     ...toolDefaults,
@@ -182,31 +212,13 @@ const mcpTool = z
     }
   });
 
-/** One entry of `tools`: an http, builtin, code or mcp tool. */
-export const tool = z.discriminatedUnion(
-  'kind',
-  [
-    z.strictObject({
-      ...toolCommon,
-      ...toolDefaults,
-      kind: z.literal('http'),
-      url: httpUrl(),
-      method: oneOf(['POST', 'PUT', 'PATCH']).default('POST'),
-      headers: headers.optional(),
-      maxResponseBytes: intIn(1, 64 * MiB).default(MiB),
-      inputSchema: inputSchema.optional(),
-    }),
-    z.strictObject({ ...toolCommon, ...toolDefaults, kind: z.literal('builtin'), builtin: oneOf(['echo', 'delay']) }),
-    // A `@Tool` method's entry overrides only what it sets; the rest comes from the decorator.
-    z.strictObject({
-      ...toolCommon,
-      kind: z.literal('code'),
-      lane: name().optional(),
-      timeoutMs: timeoutMs().optional(),
-      idempotent: bool().optional(),
-      containment: containmentRule().optional(),
-    }),
-    mcpTool,
-  ],
-  { error: 'must be one of http, builtin, code, mcp' },
-);
+/**
+ * Every kind's entry schema: the one list the `tools` union is made of. A new kind adds its
+ * schema here, its folder under src/dispatch/tools/, and its entry in the kinds list there.
+ */
+const TOOL_SCHEMAS = [httpToolSchema, builtinToolSchema, codeToolSchema, mcpToolSchema] as const;
+
+/** One entry of `tools`: a tool of one of the kinds of {@link TOOL_SCHEMAS}. */
+export const tool = z.discriminatedUnion('kind', TOOL_SCHEMAS, {
+  error: `must be one of ${TOOL_SCHEMAS.map((schema) => schema.shape.kind.value).join(', ')}`,
+});
