@@ -9,6 +9,7 @@ import { BatchRunner } from './batch/batch-runner.service';
 import { CallExecutor } from './call-executor';
 import { CallPipeline } from './call-pipeline.service';
 import { DispatchConfigurableModule } from './dispatch.module-definition';
+import { toolKindsProvider } from './tool-kinds.provider';
 import { ToolRegistry } from './tool-registry.service';
 import { ToolsController } from './tools.controller';
 
@@ -22,6 +23,7 @@ import { ToolsController } from './tools.controller';
 @Module({
   imports: [DiscoveryModule, CommonModule, EventsModule],
   providers: [
+    toolKindsProvider,
     ToolRegistry,
     CallPipeline,
     CallAdmission,

@@ -10,3 +10,8 @@ export * from './tool-attempt-wrappers';
 export * from './tool.decorator';
 export { durationHeaderSchema, invokeBodySchema, toolArgumentsSchema } from './invoke-request';
 export { batchCallSchema, batchRequestDocumentSchema, MAX_BATCH_CALLS } from './batch/batch-request';
+export { TOOL_KINDS } from './tool-kinds.provider';
+export type { ToolKind, ToolKindConfig, ToolKindContext } from './tools/tool-kind';
+export { type ConfigToolSettings, configToolBasics } from './tools/config-tool';
+export type { ToolMethod } from './tool-methods';
+export type { ToolResilience, ToolResilienceSettings } from './tool-resilience';

@@ -38,8 +38,6 @@ export type ToolArguments = Record<string, unknown>;
 
 export type ToolHandler = (args: ToolArguments, context: ToolContext) => unknown;
 
-export type ToolKind = 'http' | 'builtin' | 'code' | 'mcp';
-
 /**
  * A JSON Schema (draft 2020-12) of a tool's arguments, which are always a JSON object: what MCP's
  * `tools/list` shows an agent, and what the arguments are checked against before the call runs.
@@ -52,7 +50,8 @@ export interface ToolInputSchema {
 /** A tool of the trusted registry. Built once at start-up, then frozen. */
 export interface ToolDefinition {
   readonly id: string;
-  readonly kind: ToolKind;
+  /** The `kind` of the config entry that made it (`http`, `builtin`, `mcp`...); `code` for a `@Tool` method. */
+  readonly kind: string;
   readonly lane: string;
   readonly description: string | undefined;
   /** Per-attempt timeout, and the most a caller may ask for with `X-Timeout-Ms`. */

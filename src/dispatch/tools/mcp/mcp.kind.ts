@@ -1,14 +1,16 @@
-import { NAME_PATTERN, type McpToolConfig, type ToolConfig } from '../../../config';
+import { type McpToolConfig, mcpToolSchema, NAME_PATTERN } from '../../../config';
 import { StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { McpError } from '@modelcontextprotocol/sdk/types.js';
 import { type Clock, isResilienceError } from '../../../common';
 import { type McpUpstream, McpUpstreams, type PoolSource } from '../../../mcp-client';
-import type { ToolArguments, ToolHandler, ToolInputSchema } from '../../tool';
+import type { ToolArguments, ToolDefinition, ToolHandler, ToolInputSchema } from '../../tool';
 import { compileInputCheck } from '../../tool-input-check';
+import { configToolBasics } from '../config-tool';
+import type { ToolKind, ToolKindContext } from '../tool-kind';
 import { mcpTool } from './mcp.tool';
 import { UpstreamToolSchema } from './upstream-tool-schema';
 
-/** What the registry logs through. */
+/** What the mcp kind logs through. */
 export interface KindLogger {
   log(message: string): void;
   warn(message: string): void;
@@ -23,7 +25,7 @@ export interface McpToolParts {
 }
 
 /**
- * The `kind: mcp` tools of the config at start-up: every server they name listed once, in
+ * `kind: mcp`, the tools of upstream MCP servers. At start-up: every server they name listed once, in
  * parallel, each within the longest `timeoutMs` of its entries, through the normal pool.
  *
  * - `tool: <name>` and `tools: [names]` are registered whatever the server does, so a server
@@ -34,9 +36,13 @@ export interface McpToolParts {
  *   listed, start-up fails and says to name the tools instead. Tools it lists later (after a
  *   `list_changed`) are not added (the registry is fixed once started); that is logged.
  */
-export class McpToolKind {
+export class McpToolKind implements ToolKind<McpToolConfig> {
+  readonly kind = 'mcp';
+  readonly schema = mcpToolSchema;
   private readonly upstreams: McpUpstreams;
   private readonly servers = new Map<string, McpUpstream>();
+  /** Each imported tool's entry and name on its server, by tool id. */
+  private readonly imports = new Map<string, { entryId: string; upstreamName: string }>();
 
   constructor(
     pools: PoolSource,
@@ -47,10 +53,9 @@ export class McpToolKind {
   }
 
   /** Lists the servers of the config's mcp entries; throws what stops start-up. */
-  async discover(entries: ReadonlyArray<readonly [string, ToolConfig]>): Promise<void> {
+  async prepare(entries: ReadonlyArray<readonly [string, McpToolConfig]>): Promise<void> {
     const byServer = new Map<McpUpstream, Array<[string, McpToolConfig]>>();
     for (const [id, config] of entries) {
-      if (config.kind !== 'mcp') continue;
       const server = this.upstreams.serverFor({
         url: config.url,
         headers: config.headers ?? {},
@@ -62,8 +67,27 @@ export class McpToolKind {
     await Promise.all([...byServer].map(([server, group]) => this.discoverOne(server, group)));
   }
 
+  /** The ids of the tools entry `id` registers: its own for `tool`, `<id>.<name>` for each of `tools`. */
+  importedIds(id: string, config: McpToolConfig): string[] {
+    return this.toolsOf(id, config).map(([toolId, upstreamName]) => {
+      this.imports.set(toolId, { entryId: id, upstreamName });
+      return toolId;
+    });
+  }
+
+  /** The upstream tool `toolId` of an entry, with the entry's settings. */
+  build(toolId: string, config: McpToolConfig, ctx: ToolKindContext): ToolDefinition {
+    const imported = this.imports.get(toolId);
+    if (!imported) throw new Error(`tool '${toolId}': no mcp entry of the config imports it`);
+    // Its description and schema are getters that follow the server's listing: copied, not spread.
+    const parts = Object.getOwnPropertyDescriptors(this.parts(imported.entryId, toolId, imported.upstreamName, config));
+    return Object.freeze(
+      Object.defineProperties({ ...configToolBasics(toolId, config, ctx) }, parts),
+    ) as ToolDefinition;
+  }
+
   /** The tools entry `id` registers, as [tool id, the upstream's name]. */
-  toolsOf(id: string, config: McpToolConfig): Array<[string, string]> {
+  private toolsOf(id: string, config: McpToolConfig): Array<[string, string]> {
     if (config.tool !== undefined) return [[id, config.tool]];
     if (Array.isArray(config.tools)) return config.tools.map((name) => [`${id}.${name}`, name]);
     const listed = [...(this.server(id).tools?.keys() ?? [])];
@@ -76,7 +100,7 @@ export class McpToolKind {
   }
 
   /** What a definition of the upstream tool `upstreamName`, registered as `toolId` by entry `entryId`, reads from its server. */
-  parts(entryId: string, toolId: string, upstreamName: string, config: McpToolConfig): McpToolParts {
+  private parts(entryId: string, toolId: string, upstreamName: string, config: McpToolConfig): McpToolParts {
     const server = this.server(entryId);
     const handler = mcpTool(toolId, upstreamName, server, config) as ToolHandler;
     const configured = config.inputSchema as ToolInputSchema | undefined;

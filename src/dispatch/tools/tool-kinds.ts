@@ -1,0 +1,24 @@
+import type { Clock } from '../../common';
+import type { PoolSource } from '../../mcp-client';
+import { builtinToolKind } from './builtin/builtin.kind';
+import { codeToolKind } from './code/code.kind';
+import { httpToolKind } from './http/http.kind';
+import { type KindLogger, McpToolKind } from './mcp/mcp.kind';
+import type { ToolKind } from './tool-kind';
+
+/** What a kind may need for the app's lifetime. */
+export interface ToolKindDeps {
+  /** The containment pools (an upstream MCP server's sessions go through them). */
+  readonly pools: PoolSource;
+  readonly clock: Clock;
+  readonly logger: KindLogger;
+}
+
+/**
+ * Every kind of tool the config may name, made once per app (a kind may hold what lives as long
+ * as the app: the mcp kind's upstream sessions). The one list a new kind joins, besides its
+ * folder beside these and its entry schema in src/config/tool.schema.ts.
+ */
+export function toolKinds(deps: ToolKindDeps): ToolKind[] {
+  return [httpToolKind, builtinToolKind, codeToolKind, new McpToolKind(deps.pools, deps.clock, deps.logger)];
+}
