@@ -25,8 +25,9 @@ export interface McpToolParts {
 }
 
 /**
- * `kind: mcp`, the tools of upstream MCP servers. At start-up: every server they name listed once, in
- * parallel, each within the longest `timeoutMs` of its entries, through the normal pool.
+ * `kind: mcp`, the tools of upstream MCP servers. At start-up, every server the entries name is
+ * listed once, in parallel, each within the longest `timeoutMs` of its entries, through the
+ * normal pool.
  *
  * - `tool: <name>` and `tools: [names]` are registered whatever the server does, so a server
  *   that is down does not stop the service: their schemas are unknown until it answers (it is
