@@ -3,7 +3,7 @@
 
 /** Bottom to top; in each layer, its folders bottom to top. */
 const LAYERS = [
-  { name: 'foundation', folders: ['common', 'config', 'events'] },
+  { name: 'foundation', folders: ['common', 'events'] },
   {
     name: 'mechanisms',
     folders: [
@@ -20,6 +20,8 @@ const LAYERS = [
       'mcp-client',
     ],
   },
+  // The config file composes the options each mechanism owns; the features still read their own sections' types from it.
+  { name: 'configuration', folders: ['config'] },
   { name: 'features', folders: ['llm', 'dispatch'] },
   {
     name: 'around the features',

@@ -1,19 +1,10 @@
 import { ConfigurableModuleBuilder, type Type } from '@nestjs/common';
+import type { AuthOptions } from './auth.options';
 import { ApiKeyTenantResolver } from './api-key-tenant-resolver';
 import { TenantResolver } from './tenant-resolver';
 
-export interface AuthModuleOptions {
-  /** SHA-256 (hex) of each API key and its tenant. @default [] */
-  apiKeys?: ReadonlyArray<{ sha256: string; tenant: string }>;
-  /** Callers without a key are tenant `anonymous` (always isolated). @default false */
-  allowAnonymous?: boolean;
-  /** The admin routes' bearer token, at least 16 characters; unset, admin routes answer 404. */
-  adminToken?: string;
-  /** Web pages that may call without a key, beside loopback ones (`AnonymousPages`). @default [] */
-  allowedOrigins?: readonly string[];
-  /** Host names the service is reached by, beside loopback ones; checked for anonymous callers only. @default [] */
-  allowedHosts?: readonly string[];
-}
+/** What the module reads: the config file's `auth` section, each key optional where it has a default. */
+export type AuthModuleOptions = AuthOptions;
 
 export interface AuthModuleExtras {
   /** @default true */

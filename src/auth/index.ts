@@ -6,3 +6,4 @@ export * from './api-key-tenant-resolver';
 export * from './auth.module';
 export * from './auth.module-definition';
 export * from './tenant-resolver';
+export * from './auth.options';

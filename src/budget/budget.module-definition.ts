@@ -1,11 +1,11 @@
 import { ConfigurableModuleBuilder } from '@nestjs/common';
 import { DEFAULT_MODULE_EXTRAS, withExtras } from '../common/nest';
-import type { BulkheadConfig } from '../config';
+import type { BudgetOptions } from './budget.options';
 import type { BudgetStore } from './budget.store';
 
 export interface BudgetModuleOptions {
   /** The `budgets` section of the config file: period, default and per-tenant caps in USD. */
-  budgets: BulkheadConfig['budgets'];
+  budgets: BudgetOptions;
   /** A BudgetStore of the app's own, in place of the memory or Redis one StoreModule's connection decides. */
   customStore?: BudgetStore;
 }

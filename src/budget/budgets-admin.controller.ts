@@ -1,8 +1,7 @@
 import { Controller, Get, Param, UseGuards } from '@nestjs/common';
 import { AdminGuard } from '../auth';
-import { ResilienceError } from '../common';
+import { NAME_PATTERN, ResilienceError } from '../common';
 import { WithoutTenant } from '../common/nest';
-import { NAME_PATTERN } from '../config';
 import { BudgetGate, type BudgetView } from './budget-gate.service';
 
 /** For operators: a tenant's budget in the current period (admin token). */

@@ -6,3 +6,4 @@ export * from './memory-budget.store';
 export * from './money';
 export * from './redis-budget.store';
 export * from './budget.module-definition';
+export * from './budget.options';

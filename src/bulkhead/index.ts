@@ -7,3 +7,4 @@ export * from './lane-registry.service';
 export * from './lane-rejection';
 export * from './limit-signal';
 export * from './adaptive';
+export * from './lane.options';

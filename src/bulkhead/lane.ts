@@ -4,6 +4,7 @@ import { FairQueue } from './fair-queue';
 import { type LaneJob, PromisedJob, WorkJob } from './lane-job';
 import type { LaneCall, LaneOptions, LaneRejection, LaneSnapshot, LaneStats, LaneWork } from './lane.types';
 import { QueueExpiry } from './queue-expiry';
+import { DEFAULT_QUEUE_TTL_MS } from './lane.options';
 
 const DEFAULT_TENANT = '';
 const UNKNOWN_WAIT_RETRY_MS = 1_000;
@@ -59,7 +60,7 @@ export class Lane {
 
   constructor(options: LaneOptions) {
     const { name, concurrency, queueCapacity } = options;
-    const queueTtlMs = options.queueTtlMs ?? 30_000;
+    const queueTtlMs = options.queueTtlMs ?? DEFAULT_QUEUE_TTL_MS;
     const maxQueuedPerTenant = options.maxQueuedPerTenant ?? Math.max(queueCapacity, 1);
     if (!Number.isSafeInteger(concurrency) || concurrency < 1) {
       throw new RangeError(`lane '${name}': concurrency must be an integer of at least 1`);

@@ -1,9 +1,8 @@
 import { Controller, Get, HttpCode, Param, Post, Req, UseGuards } from '@nestjs/common';
 import type { FastifyRequest } from 'fastify';
 import { AdminGuard } from '../auth';
-import { ResilienceError } from '../common';
+import { NAME_PATTERN, ResilienceError } from '../common';
 import { requestViewer, WithoutTenant } from '../common/nest';
-import { NAME_PATTERN } from '../config';
 import type { Breaker, CircuitSnapshot } from './breaker';
 import { BreakerRegistry } from './breaker-registry.service';
 

@@ -25,3 +25,5 @@ export * from './tenant';
 export * from './unique-id';
 export * from './json-depth';
 export * from './promised';
+export * from './schema-helpers';
+export * from './origin-lists.schema';

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { bool, intIn, numberIn, oneOf } from './schema-helpers';
+import { bool, intIn, numberIn, oneOf } from '../common';
 
 const HOUR_MS = 3_600_000;
 

@@ -1,11 +1,15 @@
-import ipaddr from 'ipaddr.js';
 import { z } from 'zod';
-import { allowedHostList, allowedOriginList } from './origin-lists.schema';
-import { bool, intIn, name, nonEmptyString, numberIn, oneOf } from './schema-helpers';
+import { authSchema } from '../auth';
+import { budgetsSchema } from '../budget';
+import { lanesSchema } from '../bulkhead';
+import { bool, intIn, name, nonEmptyString, oneOf } from '../common';
+import { containmentSchema } from '../containment';
+import { idempotencySchema } from '../idempotency';
+import { rateLimitsSchema } from '../rate-limit';
+import { storeSchema } from '../store';
 import { chaosSchema } from './chaos.schema';
 import { llmSchema } from './llm.schema';
 import { mcpSchema } from './mcp.schema';
-import { storeSchema } from './store.schema';
 import { breakerSchema, tool } from './tool.schema';
 
 const MiB = 1024 * 1024;
@@ -50,184 +54,11 @@ const server = z
   )
   .prefault({});
 
-const auth = z
-  .strictObject({
-    allowAnonymous: bool().default(false),
-    adminToken: z.string({ error: 'must be a string' }).min(16, { error: 'must be at least 16 characters' }).optional(),
-    apiKeys: z
-      .array(
-        z.strictObject({
-          sha256: z.string({ error: 'must be a string' }).regex(/^[0-9a-fA-F]{64}$/, {
-            error: 'must be the SHA-256 of the key, 64 hex digits',
-          }),
-          tenant: name().refine((tenant) => tenant !== 'anonymous', {
-            error: "'anonymous' is the tenant of callers without a key; it cannot be configured",
-          }),
-        }),
-        { error: 'must be a list' },
-      )
-      .default([]),
-    /**
-     * Web pages that may call without a key (with `allowAnonymous`), beside loopback pages, which
-     * always may: a request from any other page is `403` (a DNS-rebinding page would otherwise run
-     * tools and spend the `anonymous` budget). Requests without `Origin`, and callers with a key,
-     * are never refused for it. `'*'`: every page.
-     */
-    allowedOrigins: allowedOriginList,
-    /**
-     * Host names (no port) the service is reached by, beside loopback ones, checked for callers
-     * without a key: empty (the default), `Host` is not checked; listed, any other `Host` is `403`.
-     */
-    allowedHosts: allowedHostList,
-  })
-  .prefault({});
-
-/** Bounds every adaptive algorithm takes. */
-const limitBounds = { min: intIn(1, 4096), max: intIn(1, 4096) };
-
-/** A lane limit that follows the dependency (docs/design.md, "Adaptive lanes"). */
-const adaptiveLimit = z.discriminatedUnion(
-  'algorithm',
-  [
-    z.strictObject({
-      algorithm: z.literal('gradient2'),
-      ...limitBounds,
-      tolerance: numberIn(1, 10).optional(),
-      smoothing: numberIn(0.01, 1).optional(),
-      longWindow: intIn(10, 100_000).optional(),
-      queueSize: intIn(0, 4096).optional(),
-    }),
-    z.strictObject({
-      algorithm: z.literal('vegas'),
-      ...limitBounds,
-      smoothing: numberIn(0.01, 1).optional(),
-      probeMultiplier: intIn(1, 10_000).optional(),
-    }),
-    z.strictObject({
-      algorithm: z.literal('aimd'),
-      ...limitBounds,
-      backoffRatio: numberIn(0.5, 0.99).optional(),
-      latencyThresholdMs: intIn(1, HOUR_MS).optional(),
-    }),
-  ],
-  { error: 'must be one of gradient2, vegas, aimd' },
-);
-
-const lane = z
-  .strictObject({
-    concurrency: intIn(1, 4096),
-    queueCapacity: intIn(0, 100_000),
-    queueTtlMs: intIn(1, HOUR_MS).default(30_000),
-    maxQueuedPerTenant: intIn(1, 100_000).optional(),
-    adaptive: adaptiveLimit.optional(),
-  })
-  .refine((value) => value.maxQueuedPerTenant === undefined || value.maxQueuedPerTenant <= value.queueCapacity, {
-    error: 'must not exceed queueCapacity',
-    path: ['maxQueuedPerTenant'],
-  })
-  .refine((value) => !value.adaptive || value.adaptive.min <= value.adaptive.max, {
-    error: 'must be at least adaptive.min',
-    path: ['adaptive', 'max'],
-  })
-  .refine(
-    (value) => !value.adaptive || (value.concurrency >= value.adaptive.min && value.concurrency <= value.adaptive.max),
-    {
-      error: 'an adaptive lane starts at concurrency: it must be from adaptive.min to adaptive.max',
-      path: ['concurrency'],
-    },
-  );
-
-const rateLimit = z.strictObject({ rpm: intIn(1, 10_000_000).optional(), tpm: intIn(1, 1_000_000_000).optional() });
-
-const rateLimits = z
-  .strictObject({
-    default: rateLimit.optional(),
-    tenants: z.record(name(), rateLimit).default({}),
-    failMode: oneOf(['open', 'closed']).default('open'),
-    enforce: bool().default(true),
-  })
-  .prefault({});
-
-const budgets = z
-  .strictObject({
-    period: oneOf(['day', 'month']).default('day'),
-    defaultUsd: numberIn(0, 1_000_000).optional(),
-    tenants: z.record(name(), numberIn(0, 1_000_000)).default({}),
-  })
-  .prefault({});
-
-const containment = z
-  .strictObject({
-    defaultPosture: oneOf(['degraded', 'hard']).default('degraded'),
-    pools: z
-      .strictObject({
-        normalMaxConcurrency: intIn(1, 4096).default(32),
-        isolatedMaxConcurrency: intIn(1, 4096).default(2),
-        pooledConnectionLifetimeMs: intIn(1_000, 86_400_000).default(300_000),
-        timeoutMs: intIn(1_000, 600_000).default(30_000),
-      })
-      .refine((pools) => pools.isolatedMaxConcurrency <= pools.normalMaxConcurrency, {
-        error: 'must not exceed normalMaxConcurrency',
-        path: ['isolatedMaxConcurrency'],
-      })
-      .prefault({}),
-    egress: z
-      .strictObject({
-        allowHosts: z.array(nonEmptyString(), { error: 'must be a list' }).default(['*']),
-        allowPrivateCidrs: z
-          .array(nonEmptyString().refine(isCidr, { error: 'must be a CIDR such as 10.0.0.0/8 or fd00::/8' }), {
-            error: 'must be a list',
-          })
-          .default([]),
-      })
-      .prefault({}),
-  })
-  .prefault({});
-
 /**
  * Breakers by name, for `@CircuitBreaker('name')` routes; `default` holds the settings every
  * breaker (a tool's own too) starts from.
  */
 const breakers = z.record(name(), breakerSchema).default({});
-
-const idempotency = z
-  .strictObject({
-    /** How long a finished call's outcome is replayed to a repeated key. */
-    retentionMs: intIn(1_000, 86_400_000).default(60_000),
-    /** Most keys remembered at once; the oldest finished ones go first, in-flight ones never. */
-    maxEntries: intIn(1, 10_000_000).default(10_000),
-    /**
-     * The memory store's bound on the finished outcomes it keeps, in UTF-8 bytes of their JSON, all
-     * tenants together; past it the oldest outcomes are dropped (their keys stay, answering
-     * `idempotency_conflict`).
-     */
-    maxBytes: intIn(0, 1024 * MiB).default(64 * MiB),
-    /** The same bound for one tenant's keys, so one tenant cannot drop everyone else's outcomes. */
-    maxBytesPerTenant: intIn(0, 1024 * MiB).default(16 * MiB),
-    /**
-     * The largest outcome kept (both stores); a larger one still answers its call, but is not
-     * replayed: its key answers `idempotency_conflict` and never runs again.
-     */
-    maxEntryBytes: intIn(0, 1024 * MiB).default(MiB),
-  })
-  .refine((bounds) => bounds.maxBytesPerTenant <= bounds.maxBytes, {
-    error: 'must not exceed maxBytes',
-    path: ['maxBytesPerTenant'],
-  })
-  .refine((bounds) => bounds.maxEntryBytes <= bounds.maxBytesPerTenant, {
-    error: 'must not exceed maxBytesPerTenant',
-    path: ['maxEntryBytes'],
-  })
-  .prefault({});
-
-function isCidr(value: string): boolean {
-  try {
-    ipaddr.parseCIDR(value);
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 /**
  * The whole config file (docs/configuration.md). Every duration is in milliseconds.
@@ -236,17 +67,15 @@ function isCidr(value: string): boolean {
  */
 export const configSchema = z.strictObject({
   server,
-  auth,
+  auth: authSchema.prefault({}),
   store: storeSchema,
-  lanes: z.record(name(), lane).refine((lanes) => Object.keys(lanes).length > 0, {
-    error: 'must define at least one lane',
-  }),
+  lanes: lanesSchema,
   tools: z.record(name(), tool).default({}),
   breakers,
-  idempotency,
-  rateLimits,
-  budgets,
-  containment,
+  idempotency: idempotencySchema.prefault({}),
+  rateLimits: rateLimitsSchema.prefault({}),
+  budgets: budgetsSchema.prefault({}),
+  containment: containmentSchema.prefault({}),
   llm: llmSchema,
   /** `/mcp`: the tools served over the Model Context Protocol; its sessions' bounds. */
   mcp: mcpSchema,
@@ -257,7 +86,6 @@ export const configSchema = z.strictObject({
 });
 
 export type BulkheadConfig = z.output<typeof configSchema>;
-export type LaneConfig = BulkheadConfig['lanes'][string];
 export type ToolConfig = BulkheadConfig['tools'][string];
 export type HttpToolConfig = Extract<ToolConfig, { kind: 'http' }>;
 export type BuiltinToolConfig = Extract<ToolConfig, { kind: 'builtin' }>;
@@ -265,7 +93,6 @@ export type CodeToolConfig = Extract<ToolConfig, { kind: 'code' }>;
 export type McpToolConfig = Extract<ToolConfig, { kind: 'mcp' }>;
 export type RetryConfig = NonNullable<ToolConfig['retry']>;
 export type BreakerConfig = BulkheadConfig['breakers'][string];
-export type IdempotencyConfig = BulkheadConfig['idempotency'];
 /** Each kind's entry schema, for the tool kind that builds its entries (src/dispatch/tools/). */
 export { builtinToolSchema, codeToolSchema, httpToolSchema, mcpToolSchema } from './tool.schema';
 export type { ChaosConfig, LlmTargetChaosConfig, ToolChaosConfig } from './chaos.schema';

@@ -1,7 +1,7 @@
 import { ANONYMOUS_TENANT } from '../common';
 import { breakerMergeProblems } from './breaker-merge-problems';
 import type { Environment } from './env-substitution';
-import { NAME_PATTERN } from './schema-helpers';
+import { NAME_PATTERN } from '../common';
 import { UPSTREAM_TOOL_NAME } from './tool.schema';
 
 /** The environment variable that alone lets `chaos.enabled: true` through. */

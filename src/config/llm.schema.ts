@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { llmTargetChaosSchema } from './chaos.schema';
-import { bool, httpUrl, intIn, name, nonEmptyString, numberIn, oneOf } from './schema-helpers';
+import { bool, httpUrl, intIn, name, nonEmptyString, numberIn, oneOf } from '../common';
 import { breakerSchema } from './tool.schema';
 
 const HOUR_MS = 3_600_000;

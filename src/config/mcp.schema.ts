@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { allowedHostList, allowedOriginList } from './origin-lists.schema';
-import { bool, intIn, oneOf } from './schema-helpers';
+import { allowedHostList, allowedOriginList } from '../common';
+import { bool, intIn, oneOf } from '../common';
 
 const DAY_MS = 86_400_000;
 

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { toolChaosSchema } from './chaos.schema';
 import { checkMcpUpstreamKeys, mcpUpstreamKeys } from './mcp.schema';
-import { bool, httpUrl, intIn, name, numberIn, oneOf } from './schema-helpers';
+import { bool, httpUrl, intIn, name, numberIn, oneOf } from '../common';
 
 const MiB = 1024 * 1024;
 const HOUR_MS = 3_600_000;

@@ -1,8 +1,7 @@
 import { Body, Controller, Get, Inject, Logger, Param, Put, UseGuards } from '@nestjs/common';
 import { AdminGuard } from '../auth';
-import { ANONYMOUS_TENANT, CLOCK, type Clock, logRecord, ResilienceError } from '../common';
+import { ANONYMOUS_TENANT, type Clock, CLOCK, logRecord, NAME_PATTERN, ResilienceError } from '../common';
 import { WithoutTenant } from '../common/nest';
-import { NAME_PATTERN } from '../config';
 import { CONTAINMENT_MODULE_OPTIONS, type ContainmentModuleOptions } from './containment.module-definition';
 import { EventLedger } from '../events';
 import { containmentChangeSchema } from './containment-change.schema';

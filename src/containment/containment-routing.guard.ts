@@ -2,8 +2,7 @@ import { type CanActivate, type ExecutionContext, Inject, Injectable } from '@ne
 import { Reflector } from '@nestjs/core';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { AnonymousPages, ApiKeyTenantResolver, type Caller, TenantResolver } from '../auth';
-import { isPromiseLike, ResilienceError } from '../common';
-import { NAME_PATTERN } from '../config';
+import { isPromiseLike, NAME_PATTERN, ResilienceError } from '../common';
 import { type CallState, callStateOf, OWN_ORIGIN_POLICY, RouteCache, WITHOUT_TENANT } from '../common/nest';
 import type { ContainmentDecision } from './containment-decision';
 import { ContainmentRouter } from './containment-router.service';

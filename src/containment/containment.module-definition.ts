@@ -1,11 +1,11 @@
 import { ConfigurableModuleBuilder } from '@nestjs/common';
 import { DEFAULT_MODULE_EXTRAS, withExtras } from '../common/nest';
-import type { BulkheadConfig } from '../config';
+import type { ContainmentOptions } from './containment.options';
 import type { ContainmentStore } from './containment.store';
 
 export interface ContainmentModuleOptions {
   /** The `containment` section of the config file: default posture, the two pools, egress rules. */
-  containment: BulkheadConfig['containment'];
+  containment: ContainmentOptions;
   /**
    * Tenants the app vouches for, seeded `not_contained` at start so they use the normal pool
    * until an operator says otherwise (the API keys' tenants). @default []

@@ -14,3 +14,4 @@ export * from './tenant-http-client';
 export * from './redis-containment.store';
 export * from './containment-cache';
 export * from './redis-invalidations';
+export * from './containment.options';

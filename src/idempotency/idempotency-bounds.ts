@@ -1,28 +1,19 @@
+import { idempotencySchema, type IdempotencyOptions } from './idempotency.options';
+
 /**
  * What an idempotency store keeps at most. Counts and bytes are the memory store's: it lives in
  * the process's heap, which nothing else bounds. A Redis store keeps `maxEntryBytes` alone (its
  * records end by TTL; see `RedisIdempotencyStore`).
  */
-export interface IdempotencyBounds {
-  /** Keys held at once, in flight and finished; the oldest finished go first. @default 10000 */
-  maxEntries: number;
-  /** UTF-8 bytes of the finished outcomes' JSON kept at once, all tenants together. @default 64 MiB */
-  maxBytes: number;
-  /** The same, for one tenant's keys. @default 16 MiB */
-  maxBytesPerTenant: number;
-  /** The largest outcome kept, in UTF-8 bytes of its JSON; a larger one is not kept. @default 1 MiB */
-  maxEntryBytes: number;
-}
+export type IdempotencyBounds = Omit<IdempotencyOptions, 'retentionMs'>;
 
-const MiB = 1024 * 1024;
+const { retentionMs, ...bounds } = idempotencySchema.parse({});
 
-/** The bounds when the options do not say: room for 64 MiB of outcomes in a 1 GiB heap. */
-export const DEFAULT_IDEMPOTENCY_BOUNDS: IdempotencyBounds = {
-  maxEntries: 10_000,
-  maxBytes: 64 * MiB,
-  maxBytesPerTenant: 16 * MiB,
-  maxEntryBytes: MiB,
-};
+/** How long an outcome is replayed when the options do not say. */
+export const DEFAULT_RETENTION_MS = retentionMs;
+
+/** The bounds when the options do not say (the schema's defaults): room for 64 MiB of outcomes in a 1 GiB heap. */
+export const DEFAULT_IDEMPOTENCY_BOUNDS: Readonly<IdempotencyBounds> = Object.freeze(bounds);
 
 /** The configured bounds, each filled in from the defaults where it is not given. */
 export function idempotencyBounds(given: Partial<IdempotencyBounds> | undefined): IdempotencyBounds {

@@ -1,5 +1,5 @@
 import { ConfigurableModuleBuilder } from '@nestjs/common';
-import type { IdempotencyConfig } from '../config';
+import type { IdempotencyOptions } from './idempotency.options';
 import type { IdempotencyStore } from './idempotency.store';
 
 export interface IdempotencyModuleOptions {
@@ -7,7 +7,7 @@ export interface IdempotencyModuleOptions {
    * How long outcomes are replayed, and the stores' bounds (each key left out takes its default).
    * @default { retentionMs: 60000, maxEntries: 10000, maxBytes: 64 MiB, maxBytesPerTenant: 16 MiB, maxEntryBytes: 1 MiB }
    */
-  idempotency?: Partial<IdempotencyConfig>;
+  idempotency?: Partial<IdempotencyOptions>;
   /** An IdempotencyStore of the app's own, in place of the memory or Redis one StoreModule's connection decides. */
   customStore?: IdempotencyStore;
 }

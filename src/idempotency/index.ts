@@ -9,3 +9,4 @@ export * from './kept-outcome';
 export * from './memory-idempotency.store';
 export * from './redis-idempotency.store';
 export * from './stored-outcomes';
+export * from './idempotency.options';

@@ -5,3 +5,4 @@ export * from './token-bucket';
 export * from './rate-limit.module';
 export * from './rate-limiter.service';
 export * from './rate-limit.module-definition';
+export * from './rate-limit.options';

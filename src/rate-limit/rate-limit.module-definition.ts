@@ -1,10 +1,10 @@
 import { ConfigurableModuleBuilder } from '@nestjs/common';
-import type { BulkheadConfig } from '../config';
+import type { RateLimitOptions } from './rate-limit.options';
 import type { RateLimitStore } from './rate-limit.store';
 
 export interface RateLimitModuleOptions {
   /** The `rateLimits` section of the config file: per-tenant rpm/tpm, fail mode, enforce. */
-  rateLimits: BulkheadConfig['rateLimits'];
+  rateLimits: RateLimitOptions;
   /** A RateLimitStore of the app's own, in place of the memory or Redis one StoreModule's connection decides. */
   customStore?: RateLimitStore;
 }

@@ -6,3 +6,4 @@ export * from './shared-store.provider';
 export * from './store.module';
 export * from './store.module-definition';
 export * from './store.tokens';
+export * from './store.options';

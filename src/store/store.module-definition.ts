@@ -1,10 +1,10 @@
 import { ConfigurableModuleBuilder } from '@nestjs/common';
 import type { RedisClient } from './redis-connection';
-import type { BulkheadConfig } from '../config';
+import type { StoreOptions } from './store.options';
 
 export interface StoreModuleOptions {
   /** The `store` section of the config file: memory, or Redis with its URL and key prefix. @default { kind: 'memory' } */
-  store?: BulkheadConfig['store'];
+  store?: StoreOptions;
   /**
    * An ioredis client of the app's own, used instead of connecting to `store.url` (Redis
    * stores then, keys under `store.prefix`, default `bh:`). The app keeps it: it is not closed

@@ -62,3 +62,12 @@ export function httpUrl() {
     { error: 'must be an absolute http:// or https:// URL' },
   );
 }
+
+/**
+ * What a caller may pass for options a schema reads: each key as the schema gives it back (numbers
+ * as numbers, not the strings `${ENV}` substitution may leave), optional where the schema has a
+ * default or allows none. The type of a module's options, written once, by its schema.
+ */
+export type OptionsOf<S extends z.ZodType> = {
+  [K in keyof z.input<S>]: K extends keyof z.output<S> ? z.output<S>[K] : never;
+};

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { isOriginText } from '../common';
+import { isOriginText } from './origin-policy';
 
 /**
  * Origins of browser pages a route reachable from a browser lets call, beside loopback pages:

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { bool, intIn, nonEmptyString, oneOf } from './schema-helpers';
+import { bool, intIn, nonEmptyString, oneOf } from '../common';
 
 const redisUrl = () =>
   z.string({ error: 'must be a string' }).regex(/^rediss?:\/\//, { error: 'must be a redis:// or rediss:// URL' });
@@ -89,3 +89,6 @@ export const storeSchema = z
     error: 'must be one of memory, redis',
   })
   .prefault({ kind: 'memory' });
+
+/** The `store` section of the config file: memory, or Redis with its URL, key prefix and topology. */
+export type StoreOptions = z.output<typeof storeSchema>;
