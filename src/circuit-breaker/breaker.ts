@@ -20,7 +20,7 @@ import {
   type OpossumCircuit,
   setOpenTime,
   takeOver,
-} from './opossum-internals';
+} from './opossum-engine';
 import { RollingWindow } from './rolling-window';
 import { TenantBlame } from './tenant-blame';
 
@@ -28,7 +28,7 @@ export { countsAgainstBreaker } from './attempt-outcome';
 export type { CircuitState, CircuitStateListener } from './breaker-events';
 export type { CircuitSnapshot } from './circuit-snapshot';
 export type { ProbeOutcome } from './half-open-probes';
-export type { Attempt, OpossumCircuit } from './opossum-internals';
+export type { Attempt, OpossumCircuit } from './opossum-engine';
 
 /** The tenant of each attempt fired with one, for opossum's failure event (which hands back the attempt). */
 const tenantOf = new WeakMap<Attempt, string>();
@@ -85,7 +85,7 @@ function runAttempt(attempt: Attempt): Promise<unknown> {
  * (opossum would close on a `stopped` attempt too, which it sees as a success, and on the first
  * success), gives back probe slots (a stopped probe's, and those of further probes), opens on
  * slow calls, sets how long opossum's next opening lasts (every reliance on opossum's private
- * parts is in opossum-internals.ts), refuses before opossum would (so a refusal is a
+ * parts is in opossum-engine.ts), refuses before opossum would (so a refusal is a
  * `circuit_open` ResilienceError with its Retry-After, and costs opossum nothing), holds it
  * open for operators, and reports its changes of state. opossum gets no `capacity`
  * and `timeout: false`: lanes bound concurrency (opossum's semaphore lets a timed-out call go

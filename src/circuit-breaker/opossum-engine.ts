@@ -7,7 +7,7 @@ export type Attempt = () => Promise<unknown>;
 export type OpossumCircuit = CircuitBreaker<[Attempt], unknown>;
 
 // Every place the breaker relies on opossum 9 beyond its documented API, each with the
-// assumption it makes about node_modules/opossum/lib/circuit.js. opossum-internals.spec.ts
+// assumption it makes about node_modules/opossum/lib/circuit.js. opossum-engine.spec.ts
 // checks each one, numbered as here, on a bare opossum circuit: on an opossum upgrade, a
 // failing test there names the assumption that no longer holds. (The rolling window's own
 // reliance on opossum's Status class is rolling-window.ts's, checked by its spec.)
@@ -46,7 +46,7 @@ let pendingClose: symbol | undefined;
 
 function broken(assumption: number, what: string): Error {
   return new Error(
-    `opossum is not as src/circuit-breaker/opossum-internals.ts assumes (assumption ${assumption}): ${what}`,
+    `opossum is not as src/circuit-breaker/opossum-engine.ts assumes (assumption ${assumption}): ${what}`,
   );
 }
 
