@@ -1,7 +1,11 @@
-import type CircuitBreaker from 'opossum';
+import { EventEmitter } from 'node:events';
+import CircuitBreaker from 'opossum';
+import type { Attempt, BreakerEngine, EngineListener, RejectionVerdict } from './breaker-engine';
+import type { RollingWindow } from './rolling-window';
 
-/** One attempt as the breaker fires it: opossum's action gets it as its only argument. */
-export type Attempt = () => Promise<unknown>;
+// The only file that imports opossum: the breaker's engine (BreakerEngine) on an opossum circuit.
+
+export type { Attempt } from './breaker-engine';
 
 /** The opossum circuit inside a Breaker. */
 export type OpossumCircuit = CircuitBreaker<[Attempt], unknown>;
@@ -17,13 +21,17 @@ export type OpossumCircuit = CircuitBreaker<[Attempt], unknown>;
 // 2. The circuit asks a plain `semaphore` property (`test()`, `release()`) before each call.
 // 3. Its constructor adds exactly one `success` listener that closes a half-open circuit.
 // 4. Half open, the private `Symbol('pending-close')` true means the probe slot is free: `fire`
-//    admits a call while it is true and sets it false when it takes the probe.
+//    admits a call while it is true and sets it false when it takes the probe. The breaker
+//    decides who probes; the engine sets it before each call fired half open.
 // 5. A rejected action goes to `errorFilter(error, ...args)`; when that answers true, the circuit
 //    emits `success` at once (synchronously), its status counting it before later listeners run.
 // 6. A counted failure is emitted as `failure` with the fired arguments third, once the status
 //    counted it and before the circuit reads the status to decide whether to open.
 // 7. Each time it opens, the reset timer waits `options.resetTimeout` as it is then: a change
 //    made before `open()` (or before the failure that opens it) holds for that opening.
+// 8. opossum takes a `status` option only if it is an instance of its Status class, which the
+//    package exports as a type only (`newStatus()` makes one); it reports every event to the
+//    status's `increment`, reads `stats` to decide, and calls `close()` on it when it closes.
 
 const SEMAPHORE = 'semaphore';
 const PENDING_CLOSE = 'pending-close';
@@ -115,4 +123,192 @@ export function onCountedFailure(circuit: OpossumCircuit, listener: (attempt: At
  */
 export function setOpenTime(circuit: OpossumCircuit, ms: number): void {
   optionsOf(circuit).resetTimeout = ms;
+}
+
+/** The methods opossum's circuit calls on its Status, beyond what its type declares (assumption 8). */
+interface OpossumStatus extends CircuitBreaker.Status {
+  increment(property: string, latencyMs?: number): void;
+  open(): void;
+  close(): void;
+  shutdown(): void;
+}
+
+/** A Status of opossum's own that starts no timer: no snapshots, buckets moved by an emitter. */
+function timerlessStatusOptions(windowMs: number, buckets: number): CircuitBreaker.StatusOptions {
+  return {
+    rollingCountTimeout: windowMs,
+    rollingCountBuckets: buckets,
+    rollingPercentilesEnabled: false,
+    enableSnapshots: false,
+    // Given only so that opossum's Status sets no interval of its own; nothing emits on it.
+    rotateBucketController: new EventEmitter(),
+  };
+}
+
+/** opossum's Status class (assumption 8). */
+const OpossumStatusClass = Object.getPrototypeOf(CircuitBreaker.newStatus(timerlessStatusOptions(10, 1)))
+  .constructor as new (options: CircuitBreaker.StatusOptions) => OpossumStatus;
+
+/**
+ * A breaker's {@link RollingWindow} in the shape opossum takes as its `status`: it counts the
+ * outcomes opossum reports (nothing else: no fires, rejects, latencies), gives opossum as `fires`
+ * the attempts that ended, and empties the window when opossum closes.
+ */
+export class WindowStatus extends OpossumStatusClass {
+  /** The next success opossum reports is not one: see {@link skipNextSuccess}. */
+  private skipSuccess = false;
+
+  constructor(readonly counts: RollingWindow) {
+    super(timerlessStatusOptions(counts.windowMs, counts.buckets));
+  }
+
+  /** Totals of the window now, in opossum's shape; `fires` is the attempts that ended. */
+  override get stats(): CircuitBreaker.Stats {
+    const counts = this.counts;
+    counts.moveOn();
+    return statsOf(counts.failures, counts.successes);
+  }
+
+  /** The buckets now, newest first, in opossum's shape. */
+  override get window(): CircuitBreaker.Window {
+    const counts = this.counts;
+    counts.moveOn();
+    const window: CircuitBreaker.Window = [];
+    for (let age = 0; age < counts.buckets; age++)
+      window.push(statsOf(counts.failuresAt(age), counts.successesAt(age)));
+    return window;
+  }
+
+  /** opossum's circuit reports each event here; only the outcomes of attempts count. */
+  override increment(property: string, _latencyMs?: number): void {
+    if (property === 'failures') this.counts.countFailure();
+    else if (property === 'successes') {
+      if (this.skipSuccess) this.skipSuccess = false;
+      else this.counts.countSuccess();
+    }
+  }
+
+  /**
+   * Leaves out the success opossum reports next: the end of an attempt that counts nowhere,
+   * which opossum reports as a success (its error filter let it through) right after the filter
+   * said so (assumption 5).
+   */
+  skipNextSuccess(): void {
+    this.skipSuccess = true;
+  }
+
+  /** opossum calls this when the circuit closes. */
+  override close(): void {
+    this.counts.clear();
+  }
+}
+
+/** One object literal: opossum reads the stats on every failure that counts. */
+function statsOf(failures: number, successes: number): CircuitBreaker.Stats {
+  return {
+    failures,
+    successes,
+    fires: failures + successes,
+    fallbacks: 0,
+    rejects: 0,
+    timeouts: 0,
+    cacheHits: 0,
+    cacheMisses: 0,
+    semaphoreRejections: 0,
+    percentiles: {},
+    latencyTimes: [],
+    latencyMean: -1,
+  };
+}
+
+/** What an {@link OpossumEngine} opens on, and for how long. */
+export interface OpossumEngineOptions {
+  errorThresholdPercentage: number;
+  volumeThreshold: number;
+  resetTimeoutMs: number;
+}
+
+// opossum's action, one for every engine: an attempt comes in as its argument, so firing it
+// makes no closure.
+function runAttempt(attempt: Attempt): Promise<unknown> {
+  return attempt();
+}
+
+/**
+ * The breaker's engine on opossum 9: opossum counts (into the breaker's window, its `status`),
+ * opens on failures past the threshold and half-opens on its own reset timer (unref'd, cleared
+ * by {@link shutdown}; it takes no clock, so tests move it with jest's fake timers). It gets no
+ * `capacity` and `timeout: false` (lanes bound concurrency, and the attempt's own timeout aborts
+ * the work before it reports failure), nor an `abortController` (opossum's is one per circuit).
+ * It closes nothing on its own, and admits every call the breaker fires: the breaker decides.
+ */
+export class OpossumEngine implements BreakerEngine {
+  /** The opossum circuit, for its events and `stats` (diagnostics and tests). */
+  readonly circuit: OpossumCircuit;
+  private readonly status: WindowStatus;
+  /** The attempt the error filter just judged to count nowhere, for the `success` opossum emits at once for it. */
+  private uncountedAttempt: Attempt | undefined;
+  private uncountedVerdict: 'stopped' | 'own_failure' = 'stopped';
+
+  constructor(name: string, window: RollingWindow, options: OpossumEngineOptions, listener: EngineListener) {
+    this.status = new WindowStatus(window);
+    const circuit: OpossumCircuit = new CircuitBreaker(runAttempt, {
+      name,
+      status: this.status,
+      timeout: false,
+      errorThresholdPercentage: options.errorThresholdPercentage,
+      volumeThreshold: options.volumeThreshold,
+      resetTimeout: options.resetTimeoutMs,
+      rollingCountTimeout: window.windowMs,
+      rollingCountBuckets: window.buckets,
+      rollingPercentilesEnabled: false,
+      enableSnapshots: false,
+      errorFilter: errorFilter((error, attempt) => this.filtered(listener.judge(error, attempt), attempt)),
+    });
+    this.circuit = circuit;
+    takeOver(circuit);
+    circuit.on('success', () => {
+      const attempt = this.uncountedAttempt;
+      if (attempt === undefined) return listener.succeeded();
+      this.uncountedAttempt = undefined;
+      listener.uncounted(attempt, this.uncountedVerdict);
+    });
+    circuit.on('open', () => listener.opened());
+    circuit.on('halfOpen', () => listener.halfOpened());
+    circuit.on('close', () => listener.closed());
+    onCountedFailure(circuit, (attempt) => listener.countedFailure(attempt));
+  }
+
+  fire(attempt: Attempt): Promise<unknown> {
+    const circuit = this.circuit;
+    // Half open, the breaker let it through as a probe: opossum's own slot must not refuse it.
+    if (circuit.halfOpen) freeProbeSlot(circuit);
+    return circuit.fire(attempt);
+  }
+
+  open(): void {
+    this.circuit.open();
+  }
+
+  close(): void {
+    this.circuit.close();
+  }
+
+  setOpenTime(ms: number): void {
+    setOpenTime(this.circuit, ms);
+  }
+
+  shutdown(): void {
+    this.circuit.shutdown();
+  }
+
+  /** opossum's error filter: true for an error that does not count, which opossum then reports as a success at once. */
+  private filtered(verdict: RejectionVerdict, attempt: Attempt): boolean {
+    if (verdict === 'failure') return false;
+    if (verdict === 'answered') return true;
+    this.uncountedAttempt = attempt;
+    this.uncountedVerdict = verdict;
+    this.status.skipNextSuccess();
+    return true;
+  }
 }
