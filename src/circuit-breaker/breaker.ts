@@ -1,22 +1,22 @@
 import { type Clock, ResilienceError } from '../common';
-import { countsAgainstBreaker, type Ending, endingOf, isStopped, isTimeout } from './attempt-outcome';
-import { type BlameRule, ThresholdBlameRule } from './blame-rule';
-import type { Attempt, BreakerEngine, RejectionVerdict } from './breaker-engine';
+import { endingOf, isTimeout } from './attempt-outcome';
+import type { BreakerEngine } from './breaker-engine';
 import { BreakerEvents, type CircuitState, type CircuitStateListener } from './breaker-events';
-import { type BreakerPhase, circuitStateOf, CLOSED, type HalfOpenPhase } from './breaker-phase';
+import { BreakerOutcomes, shortenedAttempts, tenantOf } from './breaker-outcomes';
+import { type BreakerRules, breakerRules } from './breaker-rules';
 import {
   type BreakerSettings,
   breakerSettings,
   checkBreakerSettings,
   type FullBreakerSettings,
 } from './breaker-settings';
+import { BreakerState } from './breaker-state';
 import { type CircuitSnapshot, SNAPSHOT_TENANTS } from './circuit-snapshot';
-import { HalfOpenProbes, type ProbeOutcome } from './half-open-probes';
-import { HalfOpenSuspect } from './half-open-suspect';
+import type { ProbeOutcome } from './half-open-probes';
 import { OpenTime } from './open-time';
 import { OpossumEngine, type OpossumCircuit } from './opossum-engine';
 import { RollingWindow } from './rolling-window';
-import { type SlowCallRule, slowCallRule } from './slow-call-rule';
+import type { SlowCallRule } from './slow-call-rule';
 import { TenantBlame } from './tenant-blame';
 import { TenantCircuits } from './tenant-circuits';
 
@@ -27,12 +27,8 @@ export type { CircuitState, CircuitStateListener } from './breaker-events';
 export type { CircuitSnapshot } from './circuit-snapshot';
 export type { ProbeOutcome } from './half-open-probes';
 export type { OpossumCircuit } from './opossum-engine';
+export type { BreakerRules } from './breaker-rules';
 export type { SlowCallRule } from './slow-call-rule';
-
-/** The tenant of each attempt fired with one, for the engine's failure report (which hands back the attempt). */
-const tenantOf = new WeakMap<Attempt, string>();
-/** Attempts whose caller shortened their timeout ({@link FireOptions}), for the engine's judgement of their end. */
-const shortenedAttempts = new WeakSet<Attempt>();
 
 /** How an attempt is fired, beyond its tenant. */
 export interface FireOptions {
@@ -43,14 +39,6 @@ export interface FireOptions {
    * its tenant's own, which it could hold without ever giving a verdict.
    */
   timeoutShortened?: boolean;
-}
-
-/** The rules a breaker follows where its settings do not say it all; each defaults from the settings. */
-export interface BreakerRules {
-  /** When an attempt is slow and slowness opens it. @default resilience4j's, with `slowCallDurationMs` set */
-  slowCalls?: SlowCallRule;
-  /** Whose failures are a tenant's own. @default {@link ThresholdBlameRule} */
-  blame?: BlameRule;
 }
 
 const BUCKETS = 10;
@@ -95,7 +83,8 @@ export class Breaker {
   private readonly engine: BreakerEngine;
   private readonly opossum: OpossumCircuit;
   private readonly window: RollingWindow;
-  private phase: BreakerPhase = CLOSED;
+  private readonly machine: BreakerState;
+  private readonly outcomes: BreakerOutcomes;
   private readonly events = new BreakerEvents();
   private readonly tenants: TenantCircuits;
   private readonly blame: TenantBlame;
@@ -115,23 +104,26 @@ export class Breaker {
     const settings = breakerSettings(given);
     this.settings = settings;
     checkBreakerSettings(name, settings, BUCKETS);
+    const { slowCalls, blame } = breakerRules(settings, rules);
+    this.slowCalls = slowCalls;
     this.window = new RollingWindow(clock, settings.rollingCountTimeoutMs, BUCKETS);
     this.tenants = new TenantCircuits(settings, clock);
-    this.blame = new TenantBlame(this.window, this.tenants, rules.blame ?? new ThresholdBlameRule(settings));
+    this.blame = new TenantBlame(this.window, this.tenants, blame);
+    this.machine = new BreakerState(clock, settings.halfOpenProbes, this.tenants, this.events);
     this.openTime = new OpenTime(settings);
-    this.slowCalls = 'slowCalls' in rules ? rules.slowCalls : slowCallRule(settings);
-    const engine = new OpossumEngine(name, this.window, settings, {
-      judge: (error, attempt) => this.judge(error, attempt),
-      countedFailure: (attempt) => this.countedFailure(attempt),
-      succeeded: () => this.succeeded(),
-      uncounted: (attempt, verdict) => this.uncounted(attempt, verdict),
-      opened: () => {
-        // Opened by forceOpen (or held open again), the phase is open already.
-        if (this.phase.name !== 'open') this.enterOpen(false);
-      },
-      halfOpened: () => this.halfOpened(),
-      closed: () => this.closed(),
+    const { window, tenants, machine: state, events, openTime } = this;
+    this.outcomes = new BreakerOutcomes({
+      state,
+      window,
+      tenants,
+      blame: this.blame,
+      events,
+      openTime,
+      slowCalls,
+      clock,
     });
+    const engine = new OpossumEngine(name, window, settings, this.outcomes);
+    this.outcomes.engine = engine;
     this.engine = engine;
     this.opossum = engine.circuit;
   }
@@ -147,7 +139,7 @@ export class Breaker {
   }
 
   get state(): CircuitState {
-    return circuitStateOf(this.phase);
+    return this.machine.circuitState;
   }
 
   /**
@@ -157,7 +149,7 @@ export class Breaker {
    * open is remembered as waiting for it ({@link HalfOpenSuspect}).
    */
   refusal(tenant?: string, timeoutShortened = false): ResilienceError | undefined {
-    const phase = this.phase;
+    const phase = this.machine.phase;
     if (phase.name === 'stopped') return undefined;
     if (tenant !== undefined) {
       const ownMs = this.tenants.refusalMs(tenant);
@@ -192,7 +184,7 @@ export class Breaker {
    * the dependency's ({@link TenantBlame}).
    */
   fire<T>(action: () => Promise<T>, tenant?: string, options?: FireOptions): Promise<T> {
-    const phase = this.phase;
+    const phase = this.machine.phase;
     if (phase.name === 'stopped') return action();
     const shortened = options?.timeoutShortened === true;
     const refusal = this.refusal(tenant, shortened);
@@ -214,9 +206,9 @@ export class Breaker {
     if (tenant === undefined && slowCalls === undefined) return fired;
     // Failures reach the blame through the engine, in time for its decision; the rest here.
     fired.then(
-      () => this.ended(action, tenant, startedAt, 'succeeded'),
+      () => this.outcomes.ended(action, tenant, startedAt, 'succeeded'),
       (error: unknown) =>
-        this.ended(action, tenant, startedAt, shortened && isTimeout(error) ? 'stopped' : endingOf(error)),
+        this.outcomes.ended(action, tenant, startedAt, shortened && isTimeout(error) ? 'stopped' : endingOf(error)),
     );
     return fired;
   }
@@ -226,8 +218,8 @@ export class Breaker {
    * its own: which other tenants are, and when they may call again, is theirs.
    */
   snapshot(viewer?: string): CircuitSnapshot {
-    const state = circuitStateOf(this.phase);
-    if (this.phase.name === 'stopped') return { state, failures: 0, successes: 0, tenantsOpen: [] };
+    const state = this.machine.circuitState;
+    if (this.machine.phase.name === 'stopped') return { state, failures: 0, successes: 0, tenantsOpen: [] };
     this.window.moveOn();
     const tenantsOpen = this.openTenants(viewer);
     const snapshot: CircuitSnapshot = {
@@ -279,16 +271,14 @@ export class Breaker {
 
   /** For operators: open now and stay open, without half-opening, until {@link close}. */
   forceOpen(): void {
-    const phase = this.phase;
-    if (phase.name === 'stopped') return;
-    if (phase.name === 'open') this.phase = { ...phase, heldByOperator: true };
-    else this.enterOpen(true);
+    if (this.machine.phase.name === 'stopped') return;
+    this.machine.open(true);
     this.engine.open();
   }
 
   /** For operators: close now with an empty window, whatever the state. */
   close(): void {
-    const phase = this.phase;
+    const phase = this.machine.phase;
     if (phase.name === 'stopped') return;
     this.blame.clear();
     // A closing engine empties the window itself; one already closed does not close again.
@@ -303,130 +293,9 @@ export class Breaker {
 
   /** Clears the engine's timer; the breaker refuses nothing and counts nothing after. */
   shutdown(): void {
-    this.phase = { name: 'stopped', last: circuitStateOf(this.phase) };
+    this.machine.stop();
     this.engine.shutdown();
     this.events.clear();
-  }
-
-  /**
-   * How a rejected attempt counts, for the engine: `stopped` also for a `timeout` its caller
-   * chose ({@link FireOptions}), and `own_failure` for a tenant's own failure while half open
-   * ({@link HalfOpenSuspect}).
-   */
-  private judge(error: unknown, attempt: Attempt): RejectionVerdict {
-    if (!countsAgainstBreaker(error)) return isStopped(error) ? 'stopped' : 'answered';
-    if (shortenedAttempts.has(attempt) && isTimeout(error)) return 'stopped';
-    const phase = this.phase;
-    if (phase.name === 'half_open' && this.ownHalfOpenFailure(attempt, phase)) return 'own_failure';
-    return 'failure';
-  }
-
-  /** A counted failure while half open that is its tenant's own: that tenant is refused alone. */
-  private ownHalfOpenFailure(attempt: Attempt, phase: HalfOpenPhase): boolean {
-    const tenant = tenantOf.get(attempt);
-    if (!phase.suspect.ownFailure(tenant, tenant !== undefined && this.tenants.open.has(tenant))) return false;
-    this.blame.failedOwn(tenant!);
-    return true;
-  }
-
-  /** A counted failure is in the window, and the engine decides on it next. */
-  private countedFailure(attempt: Attempt): void {
-    const halfOpen = this.phase.name === 'half_open';
-    // Half open, the engine opens again on any counted failure: for longer, when it backs off.
-    if (halfOpen) this.probeFailed('failed');
-    const tenant = tenantOf.get(attempt);
-    if (tenant !== undefined) this.blame.failed(tenant, halfOpen);
-  }
-
-  /** An attempt ended a success in the window (it resolved, or the dependency answered). */
-  private succeeded(): void {
-    const phase = this.phase;
-    // Measuring slowness, a half-open success is judged once its duration is known (ended).
-    if (phase.name === 'half_open' && this.slowCalls === undefined) this.probeSucceeded(phase);
-  }
-
-  /** An attempt that counts nowhere ended: only a probe's own end frees its slot. */
-  private uncounted(attempt: Attempt, verdict: 'stopped' | 'own_failure'): void {
-    const phase = this.phase;
-    if (phase.name === 'half_open' && phase.probes.stopped(attempt)) {
-      this.events.probe(verdict === 'stopped' ? 'stopped' : 'failed');
-    }
-  }
-
-  /**
-   * The end of an attempt fired with a tenant or measured for slowness, once its promise
-   * settled: after the engine counted it (and opened or closed on it).
-   */
-  private ended(attempt: Attempt, tenant: string | undefined, startedAt: number, ending: Ending): void {
-    const slowCalls = this.slowCalls;
-    const slow = slowCalls !== undefined && ending !== 'stopped' && slowCalls.isSlow(this.clock.now() - startedAt);
-    // A tenant refused on its own whose probe was slow is refused again: the slowness is its own.
-    let ownSlowness = false;
-    if (tenant !== undefined) {
-      if (ending === 'succeeded') {
-        ownSlowness = slow && this.blame.slowProbe(tenant);
-        if (!ownSlowness) this.blame.succeeded(tenant);
-      } else if (ending === 'stopped') this.blame.stopped(tenant, attempt);
-      else if (ending === 'answered') this.blame.answered(tenant, attempt);
-    }
-    if (slowCalls === undefined || ending === 'stopped') return;
-    if (slow) this.events.slowCall();
-    const phase = this.phase;
-    if (phase.name === 'half_open') {
-      // A counted failure opened it already; anything else is judged by its duration, whoever
-      // sent it (while half open, the shared probe decides, as for failures).
-      if (ending === 'failed') return;
-      if (slow) this.probeFailed('slow');
-      else this.probeSucceeded(phase);
-      return;
-    }
-    if (!slow || ownSlowness) return;
-    this.window.countSlow();
-    if (tenant !== undefined) this.blame.slow(tenant);
-    if (this.phase.name === 'closed' && slowCalls.trips(this.window)) this.engine.open();
-  }
-
-  /** A success while half open: closes once `halfOpenProbes` of them came. */
-  private probeSucceeded(phase: HalfOpenPhase): void {
-    this.events.probe('succeeded');
-    if (phase.probes.success()) this.engine.close();
-  }
-
-  /**
-   * A counted failure (the engine opens on it) or a slow success (this opens it) while half
-   * open: it opens again, for longer when it backs off.
-   */
-  private probeFailed(outcome: 'failed' | 'slow'): void {
-    this.events.probe(outcome);
-    this.engine.setOpenTime(this.openTime.grow());
-    if (outcome === 'slow') this.engine.open();
-  }
-
-  /** Opens: on the engine's failures, on slow calls, or held by an operator. */
-  private enterOpen(heldByOperator: boolean): void {
-    const from = this.phase;
-    if (from.name === 'stopped') return;
-    // Opened again from half open: the dependency's failure, not the suspect's.
-    const suspect = from.name === 'half_open' ? from.suspect.end() : undefined;
-    if (suspect !== undefined) this.tenants.close(suspect);
-    this.moveTo({ name: 'open', openedAt: this.clock.now(), heldByOperator, suspect: new HalfOpenSuspect() });
-  }
-
-  private halfOpened(): void {
-    const from = this.phase;
-    if (from.name !== 'open') return;
-    if (from.heldByOperator) {
-      this.engine.open();
-      return;
-    }
-    this.moveTo({ name: 'half_open', probes: new HalfOpenProbes(this.settings.halfOpenProbes), suspect: from.suspect });
-  }
-
-  private closed(): void {
-    // A suspect of the half-open period stays refused alone: another tenant was served right after it failed.
-    if (this.phase.name === 'stopped') return;
-    this.engine.setOpenTime(this.openTime.reset());
-    this.moveTo(CLOSED);
   }
 
   /**
@@ -443,12 +312,5 @@ export class Breaker {
 
   private openError(why: string, retryAfterMs: number): ResilienceError {
     return new ResilienceError('circuit_open', `circuit '${this.name}' is open: ${why}`, { retryAfterMs });
-  }
-
-  private moveTo(to: BreakerPhase): void {
-    const from = circuitStateOf(this.phase);
-    this.phase = to;
-    const state = circuitStateOf(to);
-    if (state !== from) this.events.stateChanged(state, from);
   }
 }
