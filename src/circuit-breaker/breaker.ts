@@ -63,12 +63,13 @@ const PROBE_RETRY_AFTER_MS = 1_000;
  * is a failed probe) and an open time that backs off ({@link OpenTime}). Shared by tenants, it
  * tells one tenant's failures from the dependency's ({@link TenantBlame}, {@link BlameRule}).
  *
- * Its state is its {@link BreakerPhase}, which only it changes. Its {@link BreakerEngine}
- * (opossum, opossum-engine.ts) counts into the window, opens on failures and half-opens after
- * the open time; everything else is decided here: who is refused (before the engine would be
- * asked, so a refusal is a `circuit_open` ResilienceError with its Retry-After), who probes,
- * when it closes, opening on slow calls, the open time, holding it open for operators, and its
- * reported changes of state.
+ * Its state is one {@link BreakerPhase}, owned by its {@link BreakerState} (breaker-state.ts),
+ * which only it moves. Its {@link BreakerEngine} (opossum, opossum-engine.ts) counts into the
+ * window, opens on failures and half-opens after the open time; everything else is decided here
+ * and in {@link BreakerOutcomes} (how each attempt's end moves it): who is refused (before the
+ * engine would be asked, so a refusal is a `circuit_open` ResilienceError with its Retry-After),
+ * who probes, when it closes, opening on slow calls, the open time, holding it open for
+ * operators, and its reported changes of state.
  *
  * Time: the window moves on the injected clock, lazily, and the Retry-After is measured on it
  * from when it opened. The open → half-open timer is the engine's (opossum's own `setTimeout`,

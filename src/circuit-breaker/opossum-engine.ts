@@ -96,8 +96,8 @@ function optionsOf(circuit: OpossumCircuit): { resetTimeout: number } {
 }
 
 /**
- * Gives a half-open circuit's probe slot back (assumption 4): its probe ended `stopped`, which
- * tells nothing of the dependency, so the next call is the probe.
+ * Frees a half-open circuit's probe slot (assumption 4), so that its next `fire` runs: the
+ * breaker decides who probes (HalfOpenProbes), the engine runs whatever it lets through.
  */
 export function freeProbeSlot(circuit: OpossumCircuit): void {
   if (pendingClose === undefined) throw broken(4, 'freeProbeSlot before any circuit was taken over');
