@@ -26,6 +26,17 @@ export default tseslint.config(
     },
   },
   {
+    // opossum is the breakers' engine, behind BreakerEngine: one file of the service imports it.
+    files: ['src/**/*.ts'],
+    ignores: ['src/circuit-breaker/opossum-engine.ts', '**/*.spec.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        { paths: [{ name: 'opossum', message: 'Only src/circuit-breaker/opossum-engine.ts imports opossum.' }] },
+      ],
+    },
+  },
+  {
     files: ['**/*.spec.ts', '**/*.e2e-spec.ts', 'test/**/*.ts', 'bench/**/*.ts'],
     rules: {
       '@typescript-eslint/no-explicit-any': 'off',

@@ -19,6 +19,11 @@ export class HalfOpenProbes {
     this.succeeded = 0;
   }
 
+  /** A slot is free: the next call let through is a probe. */
+  get free(): boolean {
+    return this.taken.size < this.slots;
+  }
+
   /** `attempt` goes through as a probe; true while another may still go through. */
   take(attempt: object): boolean {
     this.taken.add(attempt);

@@ -1,18 +1,21 @@
 import CircuitBreaker from 'opossum';
 import type { Clock } from '../common';
 import { FakeClock } from '../common/fake-clock';
+import { WindowStatus } from './opossum-engine';
 import { RollingWindow } from './rolling-window';
 
 let clock: FakeClock;
-const made: RollingWindow[] = [];
+const made: WindowStatus[] = [];
 
-function rollingWindow(windowMs = 10_000, buckets = 10, on: Clock = clock): RollingWindow {
-  const created = new RollingWindow(on, windowMs, buckets);
+// A rolling window as its engine hands it to opossum (WindowStatus, opossum-engine.ts): opossum
+// reports outcomes to the status, which counts them into the window (`counts`).
+function rollingWindow(windowMs = 10_000, buckets = 10, on: Clock = clock): WindowStatus {
+  const created = new WindowStatus(new RollingWindow(on, windowMs, buckets));
   made.push(created);
   return created;
 }
 
-function counts(window: RollingWindow): [failures: number, successes: number] {
+function counts({ counts: window }: WindowStatus): [failures: number, successes: number] {
   window.moveOn();
   return [window.failures, window.successes];
 }
@@ -87,7 +90,7 @@ describe('RollingWindow', () => {
     clock.advance(10_000);
 
     window.increment('successes');
-    expect([window.failures, window.successes]).toEqual([0, 1]);
+    expect([window.counts.failures, window.counts.successes]).toEqual([0, 1]);
     clock.advance(10_000);
     expect(window.stats).toMatchObject({ failures: 0, successes: 0, fires: 0 });
   });
@@ -178,26 +181,26 @@ describe('RollingWindow', () => {
   it('counts slow attempts beside their outcomes, drops them with their bucket, takes them back and empties them', () => {
     const window = rollingWindow();
     window.increment('successes');
-    window.countSlow();
+    window.counts.countSlow();
     clock.advance(5_000);
     window.increment('failures');
-    window.countSlow();
+    window.counts.countSlow();
     window.increment('successes');
-    window.countSlow();
-    expect(window.slow).toBe(3);
+    window.counts.countSlow();
+    expect(window.counts.slow).toBe(3);
 
-    window.forget(0, 0, 1, 1);
-    expect([window.failures, window.successes, window.slow]).toEqual([1, 1, 2]);
+    window.counts.forget(0, 0, 1, 1);
+    expect([window.counts.failures, window.counts.successes, window.counts.slow]).toEqual([1, 1, 2]);
     // Never below zero: the current bucket holds one slow attempt left.
-    window.forget(0, 0, 0, 5);
-    expect(window.slow).toBe(1);
+    window.counts.forget(0, 0, 0, 5);
+    expect(window.counts.slow).toBe(1);
 
     clock.advance(5_000);
-    window.moveOn();
-    expect([window.failures, window.successes, window.slow]).toEqual([1, 0, 0]);
-    window.countSlow();
-    window.clear();
-    expect(window.slow).toBe(0);
+    window.counts.moveOn();
+    expect([window.counts.failures, window.counts.successes, window.counts.slow]).toEqual([1, 0, 0]);
+    window.counts.countSlow();
+    window.counts.clear();
+    expect(window.counts.slow).toBe(0);
   });
 
   it('sets no timer: opossum’s own Status rotates its buckets on an interval', () => {

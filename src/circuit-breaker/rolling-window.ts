@@ -1,55 +1,27 @@
-import { EventEmitter } from 'node:events';
-import CircuitBreaker from 'opossum';
 import type { Clock } from '../common';
 
-/** The methods opossum's circuit calls on its Status, beyond what its type declares. */
-interface OpossumStatus extends CircuitBreaker.Status {
-  increment(property: string, latencyMs?: number): void;
-  open(): void;
-  close(): void;
-  shutdown(): void;
-}
-
-/** A Status of opossum's own that starts no timer: no snapshots, buckets moved by an emitter. */
-function timerlessStatusOptions(windowMs: number, buckets: number): CircuitBreaker.StatusOptions {
-  return {
-    rollingCountTimeout: windowMs,
-    rollingCountBuckets: buckets,
-    rollingPercentilesEnabled: false,
-    enableSnapshots: false,
-    // Given only so that opossum's Status sets no interval of its own; nothing emits on it.
-    rotateBucketController: new EventEmitter(),
-  };
-}
-
 /**
- * opossum's Status class. The package exports it as a type only; `newStatus()` is its public
- * way to make one, and opossum takes a `status` option only if it is an instance of that class.
- */
-const OpossumStatusClass = Object.getPrototypeOf(CircuitBreaker.newStatus(timerlessStatusOptions(10, 1)))
-  .constructor as new (options: CircuitBreaker.StatusOptions) => OpossumStatus;
-
-/**
- * The rolling window of one breaker's opossum circuit, given to it as its `status`: failures
- * and successes of the last `windowMs`, in `buckets` equal buckets, and how many of them were
- * slow. opossum reads it to decide to open on failures (`stats`); the breaker reads it to open
- * on slow calls ({@link slow}), and for its snapshot.
+ * The rolling window of one breaker: failures and successes of the last `windowMs`, in
+ * `buckets` equal buckets, and how many of them were slow. Its engine counts outcomes into it
+ * and reads it to decide to open on failures; the breaker reads it to open on slow calls
+ * ({@link slow}), and for its snapshot.
  *
- * It differs from opossum's own Status in three ways, each on purpose:
+ * It differs from opossum's own Status in three ways, each on purpose (the engine hands it to
+ * opossum in that shape: opossum-engine.ts):
  * - It moves on lazily, on the injected clock: each use first drops the buckets the clock has
  *   passed, so there is no interval, and tests move it with their clock.
  * - It counts only what the breaker needs, when an attempt ends: no latency per call (opossum's
  *   Status keeps one for every outcome until its bucket is dropped, even with percentiles
  *   off), no fires, rejects or cache counts; recording is O(1) and allocates nothing, and the
- *   totals are kept as it goes, so `stats` costs the same whatever the buckets hold.
- * - `fires` is the attempts that ended (failures + successes), not those started: opossum
- *   compares the failures with it, and attempts still in flight have no outcome to dilute the
- *   share with, nor to count; nor have attempts that were stopped ({@link skipNextSuccess}).
+ *   totals are kept as it goes, so reading them costs the same whatever the buckets hold.
+ * - Its attempts are those that ended (failures + successes), not those started: attempts still
+ *   in flight have no outcome to dilute the share with, nor to count; nor have attempts that
+ *   were stopped.
  *
- * opossum empties it when the circuit closes (`close()`): a circuit that closed starts
- * counting afresh.
+ * It is emptied when the circuit closes ({@link clear}): a circuit that closed starts counting
+ * afresh.
  */
-export class RollingWindow extends OpossumStatusClass {
+export class RollingWindow {
   private readonly failuresIn: number[];
   private readonly successesIn: number[];
   /** Slow attempts, counted besides their outcome (a slow success is in `successesIn` too). */
@@ -67,15 +39,12 @@ export class RollingWindow extends OpossumStatusClass {
    * every bucket counted before is out of the window.
    */
   private bucketSerial = 0;
-  /** The next success opossum reports is not one: see {@link skipNextSuccess}. */
-  private skipSuccess = false;
 
   constructor(
     private readonly clock: Clock,
     readonly windowMs: number,
     readonly buckets: number,
   ) {
-    super(timerlessStatusOptions(windowMs, buckets));
     this.bucketMs = windowMs / buckets;
     this.failuresIn = new Array<number>(buckets).fill(0);
     this.successesIn = new Array<number>(buckets).fill(0);
@@ -123,38 +92,28 @@ export class RollingWindow extends OpossumStatusClass {
     this.slowTotal -= slowed;
   }
 
-  /** Totals of the window now, in opossum's shape; `fires` is the attempts that ended. */
-  override get stats(): CircuitBreaker.Stats {
-    this.moveOn();
-    return statsOf(this.failureTotal, this.successTotal);
+  /** Failures `age` buckets ago (0: the current bucket), as of the last outcome or {@link moveOn}. */
+  failuresAt(age: number): number {
+    return this.failuresIn[(this.current - age + this.buckets) % this.buckets];
   }
 
-  /** The buckets now, newest first, in opossum's shape. */
-  override get window(): CircuitBreaker.Window {
-    this.moveOn();
-    const window: CircuitBreaker.Window = [];
-    for (let age = 0; age < this.buckets; age++) {
-      const index = (this.current - age + this.buckets) % this.buckets;
-      window.push(statsOf(this.failuresIn[index], this.successesIn[index]));
-    }
-    return window;
+  /** Successes `age` buckets ago (0: the current bucket), as of the last outcome or {@link moveOn}. */
+  successesAt(age: number): number {
+    return this.successesIn[(this.current - age + this.buckets) % this.buckets];
   }
 
-  /** opossum's circuit reports each event here; only the outcomes of attempts count. */
-  override increment(property: string, _latencyMs?: number): void {
-    if (property === 'failures') {
-      this.moveOn();
-      this.failuresIn[this.current]++;
-      this.failureTotal++;
-    } else if (property === 'successes') {
-      if (this.skipSuccess) {
-        this.skipSuccess = false;
-        return;
-      }
-      this.moveOn();
-      this.successesIn[this.current]++;
-      this.successTotal++;
-    }
+  /** An attempt ended a counted failure. */
+  countFailure(): void {
+    this.moveOn();
+    this.failuresIn[this.current]++;
+    this.failureTotal++;
+  }
+
+  /** An attempt ended a success (it resolved, or the dependency answered with an error that does not count). */
+  countSuccess(): void {
+    this.moveOn();
+    this.successesIn[this.current]++;
+    this.successTotal++;
   }
 
   /** An attempt that ended (its outcome counted already) was slow. */
@@ -162,19 +121,6 @@ export class RollingWindow extends OpossumStatusClass {
     this.moveOn();
     this.slowIn[this.current]++;
     this.slowTotal++;
-  }
-
-  /**
-   * Leaves out the success opossum reports next: the end of a `stopped` attempt, which opossum
-   * reports as a success (its error filter let it through) right after the filter said so.
-   */
-  skipNextSuccess(): void {
-    this.skipSuccess = true;
-  }
-
-  /** opossum calls this when the circuit closes. */
-  override close(): void {
-    this.clear();
   }
 
   /** Drops what is older than the window now; a clock that stepped back drops nothing. */
@@ -205,22 +151,4 @@ export class RollingWindow extends OpossumStatusClass {
     this.currentStartedAt = this.clock.now();
     this.bucketSerial += this.buckets;
   }
-}
-
-/** One object literal: opossum reads the stats on every failure that counts. */
-function statsOf(failures: number, successes: number): CircuitBreaker.Stats {
-  return {
-    failures,
-    successes,
-    fires: failures + successes,
-    fallbacks: 0,
-    rejects: 0,
-    timeouts: 0,
-    cacheHits: 0,
-    cacheMisses: 0,
-    semaphoreRejections: 0,
-    percentiles: {},
-    latencyTimes: [],
-    latencyMean: -1,
-  };
 }

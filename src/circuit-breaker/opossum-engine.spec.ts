@@ -7,9 +7,9 @@ import {
   type OpossumCircuit,
   setOpenTime,
   takeOver,
-} from './opossum-internals';
+} from './opossum-engine';
 
-// Each test checks one assumption opossum-internals.ts makes about opossum's lib/circuit.js, on
+// Each test checks one assumption opossum-engine.ts makes about opossum's lib/circuit.js, on
 // a bare opossum circuit, and is named after it: when an opossum release breaks one, the failing
 // title says which. Opossum's reset timer runs on jest's fake timers.
 
