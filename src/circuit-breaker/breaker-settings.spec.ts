@@ -1,11 +1,4 @@
-import { BUILT_IN_RESET_TIMEOUT_MS } from '../config';
-import {
-  breakerSettings,
-  checkBreakerSettings,
-  type BreakerSettings,
-  DEFAULT_BREAKER_SETTINGS,
-  maxResetTimeoutMs,
-} from './breaker-settings';
+import { breakerSettings, checkBreakerSettings, type BreakerSettings, maxResetTimeoutMs } from './breaker-settings';
 
 const check = (overrides: Partial<BreakerSettings>) => () =>
   checkBreakerSettings('search', breakerSettings(overrides), 10);
@@ -40,12 +33,6 @@ describe('checkBreakerSettings', () => {
         maxResetTimeoutMs: 1_000,
       }),
     ).not.toThrow();
-  });
-});
-
-describe('DEFAULT_BREAKER_SETTINGS', () => {
-  it('has the resetTimeoutMs the config checks maxResetTimeoutMs against', () => {
-    expect(DEFAULT_BREAKER_SETTINGS.resetTimeoutMs).toBe(BUILT_IN_RESET_TIMEOUT_MS);
   });
 });
 

@@ -1,9 +1,4 @@
-/**
- * The built-in `resetTimeoutMs` of every breaker. It is `DEFAULT_BREAKER_SETTINGS` of
- * src/circuit-breaker, which imports config and so cannot be imported here; its spec checks that
- * the two agree.
- */
-export const BUILT_IN_RESET_TIMEOUT_MS = 30_000;
+import { DEFAULT_BREAKER_SETTINGS } from '../circuit-breaker';
 
 /**
  * Breakers whose `maxResetTimeoutMs` is below their `resetTimeoutMs` once `breakers.default`
@@ -21,7 +16,7 @@ export function breakerMergeProblems(document: Record<string, unknown>): string[
     const ownReset = numberIn(own.resetTimeoutMs);
     if ((ownMax === undefined) === (ownReset === undefined)) return;
     const max = ownMax ?? numberIn(inherited.maxResetTimeoutMs);
-    const reset = ownReset ?? numberIn(inherited.resetTimeoutMs) ?? BUILT_IN_RESET_TIMEOUT_MS;
+    const reset = ownReset ?? numberIn(inherited.resetTimeoutMs) ?? DEFAULT_BREAKER_SETTINGS.resetTimeoutMs;
     if (max !== undefined && max < reset) {
       problems.push(`${path}.maxResetTimeoutMs: must be at least resetTimeoutMs (${reset}, with breakers.default)`);
     }

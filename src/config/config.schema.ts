@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { authSchema } from '../auth';
 import { budgetsSchema } from '../budget';
 import { lanesSchema } from '../bulkhead';
+import { breakerSchema } from '../circuit-breaker';
 import { bool, intIn, name, nonEmptyString, oneOf } from '../common';
 import { containmentSchema } from '../containment';
 import { idempotencySchema } from '../idempotency';
@@ -10,7 +11,7 @@ import { storeSchema } from '../store';
 import { chaosSchema } from './chaos.schema';
 import { llmSchema } from './llm.schema';
 import { mcpSchema } from './mcp.schema';
-import { breakerSchema, tool } from './tool.schema';
+import { tool } from './tool.schema';
 
 const MiB = 1024 * 1024;
 const HOUR_MS = 3_600_000;
@@ -94,5 +95,11 @@ export type McpToolConfig = Extract<ToolConfig, { kind: 'mcp' }>;
 export type RetryConfig = NonNullable<ToolConfig['retry']>;
 export type BreakerConfig = BulkheadConfig['breakers'][string];
 /** Each kind's entry schema, for the tool kind that builds its entries (src/dispatch/tools/). */
-export { builtinToolSchema, codeToolSchema, httpToolSchema, mcpToolSchema } from './tool.schema';
+export {
+  builtinToolSchema,
+  codeToolSchema,
+  DEFAULT_TOOL_TIMEOUT_MS,
+  httpToolSchema,
+  mcpToolSchema,
+} from './tool.schema';
 export type { ChaosConfig, LlmTargetChaosConfig, ToolChaosConfig } from './chaos.schema';

@@ -1,7 +1,7 @@
 import { z } from 'zod';
+import { breakerSchema } from '../circuit-breaker';
 import { llmTargetChaosSchema } from './chaos.schema';
 import { bool, httpUrl, intIn, name, nonEmptyString, numberIn, oneOf } from '../common';
-import { breakerSchema } from './tool.schema';
 
 const HOUR_MS = 3_600_000;
 const MiB = 1024 * 1024;

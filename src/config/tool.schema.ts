@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { toolChaosSchema } from './chaos.schema';
 import { checkMcpUpstreamKeys, mcpUpstreamKeys } from './mcp.schema';
+import { breakerSchema } from '../circuit-breaker';
 import { bool, httpUrl, intIn, name, numberIn, oneOf } from '../common';
 
 const MiB = 1024 * 1024;
@@ -31,29 +32,6 @@ export const retrySchema = z
     (value) =>
       value.maxDelayMs === undefined || value.baseDelayMs === undefined || value.maxDelayMs >= value.baseDelayMs,
     { error: 'must be at least baseDelayMs', path: ['maxDelayMs'] },
-  );
-
-/** Breaker settings; what is left out comes from `breakers.default`, then the built-in defaults. */
-export const breakerSchema = z
-  .strictObject({
-    errorThresholdPercentage: intIn(1, 100).optional(),
-    volumeThreshold: intIn(1, 100_000).optional(),
-    resetTimeoutMs: intIn(100, HOUR_MS).optional(),
-    rollingCountTimeoutMs: intIn(1_000, HOUR_MS).optional(),
-    /** Attempts slower than this count as slow, even when they succeed; unset, none is. */
-    slowCallDurationMs: intIn(1, 600_000).optional(),
-    slowCallRatePercentage: intIn(1, 100).optional(),
-    halfOpenProbes: intIn(1, 1_000).optional(),
-    backoffMultiplier: numberIn(1, 100).optional(),
-    /** Unset: ten times resetTimeoutMs. */
-    maxResetTimeoutMs: intIn(100, 24 * HOUR_MS).optional(),
-  })
-  .refine(
-    (value) =>
-      value.maxResetTimeoutMs === undefined ||
-      value.resetTimeoutMs === undefined ||
-      value.maxResetTimeoutMs >= value.resetTimeoutMs,
-    { error: 'must be at least resetTimeoutMs', path: ['maxResetTimeoutMs'] },
   );
 
 /** Header names an http tool may not set: Bulkhead sets them, or they belong to the connection. */
@@ -114,9 +92,12 @@ const toolCommon = {
 const timeoutMs = () => intIn(1, 600_000);
 const containmentRule = () => oneOf(['allow', 'deny']);
 
+/** An attempt's timeout when neither the config nor the `@Tool` options say. */
+export const DEFAULT_TOOL_TIMEOUT_MS = 30_000;
+
 /** Tools defined in the config get defaults for what they leave out. */
 const toolDefaults = {
-  timeoutMs: timeoutMs().default(30_000),
+  timeoutMs: timeoutMs().default(DEFAULT_TOOL_TIMEOUT_MS),
   idempotent: bool().default(false),
   containment: containmentRule().default('allow'),
 };

@@ -1,5 +1,5 @@
+import { NAME_PATTERN } from '../common';
 import type { DiscoveryService, MetadataScanner } from '@nestjs/core';
-import { NAME_PATTERN } from '../config';
 import type { ToolHandler } from './tool';
 import { ToolMetadata, type ToolRegistration } from './tool.decorator';
 

@@ -2,8 +2,7 @@ import { type BeforeApplicationShutdown, Inject, Injectable, type OnModuleInit, 
 import { DiscoveryService, MetadataScanner } from '@nestjs/core';
 import { LaneRegistry } from '../bulkhead';
 import { BreakerRegistry } from '../circuit-breaker';
-import { CLOCK, type Clock, ResilienceError } from '../common';
-import { NAME_PATTERN } from '../config';
+import { CLOCK, type Clock, NAME_PATTERN, ResilienceError } from '../common';
 import { Lifecycle } from '../lifecycle';
 import { DISPATCH_MODULE_OPTIONS, type DispatchModuleOptions } from './dispatch.module-definition';
 import type { ToolDefinition } from './tool';

@@ -1,6 +1,12 @@
 import { Injectable } from '@nestjs/common';
-import { asResilienceError, isPromiseLike, LazyAbortController, resolveCallId, ResilienceError } from '../common';
-import { NAME_PATTERN } from '../config';
+import {
+  asResilienceError,
+  isPromiseLike,
+  LazyAbortController,
+  NAME_PATTERN,
+  ResilienceError,
+  resolveCallId,
+} from '../common';
 import { ContainmentRouter } from '../containment';
 import { parseIdempotencyKey } from '../idempotency';
 import type { ChatAnswer, ChatCall } from './chat-call';

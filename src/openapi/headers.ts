@@ -1,6 +1,5 @@
 import { z } from 'zod';
-import { CALL_ID_PATTERN } from '../common';
-import { NAME_PATTERN } from '../config';
+import { CALL_ID_PATTERN, NAME_PATTERN } from '../common';
 import { durationHeaderSchema } from '../dispatch';
 import { idempotencyKeySchema } from '../idempotency';
 

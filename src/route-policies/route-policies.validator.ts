@@ -2,8 +2,7 @@ import { Inject, Injectable, type OnModuleInit, Optional } from '@nestjs/common'
 import { DiscoveryService, MetadataScanner, Reflector } from '@nestjs/core';
 import { LaneRegistry } from '../bulkhead';
 import { BreakerRegistry } from '../circuit-breaker';
-import { EVERYONE } from '../common';
-import { NAME_PATTERN } from '../config';
+import { EVERYONE, NAME_PATTERN } from '../common';
 import { BulkheadMetadata } from './bulkhead.metadata';
 import { CircuitBreakerMetadata } from './circuit-breaker.metadata';
 

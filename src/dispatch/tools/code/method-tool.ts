@@ -1,12 +1,10 @@
 import { ResilienceError } from '../../../common';
-import type { CodeToolConfig } from '../../../config';
+import { type CodeToolConfig, DEFAULT_TOOL_TIMEOUT_MS } from '../../../config';
 import type { ToolArguments, ToolDefinition, ToolHandler, ToolInputSchema } from '../../tool';
 import { compileInputCheck } from '../../tool-input-check';
 import type { ToolMethod } from '../../tool-methods';
 import { acceptAnyArguments } from '../any-arguments';
 import type { ToolKindContext } from '../tool-kind';
-
-const DEFAULT_TIMEOUT_MS = 30_000;
 
 /** A `@Tool` method as a tool; a config entry of kind `code` overrides what it sets. */
 export function methodTool(
@@ -14,7 +12,7 @@ export function methodTool(
   ctx: ToolKindContext,
   config?: CodeToolConfig,
 ): ToolDefinition {
-  const timeoutMs = config?.timeoutMs ?? options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+  const timeoutMs = config?.timeoutMs ?? options.timeoutMs ?? DEFAULT_TOOL_TIMEOUT_MS;
   const containment = config?.containment ?? options.containment ?? 'allow';
   return Object.freeze({
     id: options.id,

@@ -1,7 +1,7 @@
-import { type McpToolConfig, mcpToolSchema, NAME_PATTERN } from '../../../config';
+import { type McpToolConfig, mcpToolSchema } from '../../../config';
 import { StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { McpError } from '@modelcontextprotocol/sdk/types.js';
-import { type Clock, isResilienceError } from '../../../common';
+import { type Clock, isResilienceError, NAME_PATTERN } from '../../../common';
 import { type McpUpstream, McpUpstreams, type PoolSource } from '../../../mcp-client';
 import type { ToolArguments, ToolDefinition, ToolHandler, ToolInputSchema } from '../../tool';
 import { compileInputCheck } from '../../tool-input-check';
