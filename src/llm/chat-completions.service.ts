@@ -8,19 +8,19 @@ import {
   isPromiseLike,
   LazyAbortController,
   leaseLifetimeMs,
-  raceWithAbort,
   RANDOM,
   type Random,
   ResilienceError,
 } from '../common';
 import { HttpPools } from '../containment';
-import { fromStored, IdempotencyService, scopedIdempotencyKey, type StoredOutcome, toStored } from '../idempotency';
+import { IdempotencyService } from '../idempotency';
 import { CallOutcomes } from '../events';
 import { RateLimiter } from '../rate-limit';
 import { Coalescer } from './cache';
 import type { ChatAnswer, ChatCall } from './chat-call';
 import type { ChatRequest } from './chat.types';
 import { type CachePlan, CompletionCaches } from './completion-caches';
+import { KeyedChatRun } from './keyed-chat-run';
 import { LlmOutcomes } from './llm-outcomes';
 import { estimateInputTokens } from './pricing';
 import { type FailoverCall, type FailoverProgress, type Served, serveWithFailover } from './routing/failover';
@@ -172,8 +172,13 @@ export class ChatCompletions {
     const run: RunPlan = { call, route, request, outputCap, inputTokens, outputTokens, claim, progress, startedAt };
     try {
       if (call.idempotencyKey === undefined) return await this.execute(run, cachePlan, call.abort);
-      return await this.executeOncePerIdempotencyKey(run, call.idempotencyKey, (abort) =>
-        this.execute(run, cachePlan, abort),
+      // At most once per key (IdempotencyService.runOnce); the claim lasts the lane's queue wait
+      // and the route's deadline, renewed for as long as the run goes on (a stream outlives any deadline).
+      const leaseMs = leaseLifetimeMs(this.lanes.get(route.lane)!.queueTtlMs, route.deadlineMs);
+      return await this.idempotency.runOnce(
+        new KeyedChatRun(call, route, request, call.idempotencyKey, leaseMs, progress, (abort) =>
+          this.execute(run, cachePlan, abort),
+        ),
       );
     } finally {
       if (claim.tokens > 0) {
@@ -255,44 +260,6 @@ export class ChatCompletions {
       this.reportRun(route, progress, served);
       const settling = account.settleTokens();
       if (settling) await settling;
-    }
-  }
-
-  /**
-   * Runs `execute` at most once per `Idempotency-Key`. The first request with a key runs to its
-   * end even if its client leaves (only shutdown stops it), so that the client's retry gets its
-   * answer instead of paying for a second one; a request with the same key while it runs joins
-   * it, and one after it is answered the same (`replayed`) for the retention window. The same key
-   * with another request is `idempotency_conflict`. The claim lasts the lane's queue wait and the
-   * route's deadline, and is renewed for as long as the run goes on (a stream outlives any deadline).
-   */
-  private async executeOncePerIdempotencyKey(
-    plan: RunPlan,
-    idempotencyKey: string,
-    execute: (abort: LazyAbortController) => Promise<ChatAnswer>,
-  ): Promise<ChatAnswer> {
-    const { call, route, request, progress } = plan;
-    const scoped = scopedIdempotencyKey(call.tenant, `llm.${route.name}`, idempotencyKey);
-    const leaseMs = leaseLifetimeMs(this.lanes.get(route.lane)!.queueTtlMs, route.deadlineMs);
-    // A request as it came is part of what was asked: the same key with another of its fields conflicts.
-    // Labelled `native`, as before the pass-through had its name: keys in flight keep their fingerprint.
-    const fingerprinted = call.passThrough ? { request, native: call.passThrough } : request;
-    const decision = await this.idempotency.begin(scoped, call.tenant, fingerprinted, leaseMs, call.abort);
-    if (decision.kind !== 'lead') {
-      const outcome = decision.kind === 'join' ? await raceWithAbort(decision.outcome, call.abort) : decision.outcome;
-      if (!outcome.ok) throw fromStored(outcome);
-      return { ...(outcome.result as ChatAnswer), costUsd: 0, replayed: true, streamed: false };
-    }
-    let outcome: StoredOutcome | undefined;
-    try {
-      const answer = await execute(new LazyAbortController());
-      outcome = { ok: true, result: answer, attempts: answer.attempts, pool: call.pool };
-      return answer;
-    } catch (error) {
-      outcome = toStored(asResilienceError(error).withAttempts(progress.attempts));
-      throw error;
-    } finally {
-      await decision.finish(outcome!, progress.attempts > 0);
     }
   }
 
