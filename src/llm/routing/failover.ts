@@ -1,12 +1,11 @@
 import { type Clock, type Random, ResilienceError, sleep, stopReason } from '../../common';
 import { isProviderFailure } from '../providers/provider-errors';
 import { AttemptRace, CommittedFailure, type FailoverCall, type Served } from './attempt-race';
+import { TargetRetryContext } from './target-retry-context';
 import { TargetWalk } from './target-walk';
 
 export type { FailoverCall, FailoverProgress, Served } from './attempt-race';
 
-/** Kinds that are the target's passing trouble: tried again on it, then on the next. */
-const RETRIED = new Set(['transient', 'timeout']);
 /** Kinds that end the request whatever targets are left: its caller went, or shutdown stopped it. */
 const FINAL = new Set(['stopped']);
 
@@ -35,10 +34,11 @@ export async function serveWithFailover(clock: Clock, random: Random, call: Fail
   route.hedges.requested();
   let last: ResilienceError | undefined;
   let reached = 0;
+  let retry: TargetRetryContext | undefined;
   try {
     for (let target = walk.next(); target; target = walk.next()) {
       const reason = walk.reason;
-      for (let attempt = 1; attempt <= route.retry.maxAttempts; attempt++) {
+      for (let attempt = 1; ; attempt++) {
         const leftMs = deadline - clock.now();
         if (leftMs <= 0) throw last ?? deadlineError(route.deadlineMs);
         // Counted once the next target is really reached, not when the deadline ended it first.
@@ -77,12 +77,12 @@ export async function serveWithFailover(clock: Clock, random: Random, call: Fail
           walk.contextRefused(target);
           break;
         }
-        if (!RETRIED.has(failure.kind) || attempt === route.retry.maxAttempts) break;
-        // A failure that opened the breaker ends this target now, not after a wasted wait.
-        if (target.breaker.refusal(call.tenant)) break;
-        const waitMs = route.retry.backoffMs(attempt, random, failure.retryAfterMs);
-        // A wait that would outlast the deadline is better spent on the next target.
-        if (clock.now() + waitMs >= deadline) break;
+        // The target's passing trouble (the error table's retried kinds) is tried again on it;
+        // anything else, a failure that opened its breaker, or a wait that would outlast the
+        // deadline moves to the next target at once.
+        retry ??= new TargetRetryContext(clock, random, deadline, call.tenant);
+        const waitMs = route.retry.decide(failure, retry.on(target, attempt));
+        if (typeof waitMs !== 'number') break;
         // Stopped as an attempt would be: any reason but a ResilienceError reads as `stopped`.
         await sleep(clock, waitMs, call.abort.signal).catch((reason: unknown) => {
           throw stopReason(reason);
