@@ -21,13 +21,13 @@ import type { ChatAnswer, ChatCall } from './chat-call';
 import type { ChatRequest } from './chat.types';
 import { type CachePlan, CompletionCaches } from './completion-caches';
 import { KeyedChatRun } from './keyed-chat-run';
+import { LlmCallReport } from './llm-call-report';
 import { LlmOutcomes } from './llm-outcomes';
 import { estimateInputTokens } from './pricing';
 import { type FailoverCall, type FailoverProgress, type Served, serveWithFailover } from './routing/failover';
 import type { LlmRoute } from './routing/llm-route';
 import { LlmRoutes } from './routing/llm-routes.service';
 import { cappedRequest } from './routing/capped-request';
-import { chosenTarget } from './routing/chosen-target';
 import { RequestAccount } from './routing/request-account';
 import type { ChatStreamSink } from './streaming/chat-stream-sink';
 import { StreamDelivery } from './stream-delivery';
@@ -69,6 +69,7 @@ type RunResult = Served & { costMicros: number };
 export class ChatCompletions {
   private readonly inFlight = new Coalescer<RunResult>();
   private readonly delivery: StreamDelivery;
+  private readonly report: LlmCallReport;
   private readonly logger = new Logger('Bulkhead');
 
   constructor(
@@ -77,7 +78,7 @@ export class ChatCompletions {
     private readonly pools: HttpPools,
     private readonly limiter: RateLimiter,
     private readonly budget: BudgetGate,
-    private readonly outcomes: CallOutcomes,
+    outcomes: CallOutcomes,
     private readonly llmOutcomes: LlmOutcomes,
     private readonly idempotency: IdempotencyService,
     private readonly caches: CompletionCaches,
@@ -85,6 +86,7 @@ export class ChatCompletions {
     @Inject(RANDOM) private readonly random: Random,
   ) {
     this.delivery = new StreamDelivery(clock, llmOutcomes);
+    this.report = new LlmCallReport(outcomes, llmOutcomes);
   }
 
   /**
@@ -144,7 +146,7 @@ export class ChatCompletions {
       call.headers?.header('x-bulkhead-cache', cache);
       throw failure;
     } finally {
-      this.record(call, route, startedAt, progress, cache, failure);
+      this.report.request(call, route, startedAt, progress, cache, failure);
     }
   }
 
@@ -257,7 +259,7 @@ export class ChatCompletions {
       if (cacheKey !== undefined) this.caches.storeExact(cacheKey, served.completion, request);
       return { ...served, costMicros: account.costMicros };
     } finally {
-      this.reportRun(route, progress, served);
+      this.report.run(route, progress, served);
       const settling = account.settleTokens();
       if (settling) await settling;
     }
@@ -291,51 +293,6 @@ export class ChatCompletions {
     );
     if (typeof run === 'string') return Promise.reject(laneRejectionError(lane, run));
     return run;
-  }
-
-  /** What the providers were asked and answered in one run: once per run, when it ends. */
-  private reportRun(route: LlmRoute, progress: FailoverProgress, served: Served | undefined): void {
-    for (const { target, outcome } of progress.tried) {
-      this.llmOutcomes.attempt({ route: route.name, target: target.label, outcome });
-    }
-    const usage = served?.completion.usage;
-    this.llmOutcomes.run({
-      route: route.name,
-      target: served?.target.label ?? progress.tried.at(-1)?.target.label ?? '',
-      failovers: progress.failovers,
-      hedges: progress.hedges,
-      choices: progress.choices,
-      promptTokens: usage?.prompt_tokens ?? 0,
-      completionTokens: usage?.completion_tokens ?? 0,
-    });
-  }
-
-  /** How the request ended for its client: once per client, as it gets its answer or leaves. */
-  private record(
-    call: ChatCall,
-    route: LlmRoute,
-    startedAt: number,
-    progress: FailoverProgress,
-    cache: ChatAnswer['cache'],
-    failure: ResilienceError | undefined,
-  ): void {
-    this.llmOutcomes.request({ route: route.name, outcome: failure ? failure.kind : 'ok', cache });
-    const chosen = chosenTarget(progress);
-    this.outcomes.finish({
-      callId: call.callId,
-      toolId: `llm.${route.name}`,
-      lane: route.lane,
-      tenant: call.tenant,
-      pool: call.pool,
-      abort: call.abort,
-      startedAt,
-      started: progress.attempts > 0,
-      attempts: progress.attempts,
-      replayed: cache === 'hit' || cache === 'semantic',
-      error: failure,
-      target: chosen?.target.label,
-      choice: chosen?.reason,
-    });
   }
 }
 
