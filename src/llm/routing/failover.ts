@@ -1,10 +1,11 @@
 import { type Clock, type Random, ResilienceError, sleep, stopReason } from '../../common';
 import { isProviderFailure } from '../providers/provider-errors';
-import { AttemptRace, CommittedFailure, type FailoverCall, type Served } from './attempt-race';
+import { AttemptRace, CommittedFailure } from './attempt-race';
+import type { FailoverCall, Served } from './failover-call';
 import { TargetRetryContext } from './target-retry-context';
 import { TargetWalk } from './target-walk';
 
-export type { FailoverCall, FailoverProgress, Served } from './attempt-race';
+export type { FailoverCall, FailoverProgress, Served } from './failover-call';
 
 /** Kinds that end the request whatever targets are left: its caller went, or shutdown stopped it. */
 const FINAL = new Set(['stopped']);
