@@ -14,8 +14,8 @@ const FINAL = new Set(['stopped']);
  * The targets of a route in the order its {@link TargetWalk} chooses them: priority groups in
  * turn, inside each the route's strategy (the config's order unless it says otherwise). On
  * each: its breaker (an open one is passed over at once), then attempts with full-jitter
- * backoff and the provider's Retry-After, for `transient` and `timeout` only; any other failure
- * moves to the next target at once. One deadline covers every
+ * backoff and the provider's Retry-After, for `transient` and `timeout` only, while the target's
+ * retry budget allows; any other failure moves to the next target at once. One deadline covers every
  * attempt and wait. Every attempt's worst case is held before it starts and settled after.
  * When every target failed, the answer is the last failure (`circuit_open` when every breaker
  * was open). Each attempt may grow hedges ({@link AttemptRace}). A provider's
@@ -68,6 +68,9 @@ export async function serveWithFailover(clock: Clock, random: Random, call: Fail
           await account.released(hold);
           throw stopReason(call.abort.reason);
         }
+        // A request's first attempt on a target is a call in the target's retry budget; a
+        // failover to the next target is that one's first attempt, not a retry.
+        if (attempt === 1) target.retryBudget?.recordCall();
         const result = await race.run(target, hold, race.timeoutOf(target, leftMs), deadline);
         if (result.ok) return result.served;
         const failure = result.error;
@@ -79,8 +82,8 @@ export async function serveWithFailover(clock: Clock, random: Random, call: Fail
           break;
         }
         // The target's passing trouble (the error table's retried kinds) is tried again on it;
-        // anything else, a failure that opened its breaker, or a wait that would outlast the
-        // deadline moves to the next target at once.
+        // anything else, a failure that opened its breaker, a wait that would outlast the
+        // deadline or the target's retry budget spent moves to the next target at once.
         retry ??= new TargetRetryContext(clock, random, deadline, call.tenant);
         const waitMs = route.retry.decide(failure, retry.on(target, attempt));
         if (typeof waitMs !== 'number') break;

@@ -31,6 +31,7 @@ export class TargetRetryContext implements RetryContext {
   on(target: LlmTarget, attempts: number): this {
     this.target = target;
     this.attempts = attempts;
+    this.budget = target.retryBudget;
     return this;
   }
 
