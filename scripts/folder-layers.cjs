@@ -20,6 +20,8 @@ const LAYERS = [
       'mcp-client',
     ],
   },
+  // The steps a call goes through, composed from the mechanisms, assembled by each path above.
+  { name: 'steps', folders: ['pipeline'] },
   { name: 'features', folders: ['llm', 'dispatch'] },
   {
     name: 'around the features',

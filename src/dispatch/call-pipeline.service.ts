@@ -1,5 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { LaneRegistry, laneRejectionError } from '../bulkhead';
+import { LaneRegistry } from '../bulkhead';
+import { admitCall } from '../pipeline';
 import {
   asResilienceError,
   CLOCK,
@@ -159,12 +160,14 @@ export class CallPipeline {
   ): Promise<unknown> {
     const { tool } = call;
     const lane = this.lanes.get(tool.lane)!;
-    // An open circuit refuses before the queue: a place in it would only be spent on a refusal.
+    // An open circuit refuses before the queue, and before the call's work is even made: a
+    // refusal allocates nothing but its error. The lane admission is admitCall's, without the breaker.
     const refusal = tool.breaker.refusal(call.tenant, call.timeoutMs < tool.timeoutMs);
     if (refusal) return Promise.reject(refusal);
+    // The work is its own lane call (tenant, abort, queue TTL).
     const work = new ToolCallWork(this.executor, call, abort, progress, budget);
-    const rejection = lane.admit(work, { tenant: call.tenant, abort, queueTtlMs: call.queueTtlMs });
-    if (rejection) return Promise.reject(laneRejectionError(lane, rejection));
+    const rejection = admitCall(lane, undefined, undefined, work, work);
+    if (rejection) return Promise.reject(rejection);
     // Admitted and not started (nor refused for an abort): it waits in the queue.
     if (call.onQueued && !progress.started && !abort.aborted) {
       call.onQueued({
