@@ -22,6 +22,8 @@ const LAYERS = [
   },
   // The config file composes the options each mechanism owns; the features still read their own sections' types from it.
   { name: 'configuration', folders: ['config'] },
+  // The steps a call goes through, composed from the mechanisms, assembled by each path above.
+  { name: 'steps', folders: ['pipeline'] },
   { name: 'features', folders: ['llm', 'dispatch'] },
   {
     name: 'around the features',

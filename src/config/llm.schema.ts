@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { breakerSchema } from '../circuit-breaker';
 import { llmTargetChaosSchema } from './chaos.schema';
 import { bool, httpUrl, intIn, name, nonEmptyString, numberIn, oneOf } from '../common';
+import { retryBudget } from './tool.schema';
 
 const HOUR_MS = 3_600_000;
 const MiB = 1024 * 1024;
@@ -80,6 +81,12 @@ const llmRetry = z
     maxAttempts: intIn(1, 10).default(2),
     baseDelayMs: intIn(0, 60_000).default(200),
     maxDelayMs: intIn(0, 300_000).default(5_000),
+    /**
+     * Each target's retry budget, as a tool's (`retry.budget`: 20 % of the calls of the last 10 s,
+     * at least 3): a retry on a target spends it, a failover does not; spent, the request moves
+     * on to the next target.
+     */
+    budget: retryBudget.optional(),
   })
   .refine((value) => value.maxDelayMs >= value.baseDelayMs, {
     error: 'must be at least baseDelayMs',

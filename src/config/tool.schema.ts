@@ -12,7 +12,7 @@ const HOUR_MS = 3_600_000;
  * but always `minRetries` (Envoy's retry budget), so a failing dependency cannot turn into a
  * retry storm.
  */
-const retryBudget = z.strictObject({
+export const retryBudget = z.strictObject({
   percent: intIn(0, 100).optional(),
   minRetries: intIn(0, 1_000_000).optional(),
   windowMs: intIn(1_000, HOUR_MS).optional(),

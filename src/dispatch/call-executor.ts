@@ -14,6 +14,7 @@ import {
 import type { FireOptions } from '../circuit-breaker';
 import { CallOutcomes } from '../events';
 import { type AttemptCall, AttemptRunner } from './attempt-runner';
+import { ToolRetryContext } from './tool-retry-context';
 import type { ToolArguments, ToolDefinition } from './tool';
 
 /** Where a call's answer goes: its result, or the error of its last attempt (a ResilienceError carrying `attempts`). */
@@ -82,6 +83,7 @@ export class CallExecutor {
     // The caller asked for less than the tool's own timeout (X-Timeout-Ms): its timeouts are its own.
     const fireOptions = timeoutMs < tool.timeoutMs ? SHORTENED : undefined;
     tool.retryBudget.recordCall();
+    let retry: ToolRetryContext | undefined;
     for (;;) {
       let handlerSettled = SETTLED;
       let failure: ResilienceError;
@@ -109,7 +111,12 @@ export class CallExecutor {
       }
       // An open circuit refuses without calling the attempt: it ran nothing and costs nothing.
       const ran = progress.attempts > attemptsBefore;
-      const waitMs = this.retryWait(tool, failure, progress.attempts, deadlineAt, timeoutMs, call);
+      let waitMs: number | ResilienceError | undefined;
+      if (!call.abort.aborted) {
+        retry ??= new ToolRetryContext(tool, call.tenant, deadlineAt, timeoutMs, this.clock, this.random);
+        retry.attempts = progress.attempts;
+        waitMs = tool.retry.decide(failure, retry);
+      }
       if (typeof waitMs !== 'number') {
         const settlingLast = budget?.settle(ran, failure);
         if (settlingLast) await settlingLast;
@@ -152,30 +159,6 @@ export class CallExecutor {
     const releasing = budget.settle(false);
     if (releasing) await releasing;
     return false;
-  }
-
-  /**
-   * How long to wait before retrying `failure`; undefined when it is not retried, or the
-   * breaker's refusal when the circuit has opened meanwhile (its Retry-After says more than
-   * the last failure does). The retry budget is spent last, only on a retry that will happen.
-   */
-  private retryWait(
-    tool: ToolDefinition,
-    failure: ResilienceError,
-    attempts: number,
-    deadlineAt: number,
-    timeoutMs: number,
-    call: AttemptCall,
-  ): number | ResilienceError | undefined {
-    const { retry } = tool;
-    if (attempts === 0 || attempts >= retry.maxAttempts || call.abort.aborted) return undefined;
-    if (!retry.retries(failure.kind, tool.idempotent, failure.retryable)) return undefined;
-    const waitMs = retry.backoffMs(attempts, this.random, failure.retryAfterMs);
-    if (this.clock.now() + waitMs + timeoutMs > deadlineAt) return undefined;
-    const refusal = tool.breaker.refusal(call.tenant, timeoutMs < tool.timeoutMs);
-    if (refusal) return refusal;
-    if (!tool.retryBudget.tryRetry()) return undefined;
-    return waitMs;
   }
 
   /**

@@ -1,20 +1,21 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { LaneRegistry, laneRejectionError } from '../bulkhead';
+import { LaneRegistry } from '../bulkhead';
+import { admitCall } from '../pipeline';
 import {
   asResilienceError,
   CLOCK,
   type Clock,
   isPromiseLike,
-  LazyAbortController,
+  type LazyAbortController,
   leaseLifetimeMs,
-  raceWithAbort,
   ResilienceError,
 } from '../common';
 import type { PoolName } from '../containment';
 import { CallOutcomes } from '../events';
 import { CallAdmission } from './admission';
 import { CallExecutor, type ExecutionProgress } from './call-executor';
-import { fromStored, IdempotencyService, scopedIdempotencyKey, type StoredOutcome, toStored } from '../idempotency';
+import { IdempotencyService, scopedIdempotencyKey } from '../idempotency';
+import { KeyedToolCall, type KeyedToolProgress } from './keyed-tool-call';
 import type { ToolCallBudget, ToolCallBudgetTimes } from './tool-call-budget';
 import { ToolCallWork } from './tool-call-work';
 import type { ToolCall } from './tool-call';
@@ -31,7 +32,7 @@ export interface ToolCallSuccess {
   replayed: boolean;
 }
 
-interface CallProgress extends ExecutionProgress {
+interface CallProgress extends ExecutionProgress, KeyedToolProgress {
   /** The call took a lane slot and its attempts began. */
   started: boolean;
   /** Its outcome is another call's: joined or replayed by idempotency key. */
@@ -129,76 +130,21 @@ export class CallPipeline {
   }
 
   /**
-   * 6. idempotency. The first call with a key runs to its end even if its caller goes away
-   * (only shutdown stops it), so that a retry with the same key gets its outcome instead of
-   * running it twice; calls that join it wait for the same outcome.
+   * 6. idempotency: the call runs at most once per key (IdempotencyService.runOnce); the
+   * scoped key, never the caller's own, goes to the upstream.
    */
-  private async runOnce(
+  private runOnce(
     call: ToolCall,
     key: string,
     progress: CallProgress,
     budget: ToolCallBudget | undefined,
   ): Promise<unknown> {
-    const { tool } = call;
-    const scoped = scopedIdempotencyKey(call.tenant, tool.id, key);
-    // Every paid run is charged, however long it waited: a wait on another replica's run of the
-    // key may outlast the first attempt's hold (its lease is the whole call's, the hold one
-    // attempt's), so the money is given back before waiting and held again if this call leads.
-    let gaveBack = false;
-    const decision = await this.idempotency.begin(
-      scoped,
-      call.tenant,
-      call.arguments,
-      this.leaseMs(call),
-      call.abort,
-      budget &&
-        (() => {
-          gaveBack = true;
-          return budget.release();
-        }),
+    const scoped = scopedIdempotencyKey(call.tenant, call.tool.id, key);
+    return this.idempotency.runOnce(
+      new KeyedToolCall(call, scoped, this.leaseMs(call), progress, budget, (keyed, abort) =>
+        this.admitAndRun(keyed, abort, progress, budget),
+      ),
     );
-    if (decision.kind === 'lead' && gaveBack) {
-      try {
-        const holding = budget!.holdFirstAgain();
-        if (holding) await holding;
-      } catch (error) {
-        // Refused before it ran: the key stays free for a retry.
-        await decision.finish(toStored(asResilienceError(error)), false);
-        throw error;
-      }
-    }
-    if (decision.kind !== 'lead') {
-      // Another call's outcome costs this one nothing: free its money now, not after the wait.
-      const releasing = budget?.release();
-      if (releasing) await releasing;
-      progress.replayed = true;
-      const outcome = decision.kind === 'join' ? await raceWithAbort(decision.outcome, call.abort) : decision.outcome;
-      progress.attempts = outcome.attempts;
-      if (!outcome.ok) throw fromStored(outcome);
-      progress.replayedPool = outcome.pool;
-      return outcome.result;
-    }
-    let outcome: StoredOutcome | undefined;
-    try {
-      const result = await this.admitAndRun(
-        { ...call, idempotencyKey: scoped },
-        new LazyAbortController(),
-        progress,
-        budget,
-      );
-      outcome = {
-        ok: true,
-        result: result === undefined ? null : result,
-        attempts: progress.attempts,
-        pool: call.pool,
-      };
-      return result;
-    } catch (error) {
-      outcome = toStored(asResilienceError(error).withAttempts(progress.attempts));
-      throw error;
-    } finally {
-      await decision.finish(outcome!, progress.started);
-    }
   }
 
   /**
@@ -214,12 +160,14 @@ export class CallPipeline {
   ): Promise<unknown> {
     const { tool } = call;
     const lane = this.lanes.get(tool.lane)!;
-    // An open circuit refuses before the queue: a place in it would only be spent on a refusal.
+    // An open circuit refuses before the queue, and before the call's work is even made: a
+    // refusal allocates nothing but its error. The lane admission is admitCall's, without the breaker.
     const refusal = tool.breaker.refusal(call.tenant, call.timeoutMs < tool.timeoutMs);
     if (refusal) return Promise.reject(refusal);
+    // The work is its own lane call (tenant, abort, queue TTL).
     const work = new ToolCallWork(this.executor, call, abort, progress, budget);
-    const rejection = lane.admit(work, { tenant: call.tenant, abort, queueTtlMs: call.queueTtlMs });
-    if (rejection) return Promise.reject(laneRejectionError(lane, rejection));
+    const rejection = admitCall(lane, undefined, undefined, work, work);
+    if (rejection) return Promise.reject(rejection);
     // Admitted and not started (nor refused for an abort): it waits in the queue.
     if (call.onQueued && !progress.started && !abort.aborted) {
       call.onQueued({

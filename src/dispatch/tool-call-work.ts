@@ -1,4 +1,4 @@
-import { type LaneWork, type LimitSignal, limitSignalOf } from '../bulkhead';
+import { type LaneCall, type LaneWork, type LimitSignal, limitSignalOf } from '../bulkhead';
 import type { LazyAbortController } from '../common';
 import type { PoolName } from '../containment';
 import type { AttemptCall } from './attempt-runner';
@@ -9,20 +9,24 @@ import type { ToolCall } from './tool-call';
 type LaneToolCall = Pick<
   ToolCall,
   'tool' | 'arguments' | 'callId' | 'tenant' | 'pool' | 'timeoutMs' | 'idempotencyKey'
->;
+> &
+  Partial<Pick<ToolCall, 'queueTtlMs'>>;
 
 /**
- * One tool call as its lane and its attempts see it: one object that starts the attempts when
+ * One tool call as its lane and its attempts see it: one object that is the lane's call (tenant,
+ * abort, queue TTL), starts the attempts when
  * the call takes a slot, carries what each attempt needs, and holds the caller's answer (the
  * executor's result or the lane's refusal). One object instead of a closure, a deferred and an
  * attempt record per call, on the path every call takes.
  */
-export class ToolCallWork implements LaneWork, AttemptCall, CallAnswer {
+export class ToolCallWork implements LaneWork, LaneCall, AttemptCall, CallAnswer {
   readonly answer: Promise<unknown>;
   readonly callId: string;
   readonly tenant: string;
   readonly pool: PoolName;
   readonly idempotencyKey: string | undefined;
+  /** The queue TTL the caller asked for; the lane's own when undefined. */
+  readonly queueTtlMs: number | undefined;
   private resolveAnswer!: (value: unknown) => void;
   private rejectAnswer!: (reason: unknown) => void;
   /** How the caller was answered, as the lane's adaptive limit reads it; unset until then. */
@@ -41,6 +45,7 @@ export class ToolCallWork implements LaneWork, AttemptCall, CallAnswer {
     this.tenant = call.tenant;
     this.pool = call.pool;
     this.idempotencyKey = call.idempotencyKey;
+    this.queueTtlMs = call.queueTtlMs;
     this.answer = new Promise((resolve, reject) => {
       this.resolveAnswer = resolve;
       this.rejectAnswer = reject;

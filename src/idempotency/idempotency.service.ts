@@ -1,11 +1,14 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import {
+  asResilienceError,
   type Awaitable,
   CLOCK,
   type Clock,
   deferred,
-  type LazyAbortController,
+  isPromiseLike,
+  LazyAbortController,
   LeaseKeeper,
+  raceWithAbort,
   ResilienceError,
   sleep,
   uniqueIds,
@@ -13,7 +16,9 @@ import {
 import { argumentsFingerprint } from './fingerprint';
 import { IDEMPOTENCY_MODULE_OPTIONS, type IdempotencyModuleOptions } from './idempotency.module-definition';
 import { IdempotencyStore, type StoredOutcome } from './idempotency.store';
+import type { KeyedRun } from './keyed-run';
 import { releaseLostClaim } from './lost-claim-release';
+import { toStored } from './stored-outcomes';
 
 /** How long a finished call's outcome is replayed when the options do not say. */
 const DEFAULT_RETENTION_MS = 60_000;
@@ -62,6 +67,56 @@ export class IdempotencyService {
     @Inject(IDEMPOTENCY_MODULE_OPTIONS) private readonly options: IdempotencyModuleOptions,
     @Inject(CLOCK) private readonly clock: Clock,
   ) {}
+
+  /**
+   * Runs a keyed call at most once per key: the first call with a key runs to its end even if
+   * its caller goes away (only shutdown stops it), so that a retry with the same key gets its
+   * outcome instead of running it twice; calls with the key while it runs join it, and those
+   * after it get its outcome again for the retention window (`replay`). Both the tool pipeline
+   * and the LLM route run their keyed calls through here.
+   */
+  async runOnce<T>(work: KeyedRun<T>): Promise<T> {
+    let waited = false;
+    const decision = await this.begin(
+      work.key,
+      work.tenant,
+      work.fingerprinted,
+      work.leaseMs,
+      work.abort,
+      work.beforeWaiting &&
+        (() => {
+          waited = true;
+          return work.beforeWaiting!();
+        }),
+    );
+    if (decision.kind !== 'lead') {
+      const following = work.follows?.();
+      if (isPromiseLike(following)) await following;
+      const outcome = decision.kind === 'join' ? await raceWithAbort(decision.outcome, work.abort) : decision.outcome;
+      return work.replay(outcome);
+    }
+    if (waited && work.leadAfterWaiting) {
+      try {
+        const holding = work.leadAfterWaiting();
+        if (isPromiseLike(holding)) await holding;
+      } catch (error) {
+        // Refused before it ran: the key stays free for a retry.
+        await decision.finish(toStored(asResilienceError(error)), false);
+        throw error;
+      }
+    }
+    let outcome: StoredOutcome | undefined;
+    try {
+      const result = await work.run(new LazyAbortController());
+      outcome = { ok: true, result: result === undefined ? null : result, attempts: work.attempts, pool: work.pool };
+      return result;
+    } catch (error) {
+      outcome = toStored(asResilienceError(error).withAttempts(work.attempts));
+      throw error;
+    } finally {
+      await decision.finish(outcome!, work.started);
+    }
+  }
 
   /**
    * Decides for a call of `tenant` with the scoped `key` (the tenant's outcomes count against its

@@ -5,6 +5,7 @@ export * from './idempotency.module';
 export * from './idempotency.module-definition';
 export * from './idempotency.service';
 export * from './idempotency.store';
+export * from './keyed-run';
 export * from './kept-outcome';
 export * from './memory-idempotency.store';
 export * from './redis-idempotency.store';

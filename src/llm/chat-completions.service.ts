@@ -8,26 +8,26 @@ import {
   isPromiseLike,
   LazyAbortController,
   leaseLifetimeMs,
-  raceWithAbort,
   RANDOM,
   type Random,
   ResilienceError,
 } from '../common';
 import { HttpPools } from '../containment';
-import { fromStored, IdempotencyService, scopedIdempotencyKey, type StoredOutcome, toStored } from '../idempotency';
+import { IdempotencyService } from '../idempotency';
 import { CallOutcomes } from '../events';
 import { RateLimiter } from '../rate-limit';
 import { Coalescer } from './cache';
 import type { ChatAnswer, ChatCall } from './chat-call';
 import type { ChatRequest } from './chat.types';
 import { type CachePlan, CompletionCaches } from './completion-caches';
+import { KeyedChatRun } from './keyed-chat-run';
+import { LlmCallReport } from './llm-call-report';
 import { LlmOutcomes } from './llm-outcomes';
 import { estimateInputTokens } from './pricing';
 import { type FailoverCall, type FailoverProgress, type Served, serveWithFailover } from './routing/failover';
 import type { LlmRoute } from './routing/llm-route';
 import { LlmRoutes } from './routing/llm-routes.service';
 import { cappedRequest } from './routing/capped-request';
-import { chosenTarget } from './routing/chosen-target';
 import { RequestAccount } from './routing/request-account';
 import type { ChatStreamSink } from './streaming/chat-stream-sink';
 import { StreamDelivery } from './stream-delivery';
@@ -69,6 +69,7 @@ type RunResult = Served & { costMicros: number };
 export class ChatCompletions {
   private readonly inFlight = new Coalescer<RunResult>();
   private readonly delivery: StreamDelivery;
+  private readonly report: LlmCallReport;
   private readonly logger = new Logger('Bulkhead');
 
   constructor(
@@ -77,7 +78,7 @@ export class ChatCompletions {
     private readonly pools: HttpPools,
     private readonly limiter: RateLimiter,
     private readonly budget: BudgetGate,
-    private readonly outcomes: CallOutcomes,
+    outcomes: CallOutcomes,
     private readonly llmOutcomes: LlmOutcomes,
     private readonly idempotency: IdempotencyService,
     private readonly caches: CompletionCaches,
@@ -85,6 +86,7 @@ export class ChatCompletions {
     @Inject(RANDOM) private readonly random: Random,
   ) {
     this.delivery = new StreamDelivery(clock, llmOutcomes);
+    this.report = new LlmCallReport(outcomes, llmOutcomes);
   }
 
   /**
@@ -144,7 +146,7 @@ export class ChatCompletions {
       call.headers?.header('x-bulkhead-cache', cache);
       throw failure;
     } finally {
-      this.record(call, route, startedAt, progress, cache, failure);
+      this.report.request(call, route, startedAt, progress, cache, failure);
     }
   }
 
@@ -172,8 +174,13 @@ export class ChatCompletions {
     const run: RunPlan = { call, route, request, outputCap, inputTokens, outputTokens, claim, progress, startedAt };
     try {
       if (call.idempotencyKey === undefined) return await this.execute(run, cachePlan, call.abort);
-      return await this.executeOncePerIdempotencyKey(run, call.idempotencyKey, (abort) =>
-        this.execute(run, cachePlan, abort),
+      // At most once per key (IdempotencyService.runOnce); the claim lasts the lane's queue wait
+      // and the route's deadline, renewed for as long as the run goes on (a stream outlives any deadline).
+      const leaseMs = leaseLifetimeMs(this.lanes.get(route.lane)!.queueTtlMs, route.deadlineMs);
+      return await this.idempotency.runOnce(
+        new KeyedChatRun(call, route, request, call.idempotencyKey, leaseMs, progress, (abort) =>
+          this.execute(run, cachePlan, abort),
+        ),
       );
     } finally {
       if (claim.tokens > 0) {
@@ -252,47 +259,9 @@ export class ChatCompletions {
       if (cacheKey !== undefined) this.caches.storeExact(cacheKey, served.completion, request);
       return { ...served, costMicros: account.costMicros };
     } finally {
-      this.reportRun(route, progress, served);
+      this.report.run(route, progress, served);
       const settling = account.settleTokens();
       if (settling) await settling;
-    }
-  }
-
-  /**
-   * Runs `execute` at most once per `Idempotency-Key`. The first request with a key runs to its
-   * end even if its client leaves (only shutdown stops it), so that the client's retry gets its
-   * answer instead of paying for a second one; a request with the same key while it runs joins
-   * it, and one after it is answered the same (`replayed`) for the retention window. The same key
-   * with another request is `idempotency_conflict`. The claim lasts the lane's queue wait and the
-   * route's deadline, and is renewed for as long as the run goes on (a stream outlives any deadline).
-   */
-  private async executeOncePerIdempotencyKey(
-    plan: RunPlan,
-    idempotencyKey: string,
-    execute: (abort: LazyAbortController) => Promise<ChatAnswer>,
-  ): Promise<ChatAnswer> {
-    const { call, route, request, progress } = plan;
-    const scoped = scopedIdempotencyKey(call.tenant, `llm.${route.name}`, idempotencyKey);
-    const leaseMs = leaseLifetimeMs(this.lanes.get(route.lane)!.queueTtlMs, route.deadlineMs);
-    // A request as it came is part of what was asked: the same key with another of its fields conflicts.
-    // Labelled `native`, as before the pass-through had its name: keys in flight keep their fingerprint.
-    const fingerprinted = call.passThrough ? { request, native: call.passThrough } : request;
-    const decision = await this.idempotency.begin(scoped, call.tenant, fingerprinted, leaseMs, call.abort);
-    if (decision.kind !== 'lead') {
-      const outcome = decision.kind === 'join' ? await raceWithAbort(decision.outcome, call.abort) : decision.outcome;
-      if (!outcome.ok) throw fromStored(outcome);
-      return { ...(outcome.result as ChatAnswer), costUsd: 0, replayed: true, streamed: false };
-    }
-    let outcome: StoredOutcome | undefined;
-    try {
-      const answer = await execute(new LazyAbortController());
-      outcome = { ok: true, result: answer, attempts: answer.attempts, pool: call.pool };
-      return answer;
-    } catch (error) {
-      outcome = toStored(asResilienceError(error).withAttempts(progress.attempts));
-      throw error;
-    } finally {
-      await decision.finish(outcome!, progress.attempts > 0);
     }
   }
 
@@ -324,51 +293,6 @@ export class ChatCompletions {
     );
     if (typeof run === 'string') return Promise.reject(laneRejectionError(lane, run));
     return run;
-  }
-
-  /** What the providers were asked and answered in one run: once per run, when it ends. */
-  private reportRun(route: LlmRoute, progress: FailoverProgress, served: Served | undefined): void {
-    for (const { target, outcome } of progress.tried) {
-      this.llmOutcomes.attempt({ route: route.name, target: target.label, outcome });
-    }
-    const usage = served?.completion.usage;
-    this.llmOutcomes.run({
-      route: route.name,
-      target: served?.target.label ?? progress.tried.at(-1)?.target.label ?? '',
-      failovers: progress.failovers,
-      hedges: progress.hedges,
-      choices: progress.choices,
-      promptTokens: usage?.prompt_tokens ?? 0,
-      completionTokens: usage?.completion_tokens ?? 0,
-    });
-  }
-
-  /** How the request ended for its client: once per client, as it gets its answer or leaves. */
-  private record(
-    call: ChatCall,
-    route: LlmRoute,
-    startedAt: number,
-    progress: FailoverProgress,
-    cache: ChatAnswer['cache'],
-    failure: ResilienceError | undefined,
-  ): void {
-    this.llmOutcomes.request({ route: route.name, outcome: failure ? failure.kind : 'ok', cache });
-    const chosen = chosenTarget(progress);
-    this.outcomes.finish({
-      callId: call.callId,
-      toolId: `llm.${route.name}`,
-      lane: route.lane,
-      tenant: call.tenant,
-      pool: call.pool,
-      abort: call.abort,
-      startedAt,
-      started: progress.attempts > 0,
-      attempts: progress.attempts,
-      replayed: cache === 'hit' || cache === 'semantic',
-      error: failure,
-      target: chosen?.target.label,
-      choice: chosen?.reason,
-    });
   }
 }
 

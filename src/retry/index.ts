@@ -1,2 +1,3 @@
 export * from './retry-budget';
 export * from './retry-policy';
+export * from './retry-context';

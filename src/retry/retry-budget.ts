@@ -1,6 +1,6 @@
 import type { Clock } from '../common';
 
-/** How many retries a tool may spend in a rolling window. */
+/** How many retries a dependency (a tool, an LLM route's target) may spend in a rolling window. */
 export interface RetryBudgetSettings {
   /** Retries allowed as a share of the calls in the window. @default 20 */
   percent: number;
@@ -16,6 +16,15 @@ export const DEFAULT_RETRY_BUDGET: Readonly<RetryBudgetSettings> = Object.freeze
   minRetries: 3,
   windowMs: 10_000,
 });
+
+/** A budget's settings: the defaults, with whatever `overrides` sets (an absent or undefined field keeps its default). */
+export function retryBudgetSettings(overrides?: Partial<RetryBudgetSettings>): RetryBudgetSettings {
+  return {
+    percent: overrides?.percent ?? DEFAULT_RETRY_BUDGET.percent,
+    minRetries: overrides?.minRetries ?? DEFAULT_RETRY_BUDGET.minRetries,
+    windowMs: overrides?.windowMs ?? DEFAULT_RETRY_BUDGET.windowMs,
+  };
+}
 
 const BUCKETS = 10;
 

@@ -1,4 +1,7 @@
 import { ERROR_KINDS, type ErrorKind, ResilienceError, seededRandom } from '../common';
+import { FakeClock } from '../common/fake-clock';
+import { RetryBudget } from './retry-budget';
+import type { RetryContext } from './retry-context';
 import { RetryPolicy, type RetrySettings } from './retry-policy';
 
 function policy(overrides: Partial<RetrySettings> = {}): RetryPolicy {
@@ -174,6 +177,67 @@ describe('RetryPolicy', () => {
 
     it.each([0, -1, Number.NaN, Number.POSITIVE_INFINITY])('refuses deadlineMs %p', (deadlineMs) => {
       expect(() => policy({ deadlineMs })).toThrow(RangeError);
+    });
+  });
+
+  describe('decide: the one decision of both loops', () => {
+    const transient = new ResilienceError('transient', 'upstream answered 503');
+    function context(overrides: Partial<RetryContext> = {}): RetryContext {
+      return {
+        attempts: 1,
+        idempotent: false,
+        deadlineAt: 10_000,
+        attemptMs: 1_000,
+        clock: new FakeClock(),
+        random: () => 0.5,
+        budget: undefined,
+        breakerRefusal: () => undefined,
+        ...overrides,
+      };
+    }
+
+    it('answers the backoff for a failure the table retries', () => {
+      expect(policy({ baseDelayMs: 100 }).decide(transient, context())).toBe(50);
+    });
+
+    it('retries a timeout only for idempotent work, as the error table says', () => {
+      const timeout = new ResilienceError('timeout', 'too slow');
+      expect(policy().decide(timeout, context({ idempotent: false }))).toBeUndefined();
+      expect(policy().decide(timeout, context({ idempotent: true }))).toBe(50);
+    });
+
+    it('makes no retry when no attempt ran or none is left', () => {
+      expect(policy({ maxAttempts: 3 }).decide(transient, context({ attempts: 0 }))).toBeUndefined();
+      expect(policy({ maxAttempts: 3 }).decide(transient, context({ attempts: 3 }))).toBeUndefined();
+    });
+
+    it('starts no retry whose wait and attempt do not fit before the deadline, nor one at the deadline', () => {
+      const clock = new FakeClock();
+      clock.advance(8_950);
+      // 8 950 + 50 + 1 000 = 10 000: fits exactly.
+      expect(policy().decide(transient, context({ clock }))).toBe(50);
+      clock.advance(1);
+      expect(policy().decide(transient, context({ clock }))).toBeUndefined();
+      clock.advance(998);
+      // No attempt time asked for: a wait ending before the deadline fits, one ending at it does not.
+      expect(policy().decide(transient, context({ clock, attemptMs: 0 }))).toBe(50);
+      clock.advance(1);
+      expect(policy().decide(transient, context({ clock, attemptMs: 0 }))).toBeUndefined();
+    });
+
+    it("answers the breaker's refusal when the circuit opened meanwhile", () => {
+      const open = new ResilienceError('circuit_open', 'open');
+      expect(policy().decide(transient, context({ breakerRefusal: () => open }))).toBe(open);
+    });
+
+    it('spends the retry budget last, only on a retry that will happen', () => {
+      const clock = new FakeClock();
+      const budget = new RetryBudget({ percent: 0, minRetries: 1, windowMs: 10_000 }, clock);
+      const open = new ResilienceError('circuit_open', 'open');
+      expect(policy().decide(transient, context({ clock, budget, breakerRefusal: () => open }))).toBe(open);
+      expect(budget.window().retries).toBe(0);
+      expect(policy().decide(transient, context({ clock, budget }))).toBe(50);
+      expect(policy().decide(transient, context({ clock, budget }))).toBeUndefined();
     });
   });
 });

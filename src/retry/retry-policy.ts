@@ -1,4 +1,5 @@
-import { ERROR_KINDS, type ErrorKind, type Random } from '../common';
+import { ERROR_KINDS, type ErrorKind, type Random, type ResilienceError } from '../common';
+import type { RetryContext } from './retry-context';
 
 /** How a tool's failed attempts are retried; every duration in milliseconds. */
 export interface RetrySettings {
@@ -47,6 +48,28 @@ export class RetryPolicy implements RetrySettings {
     this.baseDelayMs = baseDelayMs;
     this.maxDelayMs = maxDelayMs;
     this.deadlineMs = deadlineMs;
+  }
+
+  /**
+   * The one retry decision of both loops (a tool call's attempts, an LLM request's attempts on
+   * one target), after `failure`: the wait before the retry; undefined when it is not retried;
+   * or the breaker's refusal when the circuit opened meanwhile (its Retry-After says more than
+   * the failure does). In order: attempts left, the kind by the error table (`timeout` only if
+   * `idempotent`, never a failure that says it is not `retryable`), the backoff, whether the wait
+   * and `attemptMs` fit before the deadline (no retry starts at or after it), the breaker, and
+   * last the retry budget, so it is spent only on a retry that will happen.
+   */
+  decide(failure: ResilienceError, context: RetryContext): number | ResilienceError | undefined {
+    const { attempts } = context;
+    if (attempts === 0 || attempts >= this.maxAttempts) return undefined;
+    if (!this.retries(failure.kind, context.idempotent, failure.retryable)) return undefined;
+    const waitMs = this.backoffMs(attempts, context.random, failure.retryAfterMs);
+    const startAt = context.clock.now() + waitMs;
+    if (startAt + context.attemptMs > context.deadlineAt || startAt >= context.deadlineAt) return undefined;
+    const refusal = context.breakerRefusal();
+    if (refusal) return refusal;
+    if (context.budget && !context.budget.tryRetry()) return undefined;
+    return waitMs;
   }
 
   /**

@@ -9,11 +9,12 @@ import {
 import { Reflector } from '@nestjs/core';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Observable } from 'rxjs';
-import { LaneRegistry, laneRejectionError } from '../bulkhead';
+import { LaneRegistry } from '../bulkhead';
 import { BreakerRegistry } from '../circuit-breaker';
 import { CLOCK, type Clock, resolveCallId } from '../common';
 import { callStateOf, RouteCache, type RouteTarget } from '../common/nest';
 import { CallOutcomes } from '../events';
+import { admitCall } from '../pipeline';
 import { BulkheadMetadata } from './bulkhead.metadata';
 import { CircuitBreakerMetadata } from './circuit-breaker.metadata';
 import { RoutePolicyCall, type RoutePlan } from './route-policy-call';
@@ -55,23 +56,13 @@ export class RoutePolicyInterceptor implements NestInterceptor {
     void reply.header('x-call-id', callId);
 
     const call = new RoutePolicyCall(plan, state, next, this.outcomes, this.clock.now());
-    const { lane, breaker } = plan;
-    const refusal = breaker?.refusal(state.tenant);
+    // The call is its own lane call (tenant, abort, queue TTL) and its own work.
+    const refusal = admitCall(plan.lane, plan.breaker, state.tenant, call, call);
     if (refusal) {
       call.reportRefusal(refusal);
       throw refusal;
     }
-    if (!lane) {
-      call.startWithoutLane();
-      return call.answer;
-    }
-    // The call is its own lane call (tenant, abort, queue TTL) and its own work.
-    const rejection = lane.admit(call, call);
-    if (rejection) {
-      const error = laneRejectionError(lane, rejection);
-      call.reportRefusal(error);
-      throw error;
-    }
+    if (!plan.lane) call.startWithoutLane();
     return call.answer;
   }
 

@@ -1,5 +1,6 @@
 import { ResilienceError } from './resilience-error';
 
+/** The longest Retry-After read from an upstream: a day. */
 const MAX_RETRY_AFTER_MS = 86_400_000;
 
 /** The three HTTP-date forms of RFC 9110: IMF-fixdate, RFC 850 and asctime. */
@@ -22,6 +23,31 @@ export function parseRetryAfter(value: string | string[] | undefined, nowMs: num
   const date = Date.parse(/GMT$/.test(text) ? text : `${text} GMT`);
   if (Number.isNaN(date)) return undefined;
   return Math.min(Math.max(0, date - nowMs), MAX_RETRY_AFTER_MS);
+}
+
+/**
+ * An upstream's wait before the next request, in milliseconds: `retry-after-ms` (OpenAI's,
+ * fractional milliseconds, which agent SDKs read first) when readable, else `Retry-After`
+ * (seconds or an HTTP date, from `nowMs`, epoch). Undefined when neither is readable.
+ */
+export function upstreamRetryAfterMs(
+  headers: Readonly<Record<string, string | string[] | undefined>>,
+  nowMs: number,
+): number | undefined {
+  const precise = headers['retry-after-ms'];
+  if (typeof precise === 'string' && /^\d+(\.\d+)?$/.test(precise.trim())) {
+    return Math.min(Math.ceil(Number(precise.trim())), MAX_RETRY_AFTER_MS);
+  }
+  return parseRetryAfter(headers['retry-after'], nowMs);
+}
+
+/**
+ * The error's short code (`ECONNREFUSED`, `UND_ERR_HEADERS_TIMEOUT`) when it has one, for a
+ * message: never the error's own message, which names the address it dialled.
+ */
+export function networkErrorCode(error: unknown): string | undefined {
+  const code = (error as { code?: unknown } | null)?.code;
+  return typeof code === 'string' && /^[A-Z0-9_]{1,40}$/.test(code) ? code : undefined;
 }
 
 /**
@@ -50,7 +76,7 @@ export function upstreamNetworkError(toolId: string, error: unknown): Resilience
 
 /** {@link upstreamNetworkError} for any upstream, named by `upstream`; the error's code, never its message. */
 export function unreachableError(upstream: string, error: unknown): ResilienceError {
-  const code = (error as { code?: unknown } | null)?.code;
-  const reason = typeof code === 'string' && /^[A-Z0-9_]{1,40}$/.test(code) ? ` (${code})` : '';
+  const code = networkErrorCode(error);
+  const reason = code ? ` (${code})` : '';
   return new ResilienceError('transient', `${upstream} could not be reached${reason}`, { cause: error });
 }

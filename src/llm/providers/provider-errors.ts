@@ -1,5 +1,11 @@
 import type { IncomingHttpHeaders } from 'node:http';
-import { type ErrorKind, parseRetryAfter, ResilienceError, type ResilienceErrorOptions } from '../../common';
+import {
+  type ErrorKind,
+  networkErrorCode,
+  ResilienceError,
+  type ResilienceErrorOptions,
+  upstreamRetryAfterMs,
+} from '../../common';
 import { isObject } from './json-shape';
 
 /**
@@ -91,8 +97,6 @@ export function isProviderFailure(value: unknown): value is ProviderFailure {
   return value instanceof ProviderFailure;
 }
 
-const MAX_RETRY_AFTER_MS = 86_400_000;
-
 /** 429 bodies that mean the account cannot pay, as OpenAI and Anthropic say it. */
 function quotaExhausted(body: unknown): boolean {
   const error = errorObject(body);
@@ -130,7 +134,7 @@ export function providerStatusError(target: FailedTarget, answer: ProviderErrorA
   const fail = (kind: ErrorKind, code: ProviderFailureCode, reason: string, retryable = false) =>
     new ProviderFailure(kind, code, `${answered}: ${reason}${named}`, {
       upstreamStatus: status,
-      retryAfterMs: retryable ? retryAfterMs(headers, nowMs) : undefined,
+      retryAfterMs: retryable ? upstreamRetryAfterMs(headers, nowMs) : undefined,
     });
 
   const byType = awsType ? AWS_ERROR_TYPES.get(awsType) : undefined;
@@ -239,9 +243,8 @@ const TIMEOUT_CODES = new Set(['UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_HEADERS_TIMEO
  * socket timeouts (`upstream_timeout`). Both are `transient`.
  */
 export function networkError(target: FailedTarget, error: unknown): ProviderFailure {
-  const code = (error as { code?: unknown } | null)?.code;
   // Only a short error code, never the error's message: undici's names the address it dialled.
-  const known = typeof code === 'string' && /^[A-Z0-9_]{1,40}$/.test(code) ? code : undefined;
+  const known = networkErrorCode(error);
   const reason = known ? ` (${known})` : '';
   const name = `target ${target.provider}/${target.model}`;
   if (known && TIMEOUT_CODES.has(known)) {
@@ -272,18 +275,6 @@ export function unsupportedRequestError(target: FailedTarget, reason: string): P
     'unsupported_request',
     `target ${target.provider}/${target.model} cannot take this request: ${reason}`,
   );
-}
-
-/**
- * `retry-after-ms` (OpenAI's, fractional milliseconds) when readable, else `Retry-After`
- * (seconds or an HTTP date).
- */
-function retryAfterMs(headers: IncomingHttpHeaders, nowMs: number): number | undefined {
-  const precise = headers['retry-after-ms'];
-  if (typeof precise === 'string' && /^\d+(\.\d+)?$/.test(precise.trim())) {
-    return Math.min(Math.ceil(Number(precise.trim())), MAX_RETRY_AFTER_MS);
-  }
-  return parseRetryAfter(headers['retry-after'], nowMs);
 }
 
 /**

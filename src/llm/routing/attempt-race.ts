@@ -1,97 +1,17 @@
-import { type Clock, deferred, isResilienceError, noop, ResilienceError } from '../../common';
-import type { HttpPool } from '../../containment';
-import type { FireOptions } from '../../circuit-breaker';
-import type { LazyAbortController } from '../../common';
-import type { ChatCompletion, ChatRequest, PassThroughRequest } from '../chat.types';
+import { type Clock, deferred, isResilienceError, ResilienceError } from '../../common';
+import type { ChatCompletion } from '../chat.types';
 import { isProviderFailure } from '../providers/provider-errors';
-import type { LlmRoute, LlmTarget } from './llm-route';
-import {
-  type CommittedStream,
-  startProviderAttempt,
-  startStreamAttempt,
-  type StartedProviderAttempt,
-} from './provider-attempt';
+import { AttemptLauncher, type Running } from './attempt-launcher';
+import type { FailoverCall, RaceResult, Served } from './failover-call';
+import type { LlmTarget } from './llm-route';
+import type { CommittedStream } from './provider-attempt';
 import type { AttemptHold, RequestAccount } from './request-account';
-import type { ChoiceReason } from './target-strategy';
-import type { SkipReason, TargetWalk } from './target-walk';
+import type { TargetWalk } from './target-walk';
 
-/** The options of an attempt fired with less than its target's own time. */
-const SHORTENED: FireOptions = Object.freeze({ timeoutShortened: true });
-
-/** What a request needs for its attempts. */
-export interface FailoverCall {
-  route: LlmRoute;
-  /** The client's request with the output cap set; each target gets it with its own model. */
-  request: ChatRequest;
-  /** The request as it came in another wire format, for the targets that speak it. */
-  passThrough?: PassThroughRequest;
-  pool: HttpPool;
-  /** The call's cancellation: its client leaving, shutdown. */
-  abort: LazyAbortController;
-  account: RequestAccount;
-  progress: FailoverProgress;
-  /** The caller, so that breakers tell its own failures from the dependency's. */
-  tenant?: string;
-  /**
-   * Streamed requests: sends the winning stream to the client from its commit point on, and
-   * resolves once it was sent whole (or fails with why it was not). Absent: one completion.
-   */
-  deliver?: (committed: CommittedStream, target: LlmTarget) => Promise<void>;
-}
-
-/** What the loop did, for the answer, the metrics and the ledger, whether it served or not. */
-export interface FailoverProgress {
-  /** Attempts made, across every target, hedges included. */
-  attempts: number;
-  /** Times it moved on to the next target. */
-  failovers: number;
-  /** Each attempt's target and outcome (`ok`, an error kind, or `hedge_lost`), in order of ending. */
-  readonly tried: Array<{ target: LlmTarget; outcome: string }>;
-  /** Each hedge started: `won` when its answer was used, `lost` otherwise. */
-  readonly hedges: Array<'won' | 'lost'>;
-  /** Each target the walk chose (a hedge's: `hedge`), and why; each it passed over for the request's context (`context_window`). */
-  readonly choices: Array<{ target: LlmTarget; reason: ChoiceReason | SkipReason }>;
-}
-
-/** Who served a request, and how. */
-export interface Served {
-  /** The answer; for a stream, what it added up to. */
-  completion: ChatCompletion;
-  target: LlmTarget;
-  /** The answer came from a hedge. */
-  hedged: boolean;
-}
-
-/** How one attempt (with its hedges) ended. */
-export type RaceResult =
-  | { ok: true; served: Served }
-  | {
-      ok: false;
-      /** The first attempt's failure, which decides what the loop does next. */
-      error: ResilienceError;
-    };
+export type { FailoverCall, FailoverProgress, RaceResult, Served } from './failover-call';
 
 /** The outcome `hedge_lost` attempts get: cancelled because another of the same request answered first. */
 const HEDGE_LOST = 'hedge_lost';
-/** Failures that say the target is slow or sick: its latency average takes the attempt's whole timeout. */
-const PENALISED = new Set(['transient', 'timeout']);
-
-/** An attempt in flight. */
-interface Running {
-  readonly target: LlmTarget;
-  readonly hold: AttemptHold;
-  /** A hedge: its place in `progress.hedges`. */
-  readonly hedgeIndex: number | undefined;
-  /** Undefined when the breaker refused it (its half-open probe had gone to another request). */
-  readonly started: StartedProviderAttempt<ChatCompletion | CommittedStream> | undefined;
-  /** Settles once the attempt answered or failed; never rejects. */
-  answer: Promise<Running>;
-  value?: ChatCompletion | CommittedStream;
-  error?: ResilienceError;
-  /** Streams: ends what the breaker watches, once the stream was delivered (or not). */
-  finish(error?: unknown): void;
-}
-
 /**
  * One attempt at a target and, when the route hedges, the hedges it grows: after
  * `hedgeAfterMs` without an answer (for a stream, without its first content) the next healthy
@@ -104,19 +24,30 @@ interface Running {
  * what was counted if it broke; its breaker hears how the whole stream ended.
  */
 export class AttemptRace {
-  /** Provider requests started, each settled once its request has stopped. */
-  readonly pending: Array<Promise<void>> = [];
+  private readonly launcher: AttemptLauncher;
 
   constructor(
     private readonly clock: Clock,
     private readonly call: FailoverCall,
     /** The request's way through the route: where its hedges go. */
     private readonly walk: TargetWalk,
-  ) {}
+  ) {
+    this.launcher = new AttemptLauncher(clock, call);
+  }
+
+  /** Provider requests started, each settled once its request has stopped. */
+  get pending(): Array<Promise<void>> {
+    return this.launcher.pending;
+  }
+
+  /** The attempt timeout of a first attempt at `target`, bounded by what is left of the deadline. */
+  timeoutOf(target: LlmTarget, leftMs: number): number {
+    return this.launcher.timeoutOf(target, leftMs);
+  }
 
   async run(target: LlmTarget, hold: AttemptHold, timeoutMs: number, deadline: number): Promise<RaceResult> {
     const { route, progress } = this.call;
-    const running = [this.launch(target, hold, timeoutMs, undefined)];
+    const running = [this.launcher.launch(target, hold, timeoutMs, undefined)];
     let first: ResilienceError | undefined;
     let hedgeAt = route.hedgeAfterMs > 0 ? this.clock.now() + route.hedgeAfterMs : Infinity;
     while (running.length > 0) {
@@ -137,70 +68,6 @@ export class AttemptRace {
     }
     /* c8 ignore next */
     throw new ResilienceError('internal', 'no attempt ran');
-  }
-
-  /**
-   * Starts one attempt through its target's breaker; a refusal there (a half-open probe gone)
-   * fails it. The caller has counted it in its target's load (`load.started()`).
-   */
-  private launch(target: LlmTarget, hold: AttemptHold, timeoutMs: number, hedgeIndex: number | undefined): Running {
-    const { call, clock } = this;
-    const { progress } = call;
-    const watched = deferred<void>();
-    // Rejected for a stream that failed before its commit too, when nothing waits on it any more.
-    watched.promise.catch(noop);
-    let started: Running['started'];
-    const fired = target.breaker.fire<ChatCompletion | CommittedStream | void>(
-      () => {
-        progress.attempts++;
-        const setup = {
-          request: { ...call.request, model: target.target.model },
-          passThrough: call.passThrough,
-          maxOutputTokens: call.account.outputCap,
-          pool: call.pool,
-          call: call.abort,
-          timeoutMs,
-          idleTimeoutMs: call.deliver ? call.route.idleTimeoutMs : undefined,
-        };
-        started = call.deliver ? startStreamAttempt(clock, target, setup) : startProviderAttempt(clock, target, setup);
-        this.pending.push(started.settled);
-        this.measure(target, started, timeoutMs);
-        // A completion ends the breaker's watch when it comes; a stream only once it was delivered.
-        return call.deliver ? started.outcome.then(() => watched.promise) : started.outcome;
-      },
-      call.tenant,
-      this.fireOptions(target, timeoutMs),
-    );
-    // opossum runs the action before `fire` returns: `started` is set by now, unless refused.
-    // Refused, the attempt never ran: it is no longer in flight.
-    if (!started) target.load.ended();
-    // A hold the budget store cannot keep stops the attempt: its spending is no longer covered.
-    const stoppable = started;
-    if (stoppable) hold.stopIfLost((reason) => stoppable.stop(reason));
-    // Its `answer` is set below: it settles with the object itself.
-    const running = {
-      target,
-      hold,
-      hedgeIndex,
-      started,
-      finish: (error?: unknown) => (error === undefined ? watched.resolve() : watched.reject(error)),
-    } as Running;
-    // A stream's answer is its commit; the breaker's promise settles only after delivery.
-    const answered = call.deliver && started ? started.outcome : fired;
-    running.answer = (answered as Promise<ChatCompletion | CommittedStream>).then(
-      (value) => {
-        running.value = value;
-        return running;
-      },
-      (error: unknown) => {
-        running.error = isResilienceError(error) ? error : new ResilienceError('internal', 'internal error');
-        return running;
-      },
-    );
-    // A stream's failures before its commit reach the race through `started.outcome`; the
-    // breaker's own promise is only watched, never left unhandled.
-    if (call.deliver) fired.catch(noop);
-    return running;
   }
 
   /** The first of `running` to end, or 'hedge' when `hedgeInMs` passes first. */
@@ -240,7 +107,12 @@ export class AttemptRace {
     // Counted as lost until it wins.
     progress.hedges.push('lost');
     progress.choices.push({ target, reason: 'hedge' });
-    return this.launch(target, hold, this.timeoutOf(target, deadline - clock.now()), progress.hedges.length - 1);
+    return this.launcher.launch(
+      target,
+      hold,
+      this.timeoutOf(target, deadline - clock.now()),
+      progress.hedges.length - 1,
+    );
   }
 
   /**
@@ -313,46 +185,6 @@ export class AttemptRace {
       attempt.target.health.throttled(this.clock, failure.retryAfterMs);
     }
     attempt.finish(failure);
-  }
-
-  /**
-   * Keeps the target's load: in flight (since its caller counted it) until its provider request
-   * has settled, however it ends (answered, failed, stopped as a hedge that lost, a stream cut or
-   * delivered); its latency sampled at the answer (a stream's first content), a failure that
-   * says the target is slow or sick counted as the whole timeout. A stopped attempt says nothing
-   * of the target.
-   */
-  private measure(target: LlmTarget, started: StartedProviderAttempt<unknown>, timeoutMs: number): void {
-    const { load } = target;
-    if (!load.tracked) return;
-    const { clock } = this;
-    const kind = this.call.deliver ? 'first_token' : 'answer';
-    const startedAt = clock.now();
-    void started.settled.then(() => load.ended());
-    started.outcome.then(
-      () => load.sample(kind, clock.now() - startedAt, clock.now()),
-      (error: unknown) => {
-        if (isResilienceError(error) && PENALISED.has(error.kind)) load.sample(kind, timeoutMs, clock.now());
-      },
-    );
-  }
-
-  /**
-   * An attempt the route's deadline left less than its target's own time (a slow first target
-   * used most of it) times out by the route's choice, not the target's: its timeout counts nowhere
-   * in the target's breaker, and it may not be a probe (docs/design.md, circuit breakers).
-   */
-  private fireOptions(target: LlmTarget, timeoutMs: number): FireOptions | undefined {
-    return timeoutMs < this.attemptTimeout(target) ? SHORTENED : undefined;
-  }
-
-  private attemptTimeout(target: LlmTarget): number {
-    return this.call.deliver ? this.call.route.firstByteTimeoutMs : target.timeoutMs;
-  }
-
-  /** The attempt timeout of a first attempt at `target`, bounded by what is left of the deadline. */
-  timeoutOf(target: LlmTarget, leftMs: number): number {
-    return Math.min(this.attemptTimeout(target), leftMs);
   }
 }
 

@@ -4,6 +4,7 @@ import { deferred, LazyAbortController, ResilienceError, seededRandom } from '..
 import { FakeClock } from '../../common/fake-clock';
 import type { FakeStepConfig } from '../../config';
 import { MemoryRateLimitStore, RateLimiter } from '../../rate-limit';
+import { RetryBudget } from '../../retry';
 import { track } from '../../../test/support/deferred';
 import {
   type TestRouteOptions,
@@ -193,6 +194,49 @@ describe('serveWithFailover', () => {
         ['fake/small', 'transient'],
         ['fake/large', 'ok'],
       ]);
+    });
+
+    it('spends each target’s retry budget on its retries, and moves on to the next target once it is spent (the LLM route used none)', async () => {
+      // One retry in the window, whatever the calls: the second request finds it spent.
+      const retryBudget = new RetryBudget({ percent: 0, minRetries: 1, windowMs: 60_000 }, clock);
+      const first: TestTarget = { ...target('small', [overloaded]), retryBudget };
+      const second = target('large', [answer('ok')]);
+      const subject = route([first, second], { maxAttempts: 3 });
+
+      const call = serve(subject);
+      await clock.advanceAsync(10_000);
+      expect(call.outcome.value?.target).toBe(second);
+      expect(tried(call.progress)).toEqual([
+        ['fake/small', 'transient'],
+        ['fake/small', 'transient'],
+        ['fake/large', 'ok'],
+      ]);
+
+      const next = serve(subject);
+      await clock.advanceAsync(10_000);
+      expect(next.outcome.value?.target).toBe(second);
+      expect(tried(next.progress)).toEqual([
+        ['fake/small', 'transient'],
+        ['fake/large', 'ok'],
+      ]);
+      expect(first.provider.calls).toHaveLength(3);
+      expect(retryBudget.window()).toEqual({ calls: 2, retries: 1 });
+    });
+
+    it('counts a request’s first attempt on a target as a call, its retries as retries, and a failover as neither', async () => {
+      const firstBudget = new RetryBudget({ percent: 100, minRetries: 0, windowMs: 60_000 }, clock);
+      const secondBudget = new RetryBudget({ percent: 100, minRetries: 0, windowMs: 60_000 }, clock);
+      const first: TestTarget = { ...target('small', [overloaded]), retryBudget: firstBudget };
+      const second: TestTarget = { ...target('large', [answer('ok')]), retryBudget: secondBudget };
+
+      const call = serve(route([first, second], { maxAttempts: 3 }));
+      await clock.advanceAsync(10_000);
+
+      expect(call.outcome.value?.target).toBe(second);
+      // One call allows one retry at 100 %: the second retry on `small` is not made.
+      expect(first.provider.calls).toHaveLength(2);
+      expect(firstBudget.window()).toEqual({ calls: 1, retries: 1 });
+      expect(secondBudget.window()).toEqual({ calls: 1, retries: 0 });
     });
 
     it('retries an attempt that timed out', async () => {

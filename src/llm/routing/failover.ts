@@ -1,12 +1,12 @@
 import { type Clock, type Random, ResilienceError, sleep, stopReason } from '../../common';
 import { isProviderFailure } from '../providers/provider-errors';
-import { AttemptRace, CommittedFailure, type FailoverCall, type Served } from './attempt-race';
+import { AttemptRace, CommittedFailure } from './attempt-race';
+import type { FailoverCall, Served } from './failover-call';
+import { TargetRetryContext } from './target-retry-context';
 import { TargetWalk } from './target-walk';
 
-export type { FailoverCall, FailoverProgress, Served } from './attempt-race';
+export type { FailoverCall, FailoverProgress, Served } from './failover-call';
 
-/** Kinds that are the target's passing trouble: tried again on it, then on the next. */
-const RETRIED = new Set(['transient', 'timeout']);
 /** Kinds that end the request whatever targets are left: its caller went, or shutdown stopped it. */
 const FINAL = new Set(['stopped']);
 
@@ -14,8 +14,8 @@ const FINAL = new Set(['stopped']);
  * The targets of a route in the order its {@link TargetWalk} chooses them: priority groups in
  * turn, inside each the route's strategy (the config's order unless it says otherwise). On
  * each: its breaker (an open one is passed over at once), then attempts with full-jitter
- * backoff and the provider's Retry-After, for `transient` and `timeout` only; any other failure
- * moves to the next target at once. One deadline covers every
+ * backoff and the provider's Retry-After, for `transient` and `timeout` only, while the target's
+ * retry budget allows; any other failure moves to the next target at once. One deadline covers every
  * attempt and wait. Every attempt's worst case is held before it starts and settled after.
  * When every target failed, the answer is the last failure (`circuit_open` when every breaker
  * was open). Each attempt may grow hedges ({@link AttemptRace}). A provider's
@@ -35,10 +35,11 @@ export async function serveWithFailover(clock: Clock, random: Random, call: Fail
   route.hedges.requested();
   let last: ResilienceError | undefined;
   let reached = 0;
+  let retry: TargetRetryContext | undefined;
   try {
     for (let target = walk.next(); target; target = walk.next()) {
       const reason = walk.reason;
-      for (let attempt = 1; attempt <= route.retry.maxAttempts; attempt++) {
+      for (let attempt = 1; ; attempt++) {
         const leftMs = deadline - clock.now();
         if (leftMs <= 0) throw last ?? deadlineError(route.deadlineMs);
         // Counted once the next target is really reached, not when the deadline ended it first.
@@ -67,6 +68,9 @@ export async function serveWithFailover(clock: Clock, random: Random, call: Fail
           await account.released(hold);
           throw stopReason(call.abort.reason);
         }
+        // A request's first attempt on a target is a call in the target's retry budget; a
+        // failover to the next target is that one's first attempt, not a retry.
+        if (attempt === 1) target.retryBudget?.recordCall();
         const result = await race.run(target, hold, race.timeoutOf(target, leftMs), deadline);
         if (result.ok) return result.served;
         const failure = result.error;
@@ -77,12 +81,12 @@ export async function serveWithFailover(clock: Clock, random: Random, call: Fail
           walk.contextRefused(target);
           break;
         }
-        if (!RETRIED.has(failure.kind) || attempt === route.retry.maxAttempts) break;
-        // A failure that opened the breaker ends this target now, not after a wasted wait.
-        if (target.breaker.refusal(call.tenant)) break;
-        const waitMs = route.retry.backoffMs(attempt, random, failure.retryAfterMs);
-        // A wait that would outlast the deadline is better spent on the next target.
-        if (clock.now() + waitMs >= deadline) break;
+        // The target's passing trouble (the error table's retried kinds) is tried again on it;
+        // anything else, a failure that opened its breaker, a wait that would outlast the
+        // deadline or the target's retry budget spent moves to the next target at once.
+        retry ??= new TargetRetryContext(clock, random, deadline, call.tenant);
+        const waitMs = route.retry.decide(failure, retry.on(target, attempt));
+        if (typeof waitMs !== 'number') break;
         // Stopped as an attempt would be: any reason but a ResilienceError reads as `stopped`.
         await sleep(clock, waitMs, call.abort.signal).catch((reason: unknown) => {
           throw stopReason(reason);

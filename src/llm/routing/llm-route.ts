@@ -1,6 +1,6 @@
 import type { Breaker } from '../../circuit-breaker';
 import type { LlmRouteConfig, LlmTargetConfig } from '../../config';
-import type { RetryPolicy } from '../../retry';
+import type { RetryBudget, RetryPolicy } from '../../retry';
 import type { LlmProvider, ProviderTarget } from '../providers/llm-provider';
 import type { Price } from '../pricing';
 import type { HedgeAllowance, TargetHealth } from './hedging';
@@ -29,6 +29,11 @@ export interface LlmTarget {
   readonly contextWindow: number | undefined;
   /** Attempts in flight and recent latency, which `least-busy` and `lowest-latency` choose by. */
   readonly load: TargetLoad;
+  /**
+   * Its retries, bounded as a tool's: a request's first attempt on it is a call, each retry on it
+   * spends the budget. Absent (a target built by hand): unbounded.
+   */
+  readonly retryBudget?: RetryBudget;
 }
 
 /** A route of `llm.routes`: what a client names as `model`. */

@@ -3,6 +3,7 @@ import { LaneRegistry } from '../../bulkhead';
 import { BreakerRegistry } from '../../circuit-breaker';
 import { FakeClock } from '../../common/fake-clock';
 import { parseConfig } from '../../config';
+import { DEFAULT_RETRY_BUDGET } from '../../retry';
 import { LlmRoutes } from './llm-routes.service';
 
 const KEY = (digit: string) => digit.repeat(64);
@@ -209,5 +210,38 @@ describe('LlmRoutes: a target on a public API without a key', () => {
     );
 
     expect(warnings).toEqual([]);
+  });
+});
+
+describe('LlmRoutes: retry budgets', () => {
+  let breakers: BreakerRegistry | undefined;
+
+  afterEach(() => breakers?.onApplicationShutdown());
+
+  function routesOf(routes: Record<string, Record<string, unknown>>): LlmRoutes {
+    const parsed = parseConfig({ lanes: { llm: { concurrency: 1, queueCapacity: 1 } }, llm: { routes } }, {});
+    if (!parsed.ok) throw new Error(parsed.problems.join('\n'));
+    const clock = new FakeClock();
+    breakers = new BreakerRegistry({}, clock);
+    return new LlmRoutes(
+      { llm: parsed.config.llm, budgeted: false },
+      new LaneRegistry({ lanes: parsed.config.lanes }, clock),
+      breakers,
+      clock,
+    );
+  }
+
+  it('gives each target of a route a retry budget of its own, with a tool’s defaults', () => {
+    const routes = routesOf({ chat: { ...ROUTE, targets: [ROUTE.targets[0], { provider: 'fake', model: 'g' }] } });
+    const [first, second] = routes.forTenant('chat', 'anonymous')!.targets;
+    expect(first.retryBudget?.settings).toEqual(DEFAULT_RETRY_BUDGET);
+    expect(second.retryBudget).toBeDefined();
+    expect(second.retryBudget).not.toBe(first.retryBudget);
+  });
+
+  it('takes the route’s retry.budget, what it leaves out from the defaults', () => {
+    const routes = routesOf({ chat: { ...ROUTE, retry: { budget: { percent: 50 } } } });
+    const [only] = routes.forTenant('chat', 'anonymous')!.targets;
+    expect(only.retryBudget?.settings).toEqual({ ...DEFAULT_RETRY_BUDGET, percent: 50 });
   });
 });

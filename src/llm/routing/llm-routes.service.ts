@@ -3,7 +3,7 @@ import { LaneRegistry } from '../../bulkhead';
 import { BreakerRegistry } from '../../circuit-breaker';
 import { CLOCK, type Clock, ResilienceError, tenantsOf } from '../../common';
 import type { LlmRouteConfig, LlmTargetConfig } from '../../config';
-import { RetryPolicy } from '../../retry';
+import { RetryBudget, retryBudgetSettings, RetryPolicy } from '../../retry';
 import { routeCacheScope } from '../cache';
 import { LLM_MODULE_OPTIONS, type LlmModuleOptions } from '../llm.module-definition';
 import { contextWindowOf, PriceTable } from '../pricing';
@@ -78,6 +78,7 @@ export class LlmRoutes {
           weight: target.weight ?? 1,
           contextWindow: contextWindowOf(target.provider, target.model, target.contextWindow),
           load: new TargetLoad(readsLoad(config.strategy)),
+          retryBudget: new RetryBudget(retryBudgetSettings(config.retry.budget), clock),
         };
       });
       this.routes.set(name, route(name, config, targets));
