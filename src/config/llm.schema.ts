@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { breakerSchema } from '../circuit-breaker';
 import { llmTargetChaosSchema } from './chaos.schema';
 import { bool, httpUrl, intIn, name, nonEmptyString, numberIn, oneOf } from '../common';
-import { retryBudget } from './tool.schema';
+import { retryBudgetSchema } from '../retry';
 
 const HOUR_MS = 3_600_000;
 const MiB = 1024 * 1024;
@@ -86,7 +86,7 @@ const llmRetry = z
      * at least 3): a retry on a target spends it, a failover does not; spent, the request moves
      * on to the next target.
      */
-    budget: retryBudget.optional(),
+    budget: retryBudgetSchema.optional(),
   })
   .refine((value) => value.maxDelayMs >= value.baseDelayMs, {
     error: 'must be at least baseDelayMs',

@@ -3,36 +3,9 @@ import { toolChaosSchema } from './chaos.schema';
 import { checkMcpUpstreamKeys, mcpUpstreamKeys } from './mcp.schema';
 import { breakerSchema } from '../circuit-breaker';
 import { bool, httpUrl, intIn, name, numberIn, oneOf } from '../common';
+import { retrySchema } from '../retry';
 
 const MiB = 1024 * 1024;
-const HOUR_MS = 3_600_000;
-
-/**
- * How many retries a tool may spend: at most `percent` of the calls of the last `windowMs`,
- * but always `minRetries` (Envoy's retry budget), so a failing dependency cannot turn into a
- * retry storm.
- */
-export const retryBudget = z.strictObject({
-  percent: intIn(0, 100).optional(),
-  minRetries: intIn(0, 1_000_000).optional(),
-  windowMs: intIn(1_000, HOUR_MS).optional(),
-});
-
-/** Retry settings; what is left out comes from the `@Tool` options, then the built-in defaults. */
-export const retrySchema = z
-  .strictObject({
-    maxAttempts: intIn(1, 10).optional(),
-    baseDelayMs: intIn(0, 60_000).optional(),
-    maxDelayMs: intIn(0, 300_000).optional(),
-    /** The most all attempts and waits of one call may take, from its first attempt. */
-    deadlineMs: intIn(1, HOUR_MS).optional(),
-    budget: retryBudget.optional(),
-  })
-  .refine(
-    (value) =>
-      value.maxDelayMs === undefined || value.baseDelayMs === undefined || value.maxDelayMs >= value.baseDelayMs,
-    { error: 'must be at least baseDelayMs', path: ['maxDelayMs'] },
-  );
 
 /** Header names an http tool may not set: Bulkhead sets them, or they belong to the connection. */
 const RESERVED_HEADERS = new Set([
