@@ -18,7 +18,8 @@
  *   - direct call: the action called, no breaker (the floor);
  *   - hand-written: the baseline, the Breaker as it was at commit afb70a5, frozen in
  *     bench/breaker/frozen/ (its own rolling window, one promise reaction per attempt);
- *   - opossum Breaker: the Breaker of dist/, opossum 9 with the window of rolling-window.ts;
+ *   - opossum Breaker: the Breaker of dist/, opossum 10 as its engine (opossum-engine.ts) with the
+ *     window of rolling-window.ts;
  *   - opossum before afb70a5: for reference, the opossum Breaker that commit replaced (opossum's
  *     own Status), frozen likewise.
  * The frozen ones are compiled by tsc with the build's options, like dist/ (bench/breaker/load.ts).
