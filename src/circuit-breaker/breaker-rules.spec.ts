@@ -1,6 +1,7 @@
 import { ResilienceError } from '../common';
 import { FakeClock } from '../common/fake-clock';
-import { advanceClocks, installFakeTimers } from '../../test/support/fake-timers';
+import { breakersInVirtualTime } from '../../test/support/breakers-in-virtual-time';
+import { advanceClocks } from '../../test/support/fake-timers';
 import type { BlameRule } from './blame-rule';
 import { Breaker } from './breaker';
 import type { BreakerRules } from './breaker-rules';
@@ -46,15 +47,7 @@ async function alphaFailsAlone(target: Breaker): Promise<void> {
   for (let i = 0; i < 4; i++) await failAs(target, 'alpha');
 }
 
-beforeEach(() => {
-  clock = new FakeClock();
-  installFakeTimers(clock);
-});
-
-afterEach(() => {
-  for (const item of made.splice(0)) item.shutdown();
-  jest.useRealTimers();
-});
+breakersInVirtualTime(made, (fresh) => (clock = fresh));
 
 describe('a blame rule plugged into the breaker', () => {
   it('by default, refuses alone the tenant whose own calls fail, and stays closed for the others', async () => {

@@ -1,7 +1,8 @@
 import { HttpException } from '@nestjs/common';
 import { deferred, type ErrorKind, ResilienceError } from '../common';
 import { FakeClock } from '../common/fake-clock';
-import { advanceClocks, installFakeTimers } from '../../test/support/fake-timers';
+import { breakersInVirtualTime } from '../../test/support/breakers-in-virtual-time';
+import { advanceClocks } from '../../test/support/fake-timers';
 import { stopped, transient } from '../../test/support/breaker-attempts';
 import { Breaker, type CircuitState, countsAgainstBreaker, type OpossumCircuit } from './breaker';
 import type { BreakerSettings } from './breaker-settings';
@@ -74,15 +75,7 @@ async function opened(overrides: Partial<BreakerSettings> = {}): Promise<Breaker
   return target;
 }
 
-beforeEach(() => {
-  clock = new FakeClock();
-  installFakeTimers(clock);
-});
-
-afterEach(() => {
-  for (const item of made.splice(0)) item.shutdown();
-  jest.useRealTimers();
-});
+breakersInVirtualTime(made, (fresh) => (clock = fresh));
 
 describe('Breaker', () => {
   describe('closed', () => {

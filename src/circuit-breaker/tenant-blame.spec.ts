@@ -1,6 +1,7 @@
 import { deferred, ResilienceError } from '../common';
 import { FakeClock } from '../common/fake-clock';
-import { advanceClocks, installFakeTimers } from '../../test/support/fake-timers';
+import { breakersInVirtualTime } from '../../test/support/breakers-in-virtual-time';
+import { advanceClocks } from '../../test/support/fake-timers';
 import { Breaker } from './breaker';
 import type { BreakerSettings } from './breaker-settings';
 
@@ -44,15 +45,7 @@ async function alphaBlamedAndDue(): Promise<Breaker> {
   return target;
 }
 
-beforeEach(() => {
-  clock = new FakeClock();
-  installFakeTimers(clock);
-});
-
-afterEach(() => {
-  for (const item of made.splice(0)) item.shutdown();
-  jest.useRealTimers();
-});
+breakersInVirtualTime(made, (fresh) => (clock = fresh));
 
 describe('a blamed tenant lifts its own refusal only by a real success', () => {
   it.each([
