@@ -1,6 +1,6 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { BudgetGate, microsToUsd } from '../budget';
-import { LaneRegistry, laneRejectionError } from '../bulkhead';
+import { LaneRegistry } from '../bulkhead';
 import {
   asResilienceError,
   CLOCK,
@@ -14,6 +14,7 @@ import {
 } from '../common';
 import { HttpPools } from '../containment';
 import { IdempotencyService } from '../idempotency';
+import { admitCall } from '../pipeline';
 import { CallOutcomes } from '../events';
 import { RateLimiter } from '../rate-limit';
 import { Coalescer } from './cache';
@@ -24,7 +25,8 @@ import { KeyedChatRun } from './keyed-chat-run';
 import { LlmCallReport } from './llm-call-report';
 import { LlmOutcomes } from './llm-outcomes';
 import { estimateInputTokens } from './pricing';
-import { type FailoverCall, type FailoverProgress, type Served, serveWithFailover } from './routing/failover';
+import { LlmRunWork } from './llm-run-work';
+import type { FailoverCall, FailoverProgress, Served } from './routing/failover';
 import type { LlmRoute } from './routing/llm-route';
 import { LlmRoutes } from './routing/llm-routes.service';
 import { cappedRequest } from './routing/capped-request';
@@ -276,23 +278,11 @@ export class ChatCompletions {
     deliver?: FailoverCall['deliver'],
   ): Promise<Served> {
     const lane = this.lanes.get(route.lane)!;
-    const run = lane.run(
-      () =>
-        serveWithFailover(this.clock, this.random, {
-          route,
-          request,
-          passThrough: call.passThrough,
-          pool: this.pools.get(call.pool),
-          abort,
-          account,
-          progress,
-          deliver,
-          tenant: call.tenant,
-        }),
-      { tenant: call.tenant, abort },
-    );
-    if (typeof run === 'string') return Promise.reject(laneRejectionError(lane, run));
-    return run;
+    const pool = this.pools.get(call.pool);
+    const work = new LlmRunWork(this.clock, this.random, call, route, request, pool, abort, account, progress, deliver);
+    // No breaker here: each target has its own, asked inside the failover loop.
+    const refusal = admitCall(lane, undefined, undefined, work, work);
+    return refusal ? Promise.reject(refusal) : work.answer;
   }
 }
 
