@@ -14,14 +14,13 @@ import {
   uniqueIds,
 } from '../common';
 import { argumentsFingerprint } from './fingerprint';
+import { DEFAULT_RETENTION_MS } from './idempotency-bounds';
 import { IDEMPOTENCY_MODULE_OPTIONS, type IdempotencyModuleOptions } from './idempotency.module-definition';
 import { IdempotencyStore, type StoredOutcome } from './idempotency.store';
 import type { KeyedRun } from './keyed-run';
 import { releaseLostClaim } from './lost-claim-release';
 import { toStored } from './stored-outcomes';
 
-/** How long a finished call's outcome is replayed when the options do not say. */
-const DEFAULT_RETENTION_MS = 60_000;
 /** How often a call looks again at a key another replica is running. */
 const IN_FLIGHT_POLL_MS = 100;
 
