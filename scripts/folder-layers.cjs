@@ -20,8 +20,6 @@ const LAYERS = [
       'mcp-client',
     ],
   },
-  // The config file composes the options each mechanism owns; the features still read their own sections' types from it.
-  { name: 'configuration', folders: ['config'] },
   // The steps a call goes through, composed from the mechanisms, assembled by each path above.
   { name: 'steps', folders: ['pipeline'] },
   { name: 'features', folders: ['llm', 'dispatch'] },
@@ -29,6 +27,8 @@ const LAYERS = [
     name: 'around the features',
     folders: ['chaos', 'mcp', 'route-policies', 'openapi', 'health', 'logging', 'metrics'],
   },
+  // The config file composes the options every folder below owns (each its schema and defaults), and checks what spans sections.
+  { name: 'configuration', folders: ['config'] },
   { name: 'apps', folders: ['example', 'demo'] },
 ];
 

@@ -13,7 +13,8 @@ import type {
 import { ChaosModule } from './chaos';
 import { CircuitBreakerModule } from './circuit-breaker';
 import { CommonModule, EnvelopeExceptionFilter } from './common/nest';
-import { type BulkheadConfig, ConfigError, type ToolChaosConfig, validateConfig } from './config';
+import { type BulkheadConfig, ConfigError, validateConfig } from './config';
+import type { ToolChaosConfig } from './dispatch';
 import { ContainmentModule } from './containment';
 import { DispatchModule } from './dispatch';
 import { EventsModule, EventsRoutesModule } from './events';

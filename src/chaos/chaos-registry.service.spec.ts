@@ -1,7 +1,7 @@
 import { Logger } from '@nestjs/common';
 import { EVERYONE, LazyAbortController, seededRandom } from '../common';
 import { FakeClock } from '../common/fake-clock';
-import type { LlmTargetChaosConfig, LlmTargetConfig } from '../config';
+import type { LlmTargetChaosConfig, LlmTargetConfig } from '../llm';
 import type { WrappedTarget } from '../llm';
 import { FakeProvider } from '../llm/providers/fake.provider';
 import type { ChaosModuleOptions } from './chaos.module-definition';

@@ -1,5 +1,5 @@
 import { type Audience, type Clock, rejectOnAbort, sleep } from '../common';
-import type { LlmTargetChaosConfig } from '../config';
+import type { LlmTargetChaosConfig } from '../llm';
 // carriesContent: the route's own test of content, so the cut falls just past the commit point it uses.
 import {
   carriesContent,

@@ -1,5 +1,5 @@
 import { type Clock, rejectOnAbort, ResilienceError, sleep, upstreamStatusError } from '../common';
-import type { ToolChaosConfig } from '../config';
+import type { ToolChaosConfig } from '../dispatch';
 import type { ToolAttemptWrapper, WrappedAttempt } from '../dispatch';
 import type { ChaosDecider } from './chaos-decider';
 import { type ChaosReport, LATENCY } from './chaos-injection';

@@ -27,3 +27,4 @@ export * from './json-depth';
 export * from './promised';
 export * from './schema-helpers';
 export * from './origin-lists.schema';
+export * from './fault-settings.schema';

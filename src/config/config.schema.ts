@@ -8,10 +8,10 @@ import { containmentSchema } from '../containment';
 import { idempotencySchema } from '../idempotency';
 import { rateLimitsSchema } from '../rate-limit';
 import { storeSchema } from '../store';
-import { chaosSchema } from './chaos.schema';
-import { llmSchema } from './llm.schema';
-import { mcpSchema } from './mcp.schema';
-import { tool } from './tool.schema';
+import { chaosSchema } from '../chaos';
+import { toolEntrySchema } from '../dispatch';
+import { llmSchema } from '../llm';
+import { mcpSchema } from '../mcp';
 
 const MiB = 1024 * 1024;
 const HOUR_MS = 3_600_000;
@@ -71,7 +71,7 @@ export const configSchema = z.strictObject({
   auth: authSchema.prefault({}),
   store: storeSchema,
   lanes: lanesSchema,
-  tools: z.record(name(), tool).default({}),
+  tools: z.record(name(), toolEntrySchema).default({}),
   breakers,
   idempotency: idempotencySchema.prefault({}),
   rateLimits: rateLimitsSchema.prefault({}),
@@ -87,19 +87,3 @@ export const configSchema = z.strictObject({
 });
 
 export type BulkheadConfig = z.output<typeof configSchema>;
-export type ToolConfig = BulkheadConfig['tools'][string];
-export type HttpToolConfig = Extract<ToolConfig, { kind: 'http' }>;
-export type BuiltinToolConfig = Extract<ToolConfig, { kind: 'builtin' }>;
-export type CodeToolConfig = Extract<ToolConfig, { kind: 'code' }>;
-export type McpToolConfig = Extract<ToolConfig, { kind: 'mcp' }>;
-export type RetryConfig = NonNullable<ToolConfig['retry']>;
-export type BreakerConfig = BulkheadConfig['breakers'][string];
-/** Each kind's entry schema, for the tool kind that builds its entries (src/dispatch/tools/). */
-export {
-  builtinToolSchema,
-  codeToolSchema,
-  DEFAULT_TOOL_TIMEOUT_MS,
-  httpToolSchema,
-  mcpToolSchema,
-} from './tool.schema';
-export type { ChaosConfig, LlmTargetChaosConfig, ToolChaosConfig } from './chaos.schema';

@@ -1,8 +1,8 @@
 import { ANONYMOUS_TENANT } from '../common';
+import { UPSTREAM_TOOL_NAME } from '../dispatch';
 import { breakerMergeProblems } from './breaker-merge-problems';
 import type { Environment } from './env-substitution';
 import { NAME_PATTERN } from '../common';
-import { UPSTREAM_TOOL_NAME } from './tool.schema';
 
 /** The environment variable that alone lets `chaos.enabled: true` through. */
 export const ALLOW_CHAOS_VARIABLE = 'BULKHEAD_ALLOW_CHAOS';

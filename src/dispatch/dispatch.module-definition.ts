@@ -1,6 +1,6 @@
 import { ConfigurableModuleBuilder } from '@nestjs/common';
 import { DEFAULT_MODULE_EXTRAS, withExtras } from '../common/nest';
-import type { ToolConfig } from '../config';
+import type { ToolConfig } from './tools/tool-schemas';
 
 export interface DispatchModuleOptions {
   /** Tools by id, as in the `tools` section of the config file (`@Tool` methods need none). @default {} */

@@ -1,5 +1,5 @@
 import { FakeClock } from '../common/fake-clock';
-import { tool } from '../config/tool.schema';
+import { toolEntrySchema as tool } from './tools/tool-schemas';
 import { ToolKindSet } from './tool-kind-set';
 import type { ToolKind } from './tools/tool-kind';
 import { toolKinds } from './tools/tool-kinds';

@@ -4,6 +4,8 @@ export * from './chat-completions.service';
 export * from './llm-gateway.service';
 export * from './llm.module';
 export * from './llm.module-definition';
+export * from './llm.options';
+export * from './providers/target-chaos.options';
 export * from './llm-outcomes';
 export * from './providers/llm-provider';
 export * from './providers/provider-wrappers';

@@ -1,7 +1,7 @@
 import { MemoryBudgetStore } from '../budget';
 import { createAdaptiveLimit, Lane } from '../bulkhead';
 import { LazyAbortController, ResilienceError, seededRandom } from '../common';
-import type { FakeStepConfig } from '../config';
+import type { FakeStepConfig } from './llm.options';
 import { admitCall } from '../pipeline';
 import { MemoryRateLimitStore, RateLimiter } from '../rate-limit';
 import { track } from '../../test/support/deferred';

@@ -1,11 +1,11 @@
 import { ConfigurableModuleBuilder } from '@nestjs/common';
 import { DEFAULT_MODULE_EXTRAS, withExtras } from '../common/nest';
-import type { LlmConfig } from '../config';
+import type { LlmOptions } from './llm.options';
 import type { LlmCacheStore } from './cache/llm-cache.store';
 
 export interface LlmModuleOptions {
   /** The `llm` section of the config file: routes, cache, prices. */
-  llm: LlmConfig;
+  llm: LlmOptions;
   /**
    * Whether any tenant has a USD budget (`budgets.defaultUsd` or `budgets.tenants`): then every
    * target must have a price, or a budget could not hold its requests.

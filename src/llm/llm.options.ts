@@ -1,8 +1,8 @@
 import { z } from 'zod';
 import { breakerSchema } from '../circuit-breaker';
-import { llmTargetChaosSchema } from './chaos.schema';
 import { bool, httpUrl, intIn, name, nonEmptyString, numberIn, oneOf } from '../common';
 import { retryBudgetSchema } from '../retry';
+import { llmTargetChaosSchema } from './providers/target-chaos.options';
 
 const HOUR_MS = 3_600_000;
 const MiB = 1024 * 1024;
@@ -198,6 +198,7 @@ const semanticCache = z
   })
   .prefault({});
 
+/** The `llm` section of the config file: routes, caches, prices. */
 export const llmSchema = z
   .strictObject({
     routes: z.record(name(), llmRoute).default({}),
@@ -219,10 +220,11 @@ export const llmSchema = z
   })
   .prefault({});
 
-export type LlmConfig = z.output<typeof llmSchema>;
-export type LlmRouteConfig = LlmConfig['routes'][string];
+/** As the module reads them: every default filled in. */
+export type LlmOptions = z.output<typeof llmSchema>;
+export type LlmRouteConfig = LlmOptions['routes'][string];
 export type LlmTargetConfig = LlmRouteConfig['targets'][number];
 export type FakeStepConfig = NonNullable<LlmTargetConfig['script']>[number];
-export type LlmPriceConfig = LlmConfig['prices'][string];
-export type SemanticCacheConfig = LlmConfig['cache']['semantic'];
+export type LlmPriceConfig = LlmOptions['prices'][string];
+export type SemanticCacheConfig = LlmOptions['cache']['semantic'];
 export type EmbedderConfig = SemanticCacheConfig['embedder'];

@@ -1,10 +1,10 @@
 import { ConfigurableModuleBuilder } from '@nestjs/common';
 import { DEFAULT_MODULE_EXTRAS, withExtras } from '../common/nest';
-import type { McpConfig } from '../config';
+import { type McpOptions, mcpSchema } from './mcp.options';
 
 export interface McpModuleOptions {
   /** The `mcp` section of the config file: sessions' bounds, response mode, progress interval. */
-  mcp?: Partial<McpConfig>;
+  mcp?: Partial<McpOptions>;
 }
 
 export const { ConfigurableModuleClass: McpConfigurableModule, MODULE_OPTIONS_TOKEN: MCP_MODULE_OPTIONS } =
@@ -13,13 +13,5 @@ export const { ConfigurableModuleClass: McpConfigurableModule, MODULE_OPTIONS_TO
     .setExtras(DEFAULT_MODULE_EXTRAS, withExtras)
     .build();
 
-/** What `mcp` is when the options leave it out: the config file's defaults. */
-export const DEFAULT_MCP: McpConfig = {
-  maxSessions: 1_000,
-  maxSessionsPerTenant: 100,
-  sessionIdleMs: 1_800_000,
-  responses: 'sse',
-  progressIntervalMs: 1_000,
-  allowedOrigins: [],
-  allowedHosts: [],
-};
+/** What `mcp` is when the options leave it out: the config file's defaults, read from its schema. */
+export const DEFAULT_MCP: McpOptions = mcpSchema.parse(undefined);

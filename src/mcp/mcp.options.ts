@@ -1,6 +1,5 @@
 import { z } from 'zod';
-import { allowedHostList, allowedOriginList } from '../common';
-import { bool, intIn, oneOf } from '../common';
+import { allowedHostList, allowedOriginList, intIn, oneOf } from '../common';
 
 const DAY_MS = 86_400_000;
 
@@ -45,45 +44,5 @@ export const mcpSchema = z
   })
   .prefault({});
 
-export type McpConfig = z.output<typeof mcpSchema>;
-
-/**
- * The keys of a `kind: mcp` tool entry that say how its upstream server behaves: what the
- * server's error results mean, and whose MCP session a call travels in. Spread into the entry's
- * schema (`tool.schema.ts`), checked together by {@link checkMcpUpstreamKeys}.
- */
-export const mcpUpstreamKeys = {
-  /**
-   * What a `tools/call` result with `isError: true` means. `failure`: the tool failed (MCP uses
-   * `isError` for execution failures of every cause, a backend down included): the upstream's
-   * failure, `transient` (502) with its text, counted by the tool's breaker (one tenant's own
-   * failures refuse only that tenant), not retried unless `retryIsError`. `bad_input`: for a
-   * server whose `isError` only ever means the arguments were wrong: `schema` (400) with its
-   * text, not counted, not retried.
-   */
-  isError: oneOf(['failure', 'bad_input']).default('failure'),
-  /** Retry an `isError` failure as any `transient` one (the entry's `retry` settings); only with `isError: failure`. */
-  retryIsError: bool().default(false),
-  /**
-   * `per-tenant`: each tenant's calls travel in an MCP session of its own with the server (per
-   * pool too), so a stateful server (a browser, a memory, a workspace) never shows one tenant's
-   * state to another; at most 1,000 such sessions per server (the idlest without a call in flight
-   * is ended first), each ended after 10 minutes without a call. `per-pool`: one session per
-   * pool shared by every tenant, for stateless servers (one handshake instead of one per tenant).
-   */
-  session: oneOf(['per-tenant', 'per-pool']).default('per-tenant'),
-};
-
-/** The problems between the keys of {@link mcpUpstreamKeys}, added to `context` (a superRefine of the entry). */
-export function checkMcpUpstreamKeys(
-  value: { isError: 'failure' | 'bad_input'; retryIsError: boolean },
-  context: z.RefinementCtx,
-): void {
-  if (value.retryIsError && value.isError === 'bad_input') {
-    context.addIssue({
-      code: 'custom',
-      path: ['retryIsError'],
-      message: 'is only for isError: failure (a bad_input result is never retried)',
-    });
-  }
-}
+/** As the module reads them: every default filled in. */
+export type McpOptions = z.output<typeof mcpSchema>;

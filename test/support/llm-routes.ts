@@ -1,6 +1,6 @@
 import { Breaker, type BreakerSettings } from '../../src/circuit-breaker';
 import { FakeClock } from '../../src/common/fake-clock';
-import type { FakeStepConfig } from '../../src/config';
+import type { FakeStepConfig } from '../../src/llm';
 import type { PoolName } from '../../src/containment/containment-decision';
 import { EgressPolicy } from '../../src/containment/egress';
 import { HttpPool } from '../../src/containment/http-pool';

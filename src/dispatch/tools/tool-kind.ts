@@ -30,14 +30,15 @@ export interface ToolKindContext {
 /**
  * One kind of tool of the config (`tools.<id>.kind`): how its entries become tools. A kind lives
  * in a folder of its own under src/dispatch/tools/ and joins the one list of kinds
- * (`tool-kinds.ts`); its entry's schema is `schema`, a member of the config's `tools` union. The
+ * (`tool-kinds.ts`); its entry's schema is `schema`, a member of the config's `tools` union
+ * (`tool-schemas.ts`). The
  * registry knows no kind by name: it finds an entry's kind by `kind`, checks that no two tools
  * share an id, and registers what `build` answers.
  */
 export interface ToolKind<C extends ToolKindConfig = ToolKindConfig> {
   /** The `kind` its entries name. */
   readonly kind: C['kind'];
-  /** Its entry's schema, as the config validates it (src/config/tool.schema.ts). */
+  /** Its entry's schema (`<kind>.options.ts` in its folder), as the config validates it: a member of `TOOL_SCHEMAS`. */
   readonly schema: ZodType<C>;
   /**
    * Its entries name a `@Tool` method and override its options (kind `code`). An entry of any

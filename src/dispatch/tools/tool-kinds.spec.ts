@@ -1,5 +1,5 @@
 import { FakeClock } from '../../common/fake-clock';
-import { tool } from '../../config/tool.schema';
+import { toolEntrySchema as tool } from './tool-schemas';
 import type { ToolKind } from './tool-kind';
 import { toolKinds } from './tool-kinds';
 

@@ -17,7 +17,8 @@ export interface ToolKindDeps {
 /**
  * Every kind of tool the config may name, made once per app (a kind may hold what lives as long
  * as the app: the mcp kind's upstream sessions). The one list a new kind joins, besides its
- * folder beside these and its entry schema in src/config/tool.schema.ts.
+ * folder beside these (its entry schema there, `<kind>.options.ts`) and that schema's place in
+ * `TOOL_SCHEMAS` (tool-schemas.ts), which the config reads before any app exists.
  */
 export function toolKinds(deps: ToolKindDeps): ToolKind[] {
   return [httpToolKind, builtinToolKind, codeToolKind, new McpToolKind(deps.pools, deps.clock, deps.logger)];

@@ -1,4 +1,4 @@
-import type { LlmTargetConfig } from '../../config/llm.schema';
+import type { LlmTargetConfig } from '../llm.options';
 import type { ChatRequest } from '../chat.types';
 import { cacheDirectives, exactCacheKey, FIELDS_NOT_KEYED, routeCacheScope } from './cache-key';
 

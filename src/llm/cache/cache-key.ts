@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 // The file, not the module's index: the index brings the idempotency service and Nest with it.
 import { canonicalJson } from '../../idempotency';
-import type { LlmTargetConfig } from '../../config';
+import type { LlmTargetConfig } from '../llm.options';
 import type { ChatRequest, PassThroughRequest } from '../chat.types';
 
 /**

@@ -1,6 +1,6 @@
 import { LazyAbortController } from '../../common';
 import { FakeClock, settle } from '../../common/fake-clock';
-import type { FakeStepConfig } from '../../config';
+import type { FakeStepConfig } from '../llm.options';
 import { track } from '../../../test/support/deferred';
 import { noNetwork, providerAttempt } from '../../../test/support/provider-attempt';
 import { rejection } from '../../../test/support/rejection';

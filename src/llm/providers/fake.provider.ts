@@ -1,5 +1,5 @@
 import { type Clock, sleep } from '../../common';
-import type { FakeStepConfig } from '../../config';
+import type { FakeStepConfig } from '../llm.options';
 import { completionChunks } from '../streaming/completion-chunks';
 import { carriesContent } from '../streaming/stream-assembly';
 import type {

@@ -1,5 +1,5 @@
 import type { Clock } from '../../common';
-import type { FakeStepConfig } from '../../config';
+import type { FakeStepConfig } from '../llm.options';
 import { AnthropicProvider } from './anthropic.provider';
 import { BedrockProvider } from './bedrock.provider';
 import { FakeProvider } from './fake.provider';

@@ -1,5 +1,5 @@
 import type { Audience } from '../../common';
-import type { LlmTargetConfig } from '../../config';
+import type { LlmTargetConfig } from '../llm.options';
 import type { LlmProvider } from './llm-provider';
 
 /** An LLM target, as a wrapper of its provider sees it. */

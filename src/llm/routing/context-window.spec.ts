@@ -2,7 +2,7 @@ import { MemoryBudgetStore } from '../../budget';
 import { Breaker } from '../../circuit-breaker';
 import { LazyAbortController, ResilienceError, seededRandom } from '../../common';
 import { FakeClock } from '../../common/fake-clock';
-import type { FakeStepConfig } from '../../config';
+import type { FakeStepConfig } from '../llm.options';
 import { MemoryRateLimitStore, RateLimiter } from '../../rate-limit';
 import { track } from '../../../test/support/deferred';
 import {

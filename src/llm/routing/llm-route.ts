@@ -1,5 +1,5 @@
 import type { Breaker } from '../../circuit-breaker';
-import type { LlmRouteConfig, LlmTargetConfig } from '../../config';
+import type { LlmRouteConfig, LlmTargetConfig } from '../llm.options';
 import type { RetryBudget, RetryPolicy } from '../../retry';
 import type { LlmProvider, ProviderTarget } from '../providers/llm-provider';
 import type { Price } from '../pricing';

@@ -2,7 +2,7 @@ import { Inject, Injectable, Logger, Optional } from '@nestjs/common';
 import { LaneRegistry } from '../../bulkhead';
 import { BreakerRegistry } from '../../circuit-breaker';
 import { CLOCK, type Clock, ResilienceError, tenantsOf } from '../../common';
-import type { LlmRouteConfig, LlmTargetConfig } from '../../config';
+import type { LlmRouteConfig, LlmTargetConfig } from '../llm.options';
 import { RetryBudget, retryBudgetSettings, RetryPolicy } from '../../retry';
 import { routeCacheScope } from '../cache';
 import { LLM_MODULE_OPTIONS, type LlmModuleOptions } from '../llm.module-definition';

@@ -1,5 +1,5 @@
 import type { Random } from '../../common';
-import type { LlmRouteConfig } from '../../config';
+import type { LlmRouteConfig } from '../llm.options';
 import type { LlmTarget } from './llm-route';
 import type { LatencyKind } from './target-load';
 

@@ -1,8 +1,8 @@
-import { type BuiltinToolConfig, builtinToolSchema } from '../../../config';
 import type { ToolHandler } from '../../tool';
 import { acceptAnyArguments } from '../any-arguments';
 import { configToolBasics } from '../config-tool';
 import type { ToolKind } from '../tool-kind';
+import { type BuiltinToolConfig, builtinToolSchema } from './builtin.options';
 import { DELAY_INPUT_SCHEMA, delay, validateDelay } from './delay.tool';
 import { echo } from './echo.tool';
 

@@ -1,5 +1,5 @@
-import { type CodeToolConfig, codeToolSchema } from '../../../config';
 import type { ToolKind } from '../tool-kind';
+import { type CodeToolConfig, codeToolSchema } from './code.options';
 import { methodTool } from './method-tool';
 
 /**

@@ -1,10 +1,11 @@
 import { ResilienceError } from '../../../common';
-import { type CodeToolConfig, DEFAULT_TOOL_TIMEOUT_MS } from '../../../config';
 import type { ToolArguments, ToolDefinition, ToolHandler, ToolInputSchema } from '../../tool';
 import { compileInputCheck } from '../../tool-input-check';
 import type { ToolMethod } from '../../tool-methods';
 import { acceptAnyArguments } from '../any-arguments';
 import type { ToolKindContext } from '../tool-kind';
+import { DEFAULT_TOOL_TIMEOUT_MS } from '../tool-entry.options';
+import type { CodeToolConfig } from './code.options';
 
 /** A `@Tool` method as a tool; a config entry of kind `code` overrides what it sets. */
 export function methodTool(

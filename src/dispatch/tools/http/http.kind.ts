@@ -1,9 +1,9 @@
-import { type HttpToolConfig, httpToolSchema } from '../../../config';
 import type { ToolHandler, ToolInputSchema } from '../../tool';
 import { compileInputCheck } from '../../tool-input-check';
 import { acceptAnyArguments } from '../any-arguments';
 import { configToolBasics } from '../config-tool';
 import type { ToolKind } from '../tool-kind';
+import { type HttpToolConfig, httpToolSchema } from './http.options';
 import { httpTool } from './http.tool';
 
 /** `kind: http`: POSTs its arguments as JSON to a fixed URL ({@link httpTool}). */

@@ -6,7 +6,7 @@ import {
   upstreamNetworkError,
   upstreamStatusError,
 } from '../../../common';
-import type { HttpToolConfig } from '../../../config';
+import type { HttpToolConfig } from './http.options';
 import type { ToolArguments, ToolContext } from '../../tool';
 import { toolAnswerOf } from './http-tool-answer';
 

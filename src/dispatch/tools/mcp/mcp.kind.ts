@@ -1,4 +1,3 @@
-import { type McpToolConfig, mcpToolSchema } from '../../../config';
 import { StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { McpError } from '@modelcontextprotocol/sdk/types.js';
 import { type Clock, isResilienceError, NAME_PATTERN } from '../../../common';
@@ -7,6 +6,7 @@ import type { ToolArguments, ToolDefinition, ToolHandler, ToolInputSchema } from
 import { compileInputCheck } from '../../tool-input-check';
 import { configToolBasics } from '../config-tool';
 import type { ToolKind, ToolKindContext } from '../tool-kind';
+import { type McpToolConfig, mcpToolSchema } from './mcp.options';
 import { mcpTool } from './mcp.tool';
 import { UpstreamToolSchema } from './upstream-tool-schema';
 

@@ -1,5 +1,5 @@
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import type { McpToolConfig } from '../../../config';
+import type { McpToolConfig } from './mcp.options';
 import type { McpUpstream } from '../../../mcp-client';
 import type { ToolArguments, ToolContext } from '../../tool';
 import { mcpCallError, mcpToolError } from './mcp-call-errors';

@@ -1,5 +1,5 @@
 import type { Clock } from '../../../common';
-import type { EmbedderConfig } from '../../../config';
+import type { EmbedderConfig } from '../../llm.options';
 import type { Embedder } from './embedder';
 import { HashingEmbedder } from './hashing-embedder';
 import { OpenAiEmbedder } from './openai-embedder';
