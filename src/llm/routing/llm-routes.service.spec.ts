@@ -9,32 +9,32 @@ import { LlmRoutes } from './llm-routes.service';
 const KEY = (digit: string) => digit.repeat(64);
 const ROUTE = { lane: 'llm', targets: [{ provider: 'fake', model: 'f' }] };
 
+let breakers: BreakerRegistry | undefined;
+
+afterEach(() => breakers?.onApplicationShutdown());
+
+/** The routes of an `llm.routes` section, validated as the config file would be; tenants acme, beta, gamma. */
+function routesOf(routes: Record<string, Record<string, unknown>>): LlmRoutes {
+  const parsed = parseConfig(
+    {
+      auth: { apiKeys: ['acme', 'beta', 'gamma'].map((tenant, index) => ({ sha256: KEY(String(index)), tenant })) },
+      lanes: { llm: { concurrency: 1, queueCapacity: 1 } },
+      llm: { routes },
+    },
+    {},
+  );
+  if (!parsed.ok) throw new Error(parsed.problems.join('\n'));
+  const clock = new FakeClock();
+  breakers = new BreakerRegistry({}, clock);
+  return new LlmRoutes(
+    { llm: parsed.config.llm, budgeted: false },
+    new LaneRegistry({ lanes: parsed.config.lanes }, clock),
+    breakers,
+    clock,
+  );
+}
+
 describe('LlmRoutes: which routes a tenant may use', () => {
-  let breakers: BreakerRegistry | undefined;
-
-  afterEach(() => breakers?.onApplicationShutdown());
-
-  /** The routes of an `llm.routes` section, validated as the config file would be; tenants acme, beta, gamma. */
-  function routesOf(routes: Record<string, Record<string, unknown>>): LlmRoutes {
-    const parsed = parseConfig(
-      {
-        auth: { apiKeys: ['acme', 'beta', 'gamma'].map((tenant, index) => ({ sha256: KEY(String(index)), tenant })) },
-        lanes: { llm: { concurrency: 1, queueCapacity: 1 } },
-        llm: { routes },
-      },
-      {},
-    );
-    if (!parsed.ok) throw new Error(parsed.problems.join('\n'));
-    const clock = new FakeClock();
-    breakers = new BreakerRegistry({}, clock);
-    return new LlmRoutes(
-      { llm: parsed.config.llm, budgeted: false },
-      new LaneRegistry({ lanes: parsed.config.lanes }, clock),
-      breakers,
-      clock,
-    );
-  }
-
   /** `open` has no list; `team` is acme's and beta's; `solo` is acme's. */
   const mixed = () =>
     routesOf({
@@ -214,23 +214,6 @@ describe('LlmRoutes: a target on a public API without a key', () => {
 });
 
 describe('LlmRoutes: retry budgets', () => {
-  let breakers: BreakerRegistry | undefined;
-
-  afterEach(() => breakers?.onApplicationShutdown());
-
-  function routesOf(routes: Record<string, Record<string, unknown>>): LlmRoutes {
-    const parsed = parseConfig({ lanes: { llm: { concurrency: 1, queueCapacity: 1 } }, llm: { routes } }, {});
-    if (!parsed.ok) throw new Error(parsed.problems.join('\n'));
-    const clock = new FakeClock();
-    breakers = new BreakerRegistry({}, clock);
-    return new LlmRoutes(
-      { llm: parsed.config.llm, budgeted: false },
-      new LaneRegistry({ lanes: parsed.config.lanes }, clock),
-      breakers,
-      clock,
-    );
-  }
-
   it('gives each target of a route a retry budget of its own, with a tool’s defaults', () => {
     const routes = routesOf({ chat: { ...ROUTE, targets: [ROUTE.targets[0], { provider: 'fake', model: 'g' }] } });
     const [first, second] = routes.forTenant('chat', 'anonymous')!.targets;
