@@ -6,6 +6,7 @@ import { advanceClocks, installFakeTimers, turnsUntil } from '../support/fake-ti
 import { invoke, send } from '../support/http-client';
 import { testTenant } from '../support/tenants';
 import { heldIn, json, Upstream, type UpstreamHandler } from '../support/upstream';
+import { FIVE_ATTEMPTS_BREAKER, lookupTool } from '../support/shared-breaker';
 
 // A timeout the caller chose with X-Timeout-Ms, shorter than the tool's own, is the caller's
 // outcome: it does not count against the dependency, and such a call cannot be a half-open
@@ -18,9 +19,6 @@ const as = (tenant: { key: string }, headers: Record<string, string> = {}) => ({
   authorization: `Bearer ${tenant.key}`,
   ...headers,
 });
-
-/** Five attempts in the window, more than half failing, open it for 30 s. */
-const BREAKER = { volumeThreshold: 5, errorThresholdPercentage: 50, resetTimeoutMs: 30_000 };
 
 describe('a timeout the caller chose', () => {
   let clock: FakeClock;
@@ -45,14 +43,7 @@ describe('a timeout the caller chose', () => {
         auth: { apiKeys: [ALPHA.apiKey, BRAVO.apiKey] },
         lanes: { main: { concurrency: 4, queueCapacity: 4 } },
         tools: {
-          lookup: {
-            lane: 'main',
-            kind: 'http',
-            url: upstream.url('/lookup'),
-            timeoutMs: 5_000,
-            retry: { maxAttempts: 1 },
-            breaker: BREAKER,
-          },
+          lookup: lookupTool(upstream.url('/lookup')),
         },
       },
       { clock },
@@ -94,7 +85,7 @@ describe('a timeout the caller chose', () => {
     for (let i = 0; i < 5; i++) expect((await invoke(app!.url, 'lookup', { q: i }, as(BRAVO))).status).toBe(502);
     expect(await circuit()).toMatchObject({ state: 'open' });
     upstream.use(healthy);
-    advanceClocks(clock, BREAKER.resetTimeoutMs);
+    advanceClocks(clock, FIVE_ATTEMPTS_BREAKER.resetTimeoutMs);
     expect(await circuit()).toMatchObject({ state: 'half_open' });
     const requestsBefore = upstream.requests.length;
 

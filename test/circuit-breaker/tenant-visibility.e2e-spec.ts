@@ -1,20 +1,12 @@
 import { createTestApp, type TestApp } from '../support/create-app';
 import { invoke, type Response, send } from '../support/http-client';
 import { ADMIN_TOKEN, AS_ADMIN, testTenant } from '../support/tenants';
-import { json, Upstream, type UpstreamHandler } from '../support/upstream';
+import { Upstream } from '../support/upstream';
+import { failsWhenAsked, lookupTool } from '../support/shared-breaker';
 
 const ALPHA = testTenant('alpha');
 const BRAVO = testTenant('bravo');
 const ANONYMOUS = { tenant: 'anonymous', headers: {} as Record<string, string> };
-
-/** Five attempts in the window, more than half failing, open it for 30 s. */
-const BREAKER = { volumeThreshold: 5, errorThresholdPercentage: 50, resetTimeoutMs: 30_000 };
-
-/** An upstream that fails (500) the requests whose arguments ask it to, and answers the rest. */
-const failsWhenAsked: UpstreamHandler = (request, response) => {
-  const failing = (JSON.parse(request.body) as { explode?: boolean }).explode === true;
-  return json(failing ? 500 : 200, failing ? { error: 'boom' } : { ok: true })(request, response);
-};
 
 type Circuits = Record<string, { state: string; tenantsOpen: Array<{ tenant: string; retryAfterMs: number }> }>;
 type Events = Array<{ toolId: string; tenant: string; status: string }>;
@@ -35,14 +27,7 @@ describe('what a tenant sees of shared breakers and events', () => {
       auth: { apiKeys: [ALPHA.apiKey, BRAVO.apiKey], adminToken: ADMIN_TOKEN },
       lanes: { main: { concurrency: 4, queueCapacity: 4 }, llm: { concurrency: 4, queueCapacity: 4 } },
       tools: {
-        lookup: {
-          lane: 'main',
-          kind: 'http',
-          url: upstream.url('/lookup'),
-          timeoutMs: 5_000,
-          retry: { maxAttempts: 1 },
-          breaker: BREAKER,
-        },
+        lookup: lookupTool(upstream.url('/lookup')),
         vault: { lane: 'main', kind: 'builtin', builtin: 'echo', containment: 'deny' },
       },
       llm: {
