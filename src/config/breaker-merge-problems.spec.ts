@@ -1,12 +1,8 @@
 import { breakerMergeProblems } from './breaker-merge-problems';
-import { type ConfigResult, parseConfig } from './config.loader';
+import { parseConfig } from './config.loader';
+import { problemsOf } from '../../test/support/config-results';
 
 const LANES = { lanes: { main: { concurrency: 1, queueCapacity: 1 } } };
-
-function problemsOf(result: ConfigResult): string[] {
-  if (result.ok) throw new Error('expected problems, got a valid config');
-  return result.problems;
-}
 
 describe('breakerMergeProblems: maxResetTimeoutMs against resetTimeoutMs once breakers.default is merged in', () => {
   it('reports a breaker whose maxResetTimeoutMs is below the resetTimeoutMs it inherits, built-in or default', () => {

@@ -1,16 +1,6 @@
 import { resolve } from 'node:path';
-import { type ConfigResult, loadConfigFile, parseConfig } from './config.loader';
-import type { BulkheadConfig } from './config.schema';
-
-function configOf(result: ConfigResult): BulkheadConfig {
-  if (!result.ok) throw new Error(`expected a valid config, got:\n${result.problems.join('\n')}`);
-  return result.config;
-}
-
-function problemsOf(result: ConfigResult): string[] {
-  if (result.ok) throw new Error('expected problems, got a valid config');
-  return result.problems;
-}
+import { loadConfigFile, parseConfig } from './config.loader';
+import { configOf, problemsOf } from '../../test/support/config-results';
 
 /** A document with a tool `t` and an LLM route `chat` with one target, their chaos as given. */
 function document(toolChaos?: unknown, targetChaos?: unknown, extra: Record<string, unknown> = {}) {

@@ -1,21 +1,11 @@
 import { resolve } from 'node:path';
-import type { BulkheadConfig } from './config.schema';
-import { type ConfigResult, configPath, loadConfigFile, parseConfig } from './config.loader';
+import { configPath, loadConfigFile, parseConfig } from './config.loader';
+import { configOf, problemsOf } from '../../test/support/config-results';
 
 const DEFAULT_CONFIG = resolve(__dirname, '../../config/default.yaml');
 const fixture = (name: string) => resolve(__dirname, '../../test/fixtures/config', name);
 
 const NAME_RULE = 'must be 1-64 letters, digits, "_", "-" or ".", starting with a letter or digit';
-
-function configOf(result: ConfigResult): BulkheadConfig {
-  if (!result.ok) throw new Error(`expected a valid config, got:\n${result.problems.join('\n')}`);
-  return result.config;
-}
-
-function problemsOf(result: ConfigResult): string[] {
-  if (result.ok) throw new Error('expected problems, got a valid config');
-  return result.problems;
-}
 
 /** The smallest valid document, with `extra` merged in at the top level. */
 function document(extra: Record<string, unknown> = {}) {

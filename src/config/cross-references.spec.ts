@@ -1,6 +1,7 @@
 import { resolve } from 'node:path';
-import { type ConfigResult, loadConfigFile, parseConfig, validateConfig } from './config.loader';
+import { loadConfigFile, parseConfig, validateConfig } from './config.loader';
 import { crossReferenceProblems } from './cross-references';
+import { problemsOf } from '../../test/support/config-results';
 
 const PROBLEM = 'llm.routes.chat.semanticCache: needs llm.cache.semantic.enabled: true (the semantic cache is off)';
 
@@ -13,11 +14,6 @@ function withRoute(route: Record<string, unknown>, semantic?: Record<string, unk
       ...(semantic === undefined ? {} : { cache: { semantic } }),
     },
   };
-}
-
-function problemsOf(result: ConfigResult): string[] {
-  if (result.ok) throw new Error('expected problems, got a valid config');
-  return result.problems;
 }
 
 describe('crossReferenceProblems: the semantic cache', () => {

@@ -1,15 +1,5 @@
-import { type ConfigResult, parseConfig } from './config.loader';
-import type { BulkheadConfig } from './config.schema';
-
-function configOf(result: ConfigResult): BulkheadConfig {
-  if (!result.ok) throw new Error(`expected a valid config, got:\n${result.problems.join('\n')}`);
-  return result.config;
-}
-
-function problemsOf(result: ConfigResult): string[] {
-  if (result.ok) throw new Error('expected problems, got a valid config');
-  return result.problems;
-}
+import { parseConfig } from './config.loader';
+import { configOf, problemsOf } from '../../test/support/config-results';
 
 /** A document with one LLM route and `prices` as given. */
 function document(prices: Record<string, unknown>) {

@@ -1,14 +1,10 @@
 import { type ConfigResult, parseConfig } from './config.loader';
+import { problemsOf } from '../../test/support/config-results';
 
 const URL = 'https://mcp.example.com/mcp';
 
 function document(tools: Record<string, unknown>, extra: Record<string, unknown> = {}) {
   return { lanes: { io: { concurrency: 2, queueCapacity: 2 } }, tools, ...extra };
-}
-
-function problemsOf(result: ConfigResult): string[] {
-  if (result.ok) throw new Error('expected problems, got a valid config');
-  return result.problems;
 }
 
 function toolOf(result: ConfigResult, id: string) {

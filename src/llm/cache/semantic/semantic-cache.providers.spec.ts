@@ -1,7 +1,7 @@
 import { Test } from '@nestjs/testing';
 import { CLOCK } from '../../../common';
 import { FakeClock } from '../../../common/fake-clock';
-import { type BulkheadConfig, type ConfigResult, parseConfig } from '../../../config';
+import { parseConfig } from '../../../config';
 import { LLM_MODULE_OPTIONS, type LlmModuleOptions } from '../../llm.module-definition';
 import { cleanAnswer } from '../llm-cache-store.contract';
 import { HashingEmbedder } from './hashing-embedder';
@@ -10,6 +10,7 @@ import { SemanticCache } from './semantic-cache';
 import { semanticCacheProviders } from './semantic-cache.providers';
 import { SemanticCacheStore } from './semantic-cache.store';
 import { noNetwork } from '../../../../test/support/provider-attempt';
+import { configOf, problemsOf } from '../../../../test/support/config-results';
 
 const MiB = 1024 * 1024;
 
@@ -22,16 +23,6 @@ function document(semantic?: unknown, route: Record<string, unknown> = {}) {
       ...(semantic === undefined ? {} : { cache: { semantic } }),
     },
   };
-}
-
-function configOf(result: ConfigResult): BulkheadConfig {
-  if (!result.ok) throw new Error(`expected a valid config, got:\n${result.problems.join('\n')}`);
-  return result.config;
-}
-
-function problemsOf(result: ConfigResult): string[] {
-  if (result.ok) throw new Error('expected problems, got a valid config');
-  return result.problems;
 }
 
 describe('llm.cache.semantic', () => {
