@@ -10,6 +10,7 @@ import {
   stopReason,
 } from '../common';
 import { AttemptHttp, type HttpPool, HttpPools, type PoolName, type ToolHttp } from '../containment';
+import { AttemptDeadline } from '../pipeline';
 import type { ToolArguments, ToolContext, ToolDefinition } from './tool';
 import { ToolAttemptWrappers } from './tool-attempt-wrappers';
 
@@ -103,36 +104,15 @@ export class AttemptRunner {
     if (!isPromiseLike(returned)) return { outcome: Promise.resolve(returned), settled: SETTLED };
     const handled = Promise.resolve(returned);
     const settled = handled.then(noop, noop);
-    const outcome = new Promise<unknown>((resolve, reject) => {
-      let done = false;
-      const end = (error: ResilienceError) => {
-        if (done) return;
-        done = true;
-        this.clock.clearTimer(timer);
-        detach();
-        // Told to stop first, answered second: the handler's signal fires before anyone hears `timeout`.
-        abort.abort(error);
-        reject(error);
-      };
-      const timer = this.clock.setTimer(() => end(timeoutError(tool, timeoutMs)), timeoutMs);
-      const detach = call.abort.onAbort((reason) => end(stopReason(reason)));
-      handled.then(
-        (result) => {
-          if (done) return;
-          done = true;
-          this.clock.clearTimer(timer);
-          detach();
-          resolve(result);
-        },
-        (error: unknown) => {
-          if (done) return;
-          done = true;
-          this.clock.clearTimer(timer);
-          detach();
-          reject(this.classify(tool, error));
-        },
-      );
-    });
+    const { outcome } = new AttemptDeadline(
+      this.clock,
+      handled,
+      timeoutMs,
+      () => timeoutError(tool, timeoutMs),
+      (error) => this.classify(tool, error),
+      abort,
+      call.abort,
+    );
     return { outcome, settled };
   }
 

@@ -1,1 +1,2 @@
 export * from './admit-call';
+export * from './attempt-deadline';

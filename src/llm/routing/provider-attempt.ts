@@ -8,6 +8,7 @@ import {
   type ToolHttpOptions,
 } from '../../containment';
 import type { ChatCompletion, ChatRequest, PassThroughRequest } from '../chat.types';
+import { AttemptDeadline } from '../../pipeline';
 import type { ProviderAttempt } from '../providers/llm-provider';
 import { malformedAnswerError } from '../providers/provider-errors';
 import { maxAnswerCharacters } from '../wire';
@@ -165,48 +166,19 @@ function start<T>(
     answered = Promise.reject(error);
   }
   const settled = answered.then(noop, noop);
-  let stop: (reason: ResilienceError) => void = noop;
-  const outcome = new Promise<T>((resolve, reject) => {
-    let done = false;
-    const end = (error: ResilienceError) => {
-      if (done) return;
-      done = true;
-      clock.clearTimer(timer);
-      detach();
-      // Told to stop first, answered second: the request is cancelled before anyone moves on.
-      abort.abort(error);
-      reject(error);
-    };
-    stop = (reason) => {
-      if (done) abort.abort(reason);
-      else end(reason);
-    };
-    const timer = clock.setTimer(
-      () => end(new ResilienceError('timeout', `target ${target.label} did not answer within ${timeoutMs} ms`)),
-      timeoutMs,
-    );
-    const detach = call.onAbort((reason) => end(stopReason(reason)));
-    answered.then(
-      (value) => {
-        if (done) return;
-        done = true;
-        clock.clearTimer(timer);
-        detach();
-        resolve(value);
-      },
-      (error: unknown) => {
-        if (done) return;
-        done = true;
-        clock.clearTimer(timer);
-        detach();
-        reject(isResilienceError(error) ? error : new ResilienceError('internal', `target ${target.label} failed`));
-      },
-    );
-  });
+  const deadline = new AttemptDeadline(
+    clock,
+    answered,
+    timeoutMs,
+    () => new ResilienceError('timeout', `target ${target.label} did not answer within ${timeoutMs} ms`),
+    (error) => (isResilienceError(error) ? error : new ResilienceError('internal', `target ${target.label} failed`)),
+    abort,
+    call,
+  );
   return {
-    outcome,
+    outcome: deadline.outcome,
     settled,
-    stop: (reason) => stop(reason),
+    stop: (reason) => deadline.stop(reason),
     get promptSent() {
       return http.promptSent;
     },
