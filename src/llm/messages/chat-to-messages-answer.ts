@@ -1,5 +1,5 @@
 import type { ChatCompletion, ChatUsage } from '../chat.types';
-import { type MessagesAnswer, type MessagesContentBlock, messagesStopReason, type MessagesUsage } from '../wire';
+import { answerStopReason, type MessagesAnswer, type MessagesContentBlock, type MessagesUsage } from '../wire';
 
 /** A message id as Anthropic's SDKs expect one (`msg_…`): a provider's own, or the completion's, prefixed. */
 export function messageId(completionId: string): string {
@@ -52,12 +52,18 @@ export function toolInput(args: string): Record<string, unknown> {
   return { _arguments: args };
 }
 
-/** The completion the pipeline served, as Anthropic's `message`: its text, then its tool uses. */
+/**
+ * The completion the pipeline served, as Anthropic's `message`: its text, then its refusal (a text
+ * block of its own, as a replayed stream gives it, with `stop_reason` `refusal`), then its tool uses.
+ */
 export function toMessagesAnswer(completion: ChatCompletion): MessagesAnswer {
   const choice = completion.choices[0];
   const content: MessagesContentBlock[] = [];
   const text = choice?.message.content;
   if (typeof text === 'string' && text.length > 0) content.push({ type: 'text', text });
+  const refusal = choice?.message.refusal;
+  const refused = typeof refusal === 'string' && refusal.length > 0;
+  if (refused) content.push({ type: 'text', text: refusal });
   for (const call of choice?.message.tool_calls ?? []) {
     content.push({
       type: 'tool_use',
@@ -72,7 +78,7 @@ export function toMessagesAnswer(completion: ChatCompletion): MessagesAnswer {
     role: 'assistant',
     model: completion.model,
     content,
-    stop_reason: messagesStopReason(choice?.finish_reason),
+    stop_reason: answerStopReason(choice?.finish_reason, refused),
     stop_sequence: null,
     usage: messagesUsage(completion.usage),
   };

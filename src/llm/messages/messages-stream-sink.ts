@@ -1,14 +1,14 @@
 import { type ResilienceError, toAnthropicError } from '../../common';
-import type { AnthropicStreamEvent, ChatChunk, ChatChunkChoice } from '../chat.types';
+import type { AnthropicStreamEvent, ChatChunk, ChatChunkChoice, FinishReason } from '../chat.types';
 import type { SseReply } from '../streaming/sse-reply';
 import { TranslatedStreamSink } from '../streaming/translated-stream-sink';
-import { messagesStopReason, type MessagesStopReason } from '../wire';
+import { answerStopReason } from '../wire';
 import { messageId, messagesUsage, nativeUsage } from './chat-to-messages-answer';
 
-/** The block being streamed now: its index in the message, and what it is. */
+/** The block being streamed now: its index in the message, and what it is (a refusal is a text block of its own). */
 interface OpenBlock {
   index: number;
-  kind: 'text' | 'tool_use';
+  kind: 'text' | 'refusal' | 'tool_use';
 }
 
 /** An event type as Anthropic names them: anything else is not written into the stream's framing. */
@@ -18,7 +18,8 @@ const EVENT_TYPE = /^[a-z_]{1,64}$/;
  * A streamed answer in Anthropic's events, from the chunks the pipeline streams: `message_start`
  * and a `ping` with the first chunk, then each block as `content_block_start`, its deltas
  * (`text_delta`, `input_json_delta`) and `content_block_stop`, then `message_delta` (the stop
- * reason and the usage, with the `bulkhead` field) and `message_stop`. A failure after the commit
+ * reason and the usage, with the `bulkhead` field) and `message_stop`. A refusal (`delta.refusal`)
+ * is a text block of its own and makes the stop reason `refusal`, as Anthropic answers a declined turn. A failure after the commit
  * point is an `error` event, as Anthropic sends one mid-stream.
  *
  * A native stream (an `anthropic` or `bedrock` target sent the request as it came) is passed on
@@ -30,7 +31,9 @@ export class MessagesStreamSink extends TranslatedStreamSink {
   private blocks = 0;
   /** A tool call's index in the chunks → its block's index in the message. */
   private readonly toolBlocks = new Map<number, number>();
-  private stopReason: MessagesStopReason = 'end_turn';
+  private finish: FinishReason | null = null;
+  /** Whether the model refused: the stop reason is then `refusal`, whatever the finish reason. */
+  private refused = false;
   /** A native stream's `message_delta`, written at the end with the `bulkhead` field. */
   private nativeDelta: AnthropicStreamEvent | undefined;
 
@@ -78,8 +81,16 @@ export class MessagesStreamSink extends TranslatedStreamSink {
     if (typeof delta.content === 'string' && delta.content.length > 0) {
       waiting = this.sse.writeNamed('content_block_delta', {
         type: 'content_block_delta',
-        index: this.textBlock(),
+        index: this.textBlock('text'),
         delta: { type: 'text_delta', text: delta.content },
+      });
+    }
+    if (typeof delta.refusal === 'string' && delta.refusal.length > 0) {
+      this.refused = true;
+      waiting = this.sse.writeNamed('content_block_delta', {
+        type: 'content_block_delta',
+        index: this.textBlock('refusal'),
+        delta: { type: 'text_delta', text: delta.refusal },
       });
     }
     for (const call of delta.tool_calls ?? []) {
@@ -103,7 +114,7 @@ export class MessagesStreamSink extends TranslatedStreamSink {
       }
     }
     if (finish) {
-      this.stopReason = messagesStopReason(finish);
+      this.finish = finish;
       this.closeBlock();
     }
     return waiting;
@@ -123,7 +134,7 @@ export class MessagesStreamSink extends TranslatedStreamSink {
   private messageDelta(): AnthropicStreamEvent {
     return {
       type: 'message_delta',
-      delta: { stop_reason: this.stopReason, stop_sequence: null },
+      delta: { stop_reason: answerStopReason(this.finish, this.refused), stop_sequence: null },
       usage: messagesUsage(this.usage),
     };
   }
@@ -133,10 +144,10 @@ export class MessagesStreamSink extends TranslatedStreamSink {
     return this.usage ? { ...delta, usage: nativeUsage(delta.usage, this.usage) } : { ...delta };
   }
 
-  /** The index of the open text block, starting one (and stopping the one before) if needed. */
-  private textBlock(): number {
-    if (this.current?.kind === 'text') return this.current.index;
-    return this.startBlock('text', { type: 'text', text: '' });
+  /** The index of the open text block of `kind`, starting one (and stopping the one before) if needed. */
+  private textBlock(kind: 'text' | 'refusal'): number {
+    if (this.current?.kind === kind) return this.current.index;
+    return this.startBlock(kind, { type: 'text', text: '' });
   }
 
   private startBlock(kind: OpenBlock['kind'], contentBlock: object): number {

@@ -1,5 +1,5 @@
 import type { ChatCompletion, ChatUsage, FinishReason } from '../chat.types';
-import type { OutputItem, ResponseObject, ResponsesRequest, ResponsesUsage } from '../wire';
+import type { OutputContentPart, OutputItem, ResponseObject, ResponsesRequest, ResponsesUsage } from '../wire';
 
 /** The ids of one response and of its items, made from its call id: stable, and never the caller's text. */
 export class ResponseIds {
@@ -70,19 +70,21 @@ export function responseObject(
   };
 }
 
-/** The completion the pipeline served, as the Responses API's output items: its message, then its function calls. */
+/**
+ * The completion the pipeline served, as the Responses API's output items: its message (its text,
+ * then its refusal, the order a replayed stream gives them in), then its function calls.
+ */
 export function outputItems(completion: ChatCompletion, ids: ResponseIds): OutputItem[] {
   const choice = completion.choices[0];
   const output: OutputItem[] = [];
+  const content: OutputContentPart[] = [];
   const text = choice?.message.content;
-  if (typeof text === 'string' && text.length > 0) {
-    output.push({
-      type: 'message',
-      id: ids.message(0),
-      status: 'completed',
-      role: 'assistant',
-      content: [{ type: 'output_text', text, annotations: [] }],
-    });
+  if (typeof text === 'string' && text.length > 0) content.push({ type: 'output_text', text, annotations: [] });
+  // A refusal is the model's answer too: without its part, the client would see an empty success.
+  const refusal = choice?.message.refusal;
+  if (typeof refusal === 'string' && refusal.length > 0) content.push({ type: 'refusal', refusal });
+  if (content.length > 0) {
+    output.push({ type: 'message', id: ids.message(0), status: 'completed', role: 'assistant', content });
   }
   for (const call of choice?.message.tool_calls ?? []) {
     output.push({

@@ -4,12 +4,13 @@ import type { SseReply } from '../streaming/sse-reply';
 import { TranslatedStreamSink } from '../streaming/translated-stream-sink';
 import type { FunctionCallOutput, MessageOutput, OutputItem, ResponsesRequest } from '../wire';
 import { responseObject, type ResponseIds, responseStatus, responsesUsage } from './chat-to-responses-answer';
+import { StreamedMessage } from './streamed-message';
 
 /**
  * A streamed answer as the Responses API's typed events, from the chunks the pipeline streams:
  * `response.created` and `response.in_progress` with the first chunk; each output item as
- * `response.output_item.added`, its deltas (`response.output_text.delta`,
- * `response.function_call_arguments.delta`), their `.done` events and
+ * `response.output_item.added`, its deltas (a message's text and refusal parts, see
+ * {@link StreamedMessage}; `response.function_call_arguments.delta`), their `.done` events and
  * `response.output_item.done`; then `response.completed` (or `response.incomplete`) with the
  * whole response and its usage. A failure after the commit point is an `error` event.
  */
@@ -18,8 +19,8 @@ export class ResponsesStreamSink extends TranslatedStreamSink {
   private createdAt = 0;
   private model = '';
   private readonly output: OutputItem[] = [];
-  /** The item being streamed now, and its index in `output`. */
-  private current: { item: OutputItem; index: number } | undefined;
+  /** The item being streamed now, its index in `output`, and its parts when it is the message. */
+  private current: { item: OutputItem; index: number; message?: StreamedMessage } | undefined;
   /** A tool call's index in the chunks → its item. */
   private readonly calls = new Map<number, { item: FunctionCallOutput; index: number }>();
   private finish: FinishReason | null = null;
@@ -61,15 +62,10 @@ export class ResponsesStreamSink extends TranslatedStreamSink {
   protected translate({ delta, finish_reason: finish }: ChatChunkChoice): Promise<void> | undefined {
     let waiting: Promise<void> | undefined;
     if (typeof delta.content === 'string' && delta.content.length > 0) {
-      const { item, index } = this.messageItem();
-      item.content[0].text += delta.content;
-      waiting = this.emit('response.output_text.delta', {
-        item_id: item.id,
-        output_index: index,
-        content_index: 0,
-        delta: delta.content,
-        logprobs: [],
-      });
+      waiting = this.messageItem().add('output_text', delta.content);
+    }
+    if (typeof delta.refusal === 'string' && delta.refusal.length > 0) {
+      waiting = this.messageItem().add('refusal', delta.refusal);
     }
     for (const part of delta.tool_calls ?? []) {
       let call = this.calls.get(part.index);
@@ -121,23 +117,19 @@ export class ResponsesStreamSink extends TranslatedStreamSink {
   }
 
   /** The message item being streamed, started (and the item before it done) if needed. */
-  private messageItem(): { item: MessageOutput; index: number } {
-    if (this.current?.item.type === 'message') return this.current as { item: MessageOutput; index: number };
+  private messageItem(): StreamedMessage {
+    if (this.current?.message) return this.current.message;
     const item: MessageOutput = {
       type: 'message',
       id: this.ids.message(this.output.length),
       status: 'in_progress',
       role: 'assistant',
-      content: [{ type: 'output_text', text: '', annotations: [] }],
+      content: [],
     };
     const index = this.addItem(item);
-    this.emit('response.content_part.added', {
-      item_id: item.id,
-      output_index: index,
-      content_index: 0,
-      part: { type: 'output_text', text: '', annotations: [] },
-    });
-    return { item, index };
+    const message = new StreamedMessage(item, index, (type, fields) => this.emit(type, fields));
+    this.current = { item, index, message };
+    return message;
   }
 
   private addItem(item: OutputItem): number {
@@ -145,25 +137,16 @@ export class ResponsesStreamSink extends TranslatedStreamSink {
     const index = this.output.length;
     this.output.push(item);
     this.current = { item, index };
-    const added = item.type === 'message' ? { ...item, content: [] } : item;
-    this.emit('response.output_item.added', { output_index: index, item: { ...added } });
+    this.emit('response.output_item.added', { output_index: index, item: { ...item } });
     return index;
   }
 
   private closeItem(): void {
     if (!this.current) return;
-    const { item, index } = this.current;
+    const { item, index, message } = this.current;
     this.current = undefined;
     if (item.type === 'message') {
-      const part = item.content[0];
-      this.emit('response.output_text.done', {
-        item_id: item.id,
-        output_index: index,
-        content_index: 0,
-        text: part.text,
-        logprobs: [],
-      });
-      this.emit('response.content_part.done', { item_id: item.id, output_index: index, content_index: 0, part });
+      message?.close();
     } else {
       this.emit('response.function_call_arguments.done', {
         item_id: item.id,

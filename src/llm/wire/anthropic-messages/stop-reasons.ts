@@ -37,3 +37,13 @@ export function chatFinishReason(stopReason: unknown): FinishReason {
 export function messagesStopReason(finish: FinishReason | null | undefined): MessagesStopReason {
   return (finish && TO_STOP.get(finish)) || 'end_turn';
 }
+
+/**
+ * The stop reason of a translated answer: `refusal` when the model refused (Chat Completions'
+ * `refusal` field had text), whatever its finish reason said, since that is how Anthropic's API
+ * answers a turn the model declined, and the one stop reason a client reads as "declined";
+ * else its finish reason's.
+ */
+export function answerStopReason(finish: FinishReason | null | undefined, refused: boolean): MessagesStopReason {
+  return refused ? 'refusal' : messagesStopReason(finish);
+}

@@ -9,12 +9,21 @@ export interface OutputText {
   annotations: never[];
 }
 
+/** A refusal from the model (OpenAI's `ResponseOutputRefusal`): what it said instead of answering. */
+export interface OutputRefusal {
+  type: 'refusal';
+  refusal: string;
+}
+
+/** A part of a message's content: its text, or its refusal; an answer may have both, in the order they came. */
+export type OutputContentPart = OutputText | OutputRefusal;
+
 export interface MessageOutput {
   type: 'message';
   id: string;
   status: 'in_progress' | 'completed';
   role: 'assistant';
-  content: OutputText[];
+  content: OutputContentPart[];
 }
 
 export interface FunctionCallOutput {

@@ -1,0 +1,50 @@
+import type { ChatChoice, ChatCompletion } from '../chat.types';
+import { toMessagesAnswer } from './chat-to-messages-answer';
+
+function completion(
+  message: Partial<ChatChoice['message']>,
+  finish: ChatChoice['finish_reason'] = 'stop',
+): ChatCompletion {
+  return {
+    id: 'chatcmpl-1',
+    object: 'chat.completion',
+    created: 1_700_000_000,
+    model: 'gpt-test',
+    choices: [
+      { index: 0, message: { role: 'assistant', content: null, ...message }, finish_reason: finish, logprobs: null },
+    ],
+    usage: { prompt_tokens: 12, completion_tokens: 7, total_tokens: 19 },
+  };
+}
+
+describe('a completion as a Messages answer', () => {
+  it("answers a refusal as Anthropic does: stop_reason refusal, the model's words as a text block, the usage charged", () => {
+    expect(toMessagesAnswer(completion({ refusal: "I can't help with that." }))).toMatchObject({
+      content: [{ type: 'text', text: "I can't help with that." }],
+      stop_reason: 'refusal',
+      usage: { input_tokens: 12, output_tokens: 7 },
+    });
+  });
+
+  it('keeps the text and the refusal of one answer as two text blocks, the text first', () => {
+    const message = toMessagesAnswer(completion({ content: 'Partly: ', refusal: 'not the rest.' }));
+
+    expect(message.content).toEqual([
+      { type: 'text', text: 'Partly: ' },
+      { type: 'text', text: 'not the rest.' },
+    ]);
+    expect(message.stop_reason).toBe('refusal');
+  });
+
+  it.each(['length', 'tool_calls'] as const)('says refusal over a %s finish: the model declined', (finish) => {
+    expect(toMessagesAnswer(completion({ refusal: 'No.' }, finish)).stop_reason).toBe('refusal');
+  });
+
+  it('says the finish reason when the refusal is empty or null', () => {
+    expect(toMessagesAnswer(completion({ content: 'Hi.', refusal: '' })).stop_reason).toBe('end_turn');
+    expect(toMessagesAnswer(completion({ content: 'Hi.', refusal: null }, 'length'))).toMatchObject({
+      content: [{ type: 'text', text: 'Hi.' }],
+      stop_reason: 'max_tokens',
+    });
+  });
+});

@@ -1,0 +1,73 @@
+import type { ChatChoice, ChatCompletion } from '../chat.types';
+import { ResponseIds, toResponseObject } from './chat-to-responses-answer';
+
+const REQUEST = { model: 'chat', input: 'hi' };
+
+function completion(
+  message: Partial<ChatChoice['message']>,
+  finish: ChatChoice['finish_reason'] = 'stop',
+): ChatCompletion {
+  return {
+    id: 'chatcmpl-1',
+    object: 'chat.completion',
+    created: 1_700_000_000,
+    model: 'gpt-test',
+    choices: [
+      { index: 0, message: { role: 'assistant', content: null, ...message }, finish_reason: finish, logprobs: null },
+    ],
+    usage: { prompt_tokens: 12, completion_tokens: 7, total_tokens: 19 },
+  };
+}
+
+const responseOf = (answer: ChatCompletion) => toResponseObject(REQUEST, answer, new ResponseIds('call-1'));
+
+describe('a completion as a Responses answer', () => {
+  it("answers a refusal as a message whose one part is the refusal, OpenAI's shape, with the usage charged", () => {
+    const response = responseOf(completion({ refusal: "I can't help with that." }));
+
+    expect(response).toMatchObject({
+      status: 'completed',
+      output: [
+        {
+          type: 'message',
+          id: 'msg_call-1_0',
+          status: 'completed',
+          role: 'assistant',
+          content: [{ type: 'refusal', refusal: "I can't help with that." }],
+        },
+      ],
+      usage: { input_tokens: 12, output_tokens: 7, total_tokens: 19 },
+    });
+  });
+
+  it('keeps the text and the refusal of one answer as two parts: the text first, as its stream replays them', () => {
+    const response = responseOf(completion({ content: 'Partly: ', refusal: 'not the rest.' }));
+
+    expect(response.output).toHaveLength(1);
+    expect(response.output[0]).toMatchObject({
+      content: [
+        { type: 'output_text', text: 'Partly: ', annotations: [] },
+        { type: 'refusal', refusal: 'not the rest.' },
+      ],
+    });
+  });
+
+  it('puts the refusal before the function calls, in the message item', () => {
+    const response = responseOf(
+      completion(
+        {
+          refusal: 'Not that one.',
+          tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'f', arguments: '{}' } }],
+        },
+        'tool_calls',
+      ),
+    );
+
+    expect(response.output.map((item) => item.type)).toEqual(['message', 'function_call']);
+  });
+
+  it('has no message item for an answer with neither text nor refusal (an empty or null refusal included)', () => {
+    expect(responseOf(completion({ content: '', refusal: '' })).output).toEqual([]);
+    expect(responseOf(completion({ content: null, refusal: null })).output).toEqual([]);
+  });
+});
