@@ -38,3 +38,13 @@ export function anthropicMessage(overrides: Record<string, unknown> = {}): Recor
     ...overrides,
   };
 }
+
+/** An OpenAI-wire chat.completion that refuses, as OpenAI's API does: no content, the `refusal` text. */
+export function openaiRefusal(
+  refusal: string,
+  usage = { prompt_tokens: 12, completion_tokens: 7 },
+  model = 'gpt-test',
+) {
+  const answer = openaiAnswer('', usage, model);
+  return { ...answer, choices: [{ ...answer.choices[0], message: { role: 'assistant', content: null, refusal } }] };
+}

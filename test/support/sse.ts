@@ -26,6 +26,25 @@ export function openaiChunks(
   return chunks;
 }
 
+/**
+ * OpenAI-wire chunks that refuse, as OpenAI's API streams a refusal: the role (no content, no
+ * refusal yet), the refusal in `delta.refusal` pieces, the finish, then the usage chunk.
+ */
+export function openaiRefusalChunks(pieces: string[], options: { model?: string } = {}): object[] {
+  const { model = 'gpt-test' } = options;
+  const base = { id: 'chatcmpl-r1', object: 'chat.completion.chunk', created: 1_700_000_000, model };
+  const choice = (delta: object, finish: string | null = null) => ({
+    ...base,
+    choices: [{ index: 0, delta, finish_reason: finish, logprobs: null }],
+  });
+  return [
+    choice({ role: 'assistant', content: null, refusal: null }),
+    ...pieces.map((piece) => choice({ refusal: piece })),
+    choice({}, 'stop'),
+    { ...base, choices: [], usage: { prompt_tokens: 12, completion_tokens: 7, total_tokens: 19 } },
+  ];
+}
+
 export interface StreamPlan {
   /** Before the chunk at this index, wait for the gate (a test deciding when more comes). */
   gates?: Map<number, Deferred<void>>;

@@ -1,0 +1,283 @@
+import Anthropic from '@anthropic-ai/sdk';
+import OpenAI from 'openai';
+import type { ServerResponse } from 'node:http';
+import { createTestApp, type TestApp } from '../support/create-app';
+import { anthropicMessage, openaiRefusal } from '../support/llm-answers';
+import { openaiRefusalChunks, streamed } from '../support/sse';
+import { testTenant } from '../support/tenants';
+import { json, Upstream, type UpstreamRequest } from '../support/upstream';
+
+const ACME = testTenant('acme');
+const REFUSAL = "I'm sorry, I can't help with that.";
+const PIECES = ["I'm sorry, ", "I can't help ", 'with that.'];
+const PRICE = { inputPerMTokUsd: 1, outputPerMTokUsd: 1 };
+/** 12 tokens in and 7 out at $1 per million each: what a refusal's answer is charged, as any answer. */
+const REFUSAL_COST_USD = 0.000019;
+
+/** A model server that refuses as OpenAI's Chat Completions API does: `message.refusal`, or `delta.refusal` pieces. */
+function refusingModel(model: string) {
+  return (request: UpstreamRequest, response: ServerResponse) => {
+    const answer = (JSON.parse(request.body) as { stream?: boolean }).stream
+      ? streamed(openaiRefusalChunks(PIECES, { model }))
+      : json(200, openaiRefusal(REFUSAL, undefined, model));
+    return answer(request, response);
+  };
+}
+
+/** Claude's refusal, as Anthropic's API answers one: what it said, and `stop_reason: refusal`. */
+const CLAUDE_REFUSAL = anthropicMessage({
+  id: 'msg_refusal_1',
+  content: [{ type: 'text', text: 'I cannot help with that.' }],
+  stop_reason: 'refusal',
+  usage: { input_tokens: 12, output_tokens: 6 },
+});
+
+/** The same refusal streamed: its one text block, then a message_delta that says refusal. */
+const CLAUDE_REFUSAL_EVENTS = [
+  {
+    type: 'message_start',
+    message: { ...CLAUDE_REFUSAL, content: [], stop_reason: null, usage: { input_tokens: 12, output_tokens: 1 } },
+  },
+  { type: 'content_block_start', index: 0, content_block: { type: 'text', text: '' } },
+  { type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text: 'I cannot help with that.' } },
+  { type: 'content_block_stop', index: 0 },
+  { type: 'message_delta', delta: { stop_reason: 'refusal', stop_sequence: null }, usage: { output_tokens: 6 } },
+  { type: 'message_stop' },
+];
+
+/** A question Claude refuses before a word of its answer: no block at all, only the stop reason. */
+const AT_ONCE = 'refuse before a word';
+
+function refusingClaude(request: UpstreamRequest, response: ServerResponse): void {
+  const atOnce = request.body.includes(AT_ONCE);
+  if (!(JSON.parse(request.body) as { stream?: boolean }).stream) {
+    json(200, atOnce ? { ...CLAUDE_REFUSAL, content: [] } : CLAUDE_REFUSAL)(request, response);
+    return;
+  }
+  const events = CLAUDE_REFUSAL_EVENTS.filter((event) => !(atOnce && event.type.startsWith('content_block')));
+  response.writeHead(200, { 'content-type': 'text/event-stream' });
+  response.end(events.map((event) => `event: ${event.type}\ndata: ${JSON.stringify(event)}\n\n`).join(''));
+}
+
+/**
+ * A target's refusal reaches the clients of every ingress as their own API says one: a `refusal`
+ * part of the Responses message (streamed as its refusal events), `stop_reason: "refusal"` with
+ * the text on the Messages API, charged as any answer, and replayed the same from the cache. A
+ * Claude target's own refusal passes through as Claude gave it.
+ */
+describe('refusals, through every ingress', () => {
+  let app: TestApp;
+  let gpt: Upstream;
+  let claude: Upstream;
+
+  beforeAll(async () => {
+    gpt = await Upstream.start(refusingModel('gpt-refusing'));
+    claude = await Upstream.start(refusingClaude);
+    const refusing = { provider: 'openai', model: 'gpt-refusing', baseUrl: gpt.url('/v1') };
+    app = await createTestApp({
+      auth: { allowAnonymous: false, apiKeys: [ACME.apiKey] },
+      lanes: { llm: { concurrency: 4, queueCapacity: 4 } },
+      llm: {
+        routes: {
+          refusing: { lane: 'llm', targets: [refusing] },
+          'refusing-cached': { lane: 'llm', cache: true, targets: [refusing] },
+          claude: {
+            lane: 'llm',
+            targets: [
+              { provider: 'anthropic', model: 'claude-refusing', baseUrl: claude.url('/v1'), apiKey: 'sk-ant' },
+            ],
+          },
+        },
+        prices: { 'openai/gpt-refusing': PRICE },
+      },
+    });
+  });
+
+  afterAll(async () => {
+    await app?.close();
+    await gpt.close();
+    await claude.close();
+  });
+
+  const openai = () => new OpenAI({ baseURL: `${app.url}/v1`, apiKey: ACME.key, maxRetries: 0 });
+  const anthropic = () => new Anthropic({ baseURL: app.url, apiKey: ACME.key, maxRetries: 0 });
+  const ask = (text: string) => [{ role: 'user' as const, content: text }];
+  const refusalPart = { type: 'refusal', refusal: REFUSAL };
+
+  describe("OpenAI's Responses API", () => {
+    it('answers responses.create with a message whose part is the refusal; output_text is empty', async () => {
+      const response = await openai().responses.create({ model: 'refusing', input: 'do the bad thing' });
+
+      expect(response).toMatchObject({
+        status: 'completed',
+        output: [{ type: 'message', role: 'assistant', status: 'completed', content: [refusalPart] }],
+        usage: { input_tokens: 12, output_tokens: 7 },
+        bulkhead: { servedBy: 'openai/gpt-refusing', costUsd: REFUSAL_COST_USD },
+      });
+      expect(response.output_text).toBe('');
+    });
+
+    it('streams the refusal events with stream: true, and the part in response.completed', async () => {
+      const stream = await openai().responses.create({ model: 'refusing', input: 'do the bad thing', stream: true });
+      const types: string[] = [];
+      const deltas: string[] = [];
+      let completed: OpenAI.Responses.Response | undefined;
+      for await (const event of stream) {
+        types.push(event.type);
+        if (event.type === 'response.refusal.delta') deltas.push(event.delta);
+        if (event.type === 'response.completed') completed = event.response;
+      }
+
+      expect(types).toEqual([
+        'response.created',
+        'response.in_progress',
+        'response.output_item.added',
+        'response.content_part.added',
+        ...PIECES.map(() => 'response.refusal.delta'),
+        'response.refusal.done',
+        'response.content_part.done',
+        'response.output_item.done',
+        'response.completed',
+      ]);
+      expect(deltas).toEqual(PIECES);
+      expect(completed?.output).toEqual([expect.objectContaining({ type: 'message', content: [refusalPart] })]);
+      expect(completed).toMatchObject({ usage: { output_tokens: 7 }, bulkhead: { costUsd: REFUSAL_COST_USD } });
+    });
+
+    it("builds the refusal part in the SDK's stream helper, which checks each event against the item it built", async () => {
+      const stream = openai().responses.stream({ model: 'refusing', input: 'do the bad thing' });
+      let done: string | undefined;
+      stream.on('response.refusal.done', (event) => (done = event.refusal));
+      const response = await stream.finalResponse();
+
+      expect(done).toBe(REFUSAL);
+      expect(response.output_text).toBe('');
+      expect(response.output[0]).toMatchObject({ type: 'message', content: [refusalPart] });
+    });
+
+    it('takes the refused answer back as input of the next turn, as agent SDKs send it', async () => {
+      const client = openai();
+      const first = await client.responses.create({ model: 'refusing', input: 'do the bad thing' });
+      const sentBefore = gpt.requests.length;
+
+      await client.responses.create({
+        model: 'refusing',
+        input: [
+          { role: 'user', content: 'do the bad thing' },
+          ...(first.output as OpenAI.Responses.ResponseInputItem[]),
+          { role: 'user', content: 'then something else' },
+        ],
+      });
+
+      const sent = JSON.parse(gpt.requests[sentBefore].body) as { messages: Array<{ role: string; content: unknown }> };
+      expect(sent.messages[1]).toMatchObject({ role: 'assistant' });
+      expect(JSON.stringify(sent.messages[1].content)).toContain(REFUSAL);
+    });
+
+    it('never caches a refusal, a moderation outcome that may not hold next time: each repeat asks the target', async () => {
+      const client = openai();
+      const sentBefore = gpt.requests.length;
+      const first = await client.responses.create({ model: 'refusing-cached', input: 'cache the refusal' });
+      const again = await client.responses.create({ model: 'refusing-cached', input: 'cache the refusal' });
+
+      expect(gpt.requests).toHaveLength(sentBefore + 2);
+      expect(first.output[0]).toMatchObject({ content: [refusalPart] });
+      expect(itemsOf(again)).toEqual(itemsOf(first));
+      expect(again).toMatchObject({ bulkhead: { fromCache: false } });
+    });
+
+    it('replays a refusal for a repeated Idempotency-Key as the same answer, whole and streamed', async () => {
+      const client = openai();
+      const keyed = (key: string) => ({ headers: { 'idempotency-key': key } });
+      const request = { model: 'refusing', input: 'refuse me once' };
+      const sentBefore = gpt.requests.length;
+      const first = await client.responses.create(request, keyed('refusal-whole'));
+      const again = await client.responses.create(request, keyed('refusal-whole'));
+      const streamedFirst = await client.responses.stream(request, keyed('refusal-streamed')).finalResponse();
+      const streamedAgain = await client.responses.stream(request, keyed('refusal-streamed')).finalResponse();
+
+      expect(gpt.requests).toHaveLength(sentBefore + 2);
+      expect(itemsOf(again)).toEqual(itemsOf(first));
+      // The SDK's stream helper adds `parsed: null` to each part: a stream is compared with a stream.
+      expect(streamedFirst.output[0]).toMatchObject({ content: [refusalPart] });
+      expect(itemsOf(streamedAgain)).toEqual(itemsOf(streamedFirst));
+      expect([again, streamedAgain]).toEqual([
+        expect.objectContaining({ bulkhead: expect.objectContaining({ replayed: true }) }),
+        expect.objectContaining({ bulkhead: expect.objectContaining({ replayed: true }) }),
+      ]);
+    });
+  });
+
+  describe("Anthropic's Messages API, translated", () => {
+    it('answers messages.create with stop_reason refusal and the refusal as text', async () => {
+      const message = await anthropic().messages.create({
+        model: 'refusing',
+        max_tokens: 100,
+        messages: ask('do the bad thing'),
+      });
+
+      expect(message).toMatchObject({
+        content: [{ type: 'text', text: REFUSAL }],
+        stop_reason: 'refusal',
+        usage: { input_tokens: 12, output_tokens: 7 },
+        bulkhead: { costUsd: REFUSAL_COST_USD },
+      });
+    });
+
+    it('streams the refusal as a text block and a message_delta that says refusal', async () => {
+      const stream = anthropic().messages.stream({ model: 'refusing', max_tokens: 100, messages: ask('bad thing') });
+      const texts: string[] = [];
+      stream.on('text', (text) => texts.push(text));
+      const message = await stream.finalMessage();
+
+      expect(texts).toEqual(PIECES);
+      expect(message.content).toEqual([{ type: 'text', text: REFUSAL }]);
+      expect(message.stop_reason).toBe('refusal');
+    });
+
+    it('replays a refusal for a repeated Idempotency-Key as the same message, whole and streamed', async () => {
+      const client = anthropic();
+      const keyed = (key: string) => ({ headers: { 'idempotency-key': key } });
+      const request = { model: 'refusing', max_tokens: 100, messages: ask('refuse me once') };
+      const sentBefore = gpt.requests.length;
+      const first = await client.messages.create(request, keyed('messages-refusal-whole'));
+      const again = await client.messages.create(request, keyed('messages-refusal-whole'));
+      await client.messages.stream(request, keyed('messages-refusal-streamed')).finalMessage();
+      const replayed = await client.messages.stream(request, keyed('messages-refusal-streamed')).finalMessage();
+
+      expect(gpt.requests).toHaveLength(sentBefore + 2);
+      expect(again).toMatchObject({ content: first.content, stop_reason: 'refusal', bulkhead: { replayed: true } });
+      expect(replayed).toMatchObject({ content: first.content, stop_reason: 'refusal' });
+    });
+  });
+
+  describe('a Claude target, as sent', () => {
+    it("answers Claude's refusal as Claude gave it", async () => {
+      const message = await anthropic().messages.create({ model: 'claude', max_tokens: 100, messages: ask('bad') });
+
+      expect(message).toMatchObject({ content: CLAUDE_REFUSAL.content, stop_reason: 'refusal' });
+    });
+
+    it("streams Claude's refusal event by event, its message_delta saying refusal", async () => {
+      const message = await anthropic()
+        .messages.stream({ model: 'claude', max_tokens: 100, messages: ask('bad, streamed') })
+        .finalMessage();
+
+      expect(message).toMatchObject({ content: CLAUDE_REFUSAL.content, stop_reason: 'refusal' });
+    });
+
+    it('answers a refusal Claude made before any text, streamed or not: no block, the stop reason refusal', async () => {
+      const request = { model: 'claude', max_tokens: 100, messages: ask(AT_ONCE) };
+      const whole = await anthropic().messages.create(request);
+      const streamedMessage = await anthropic().messages.stream(request).finalMessage();
+
+      expect(whole).toMatchObject({ content: [], stop_reason: 'refusal' });
+      expect(streamedMessage).toMatchObject({ content: [], stop_reason: 'refusal' });
+    });
+  });
+});
+
+/** A response's output items without their ids, which are each call's own. */
+function itemsOf(response: OpenAI.Responses.Response): unknown[] {
+  return response.output.map(({ id: _id, ...item }) => item);
+}
