@@ -1,8 +1,11 @@
 import Anthropic from '@anthropic-ai/sdk';
+import { createOpenAI } from '@ai-sdk/openai';
+import { Agent, ModelRefusalError, OpenAIProvider, Runner, setTracingDisabled } from '@openai/agents';
+import { generateText, streamText } from 'ai';
 import OpenAI from 'openai';
 import type { ServerResponse } from 'node:http';
 import { createTestApp, type TestApp } from '../support/create-app';
-import { anthropicMessage, openaiRefusal } from '../support/llm-answers';
+import { openaiRefusal } from '../support/llm-answers';
 import { openaiRefusalChunks, streamed } from '../support/sse';
 import { testTenant } from '../support/tenants';
 import { json, Upstream, type UpstreamRequest } from '../support/upstream';
@@ -24,55 +27,20 @@ function refusingModel(model: string) {
   };
 }
 
-/** Claude's refusal, as Anthropic's API answers one: what it said, and `stop_reason: refusal`. */
-const CLAUDE_REFUSAL = anthropicMessage({
-  id: 'msg_refusal_1',
-  content: [{ type: 'text', text: 'I cannot help with that.' }],
-  stop_reason: 'refusal',
-  usage: { input_tokens: 12, output_tokens: 6 },
-});
-
-/** The same refusal streamed: its one text block, then a message_delta that says refusal. */
-const CLAUDE_REFUSAL_EVENTS = [
-  {
-    type: 'message_start',
-    message: { ...CLAUDE_REFUSAL, content: [], stop_reason: null, usage: { input_tokens: 12, output_tokens: 1 } },
-  },
-  { type: 'content_block_start', index: 0, content_block: { type: 'text', text: '' } },
-  { type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text: 'I cannot help with that.' } },
-  { type: 'content_block_stop', index: 0 },
-  { type: 'message_delta', delta: { stop_reason: 'refusal', stop_sequence: null }, usage: { output_tokens: 6 } },
-  { type: 'message_stop' },
-];
-
-/** A question Claude refuses before a word of its answer: no block at all, only the stop reason. */
-const AT_ONCE = 'refuse before a word';
-
-function refusingClaude(request: UpstreamRequest, response: ServerResponse): void {
-  const atOnce = request.body.includes(AT_ONCE);
-  if (!(JSON.parse(request.body) as { stream?: boolean }).stream) {
-    json(200, atOnce ? { ...CLAUDE_REFUSAL, content: [] } : CLAUDE_REFUSAL)(request, response);
-    return;
-  }
-  const events = CLAUDE_REFUSAL_EVENTS.filter((event) => !(atOnce && event.type.startsWith('content_block')));
-  response.writeHead(200, { 'content-type': 'text/event-stream' });
-  response.end(events.map((event) => `event: ${event.type}\ndata: ${JSON.stringify(event)}\n\n`).join(''));
-}
-
 /**
  * A target's refusal reaches the clients of every ingress as their own API says one: a `refusal`
  * part of the Responses message (streamed as its refusal events), `stop_reason: "refusal"` with
- * the text on the Messages API, charged as any answer, and replayed the same from the cache. A
- * Claude target's own refusal passes through as Claude gave it.
+ * the text on the Messages API, charged as any answer, never cached, and replayed the same for
+ * an `Idempotency-Key`. The agent runtimes' defaults see it as their own refusal. (A Claude
+ * target's own refusal: refusals-native.e2e-spec.ts.)
  */
 describe('refusals, through every ingress', () => {
   let app: TestApp;
   let gpt: Upstream;
-  let claude: Upstream;
 
   beforeAll(async () => {
+    setTracingDisabled(true);
     gpt = await Upstream.start(refusingModel('gpt-refusing'));
-    claude = await Upstream.start(refusingClaude);
     const refusing = { provider: 'openai', model: 'gpt-refusing', baseUrl: gpt.url('/v1') };
     app = await createTestApp({
       auth: { allowAnonymous: false, apiKeys: [ACME.apiKey] },
@@ -81,12 +49,6 @@ describe('refusals, through every ingress', () => {
         routes: {
           refusing: { lane: 'llm', targets: [refusing] },
           'refusing-cached': { lane: 'llm', cache: true, targets: [refusing] },
-          claude: {
-            lane: 'llm',
-            targets: [
-              { provider: 'anthropic', model: 'claude-refusing', baseUrl: claude.url('/v1'), apiKey: 'sk-ant' },
-            ],
-          },
         },
         prices: { 'openai/gpt-refusing': PRICE },
       },
@@ -96,7 +58,6 @@ describe('refusals, through every ingress', () => {
   afterAll(async () => {
     await app?.close();
     await gpt.close();
-    await claude.close();
   });
 
   const openai = () => new OpenAI({ baseURL: `${app.url}/v1`, apiKey: ACME.key, maxRetries: 0 });
@@ -208,6 +169,40 @@ describe('refusals, through every ingress', () => {
     });
   });
 
+  describe("the Vercel AI SDK's default provider (the Responses API)", () => {
+    const vercel = () => createOpenAI({ baseURL: `${app.url}/v1`, apiKey: ACME.key })('refusing');
+
+    it('generates the refusal as its text, finished by content-filter', async () => {
+      const { text, finishReason } = await generateText({ model: vercel(), prompt: 'do the bad thing', maxRetries: 0 });
+
+      expect([text, finishReason]).toEqual([REFUSAL, 'content-filter']);
+    });
+
+    it('streams the refusal as its text, finished by content-filter', async () => {
+      const result = streamText({ model: vercel(), prompt: 'do the bad thing', maxRetries: 0 });
+      let text = '';
+      for await (const piece of result.textStream) text += piece;
+
+      expect([text, await result.finishReason]).toEqual([REFUSAL, 'content-filter']);
+    });
+  });
+
+  describe("the OpenAI Agents SDK's default model (the Responses API)", () => {
+    it('ends the run with its ModelRefusalError, carrying the refusal', async () => {
+      const agent = new Agent({ name: 'Refused', instructions: 'Answer.', model: 'refusing' });
+      const runner = new Runner({
+        modelProvider: new OpenAIProvider({
+          openAIClient: new OpenAI({ baseURL: `${app.url}/v1`, apiKey: ACME.key, maxRetries: 0 }),
+        }),
+      });
+
+      const failure = await runner.run(agent, 'do the bad thing').catch((error: unknown) => error);
+
+      expect(failure).toBeInstanceOf(ModelRefusalError);
+      expect((failure as ModelRefusalError).refusal).toBe(REFUSAL);
+    });
+  });
+
   describe("Anthropic's Messages API, translated", () => {
     it('answers messages.create with stop_reason refusal and the refusal as text', async () => {
       const message = await anthropic().messages.create({
@@ -248,31 +243,6 @@ describe('refusals, through every ingress', () => {
       expect(gpt.requests).toHaveLength(sentBefore + 2);
       expect(again).toMatchObject({ content: first.content, stop_reason: 'refusal', bulkhead: { replayed: true } });
       expect(replayed).toMatchObject({ content: first.content, stop_reason: 'refusal' });
-    });
-  });
-
-  describe('a Claude target, as sent', () => {
-    it("answers Claude's refusal as Claude gave it", async () => {
-      const message = await anthropic().messages.create({ model: 'claude', max_tokens: 100, messages: ask('bad') });
-
-      expect(message).toMatchObject({ content: CLAUDE_REFUSAL.content, stop_reason: 'refusal' });
-    });
-
-    it("streams Claude's refusal event by event, its message_delta saying refusal", async () => {
-      const message = await anthropic()
-        .messages.stream({ model: 'claude', max_tokens: 100, messages: ask('bad, streamed') })
-        .finalMessage();
-
-      expect(message).toMatchObject({ content: CLAUDE_REFUSAL.content, stop_reason: 'refusal' });
-    });
-
-    it('answers a refusal Claude made before any text, streamed or not: no block, the stop reason refusal', async () => {
-      const request = { model: 'claude', max_tokens: 100, messages: ask(AT_ONCE) };
-      const whole = await anthropic().messages.create(request);
-      const streamedMessage = await anthropic().messages.stream(request).finalMessage();
-
-      expect(whole).toMatchObject({ content: [], stop_reason: 'refusal' });
-      expect(streamedMessage).toMatchObject({ content: [], stop_reason: 'refusal' });
     });
   });
 });
