@@ -36,8 +36,23 @@ describe('a completion as a Messages answer', () => {
     expect(message.stop_reason).toBe('refusal');
   });
 
-  it.each(['length', 'tool_calls'] as const)('says refusal over a %s finish: the model declined', (finish) => {
-    expect(toMessagesAnswer(completion({ refusal: 'No.' }, finish)).stop_reason).toBe('refusal');
+  it('says refusal over a length finish: a cut refusal is still one', () => {
+    expect(toMessagesAnswer(completion({ refusal: 'No.' }, 'length')).stop_reason).toBe('refusal');
+  });
+
+  it('says tool_use when the refusal came beside tool calls, whose blocks await their results', () => {
+    const message = toMessagesAnswer(
+      completion(
+        {
+          refusal: 'Not that one.',
+          tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'f', arguments: '{}' } }],
+        },
+        'tool_calls',
+      ),
+    );
+
+    expect(message.content.map((block) => block.type)).toEqual(['text', 'tool_use']);
+    expect(message.stop_reason).toBe('tool_use');
   });
 
   it('says the finish reason when the refusal is empty or null', () => {

@@ -40,10 +40,11 @@ export function messagesStopReason(finish: FinishReason | null | undefined): Mes
 
 /**
  * The stop reason of a translated answer: `refusal` when the model refused (Chat Completions'
- * `refusal` field had text), whatever its finish reason said, since that is how Anthropic's API
- * answers a turn the model declined, and the one stop reason a client reads as "declined";
- * else its finish reason's.
+ * `refusal` field had text), since that is how Anthropic's API answers a turn the model declined
+ * and the one stop reason a client reads as "declined"; a cut refusal is still one. Tool calls
+ * beside a refusal keep `tool_use`: each of their blocks needs a `tool_result` in the next turn,
+ * which a client's loop sends only on `tool_use`. Else the finish reason's.
  */
 export function answerStopReason(finish: FinishReason | null | undefined, refused: boolean): MessagesStopReason {
-  return refused ? 'refusal' : messagesStopReason(finish);
+  return refused && finish !== 'tool_calls' ? 'refusal' : messagesStopReason(finish);
 }
