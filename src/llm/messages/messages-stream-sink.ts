@@ -18,8 +18,9 @@ const EVENT_TYPE = /^[a-z_]{1,64}$/;
  * A streamed answer in Anthropic's events, from the chunks the pipeline streams: `message_start`
  * and a `ping` with the first chunk, then each block as `content_block_start`, its deltas
  * (`text_delta`, `input_json_delta`) and `content_block_stop`, then `message_delta` (the stop
- * reason and the usage, with the `bulkhead` field) and `message_stop`. A refusal (`delta.refusal`)
- * is a text block of its own and makes the stop reason `refusal`, as Anthropic answers a declined turn. A failure after the commit
+ * reason and the usage, with the `bulkhead` field) and `message_stop`. A refusal
+ * (`delta.refusal`) is a text block of its own and makes the stop reason `refusal` (see
+ * {@link answerStopReason}), as Anthropic answers a declined turn. A failure after the commit
  * point is an `error` event, as Anthropic sends one mid-stream.
  *
  * A native stream (an `anthropic` or `bedrock` target sent the request as it came) is passed on
@@ -32,7 +33,7 @@ export class MessagesStreamSink extends TranslatedStreamSink {
   /** A tool call's index in the chunks → its block's index in the message. */
   private readonly toolBlocks = new Map<number, number>();
   private finish: FinishReason | null = null;
-  /** Whether the model refused: the stop reason is then `refusal`, whatever the finish reason. */
+  /** Whether the model refused, which the stop reason says. */
   private refused = false;
   /** A native stream's `message_delta`, written at the end with the `bulkhead` field. */
   private nativeDelta: AnthropicStreamEvent | undefined;
