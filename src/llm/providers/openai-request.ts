@@ -9,28 +9,17 @@ import { forReasoningModel, isReasoningModel } from './reasoning-models';
  */
 export const DEFAULT_MAX_TOKENS_FIELD: MaxTokensField = 'max_completion_tokens';
 
-/** The Chat Completions body an `openai` target gets for one attempt, and what was left out of it. */
-export interface OpenAiRequest {
-  body: ChatRequest;
-  /** The client's parameters the target's model cannot take (see `forReasoningModel`). */
-  dropped: string[];
-}
-
 /**
- * The attempt's request as its target takes it: the attempt's one output cap in the one field
- * the target reads (the client's own `max_tokens` and `max_completion_tokens` never go as a
- * second: OpenAI refuses both together, for every model), and for a reasoning model without the
- * sampling parameters it refuses.
+ * The Chat Completions body an `openai` target gets for one attempt: the attempt's one output cap
+ * in the one field the target reads (the client's own `max_tokens` and `max_completion_tokens`
+ * never go as a second: OpenAI refuses both together, for every model), and for a reasoning
+ * model without the sampling parameters it refuses (`forReasoningModel`).
  */
-export function openAiRequest(attempt: ProviderAttempt): OpenAiRequest {
+export function openAiRequest(attempt: ProviderAttempt): ChatRequest {
   const { target } = attempt;
   const { max_tokens: _maxTokens, max_completion_tokens: _maxCompletionTokens, ...rest } = attempt.request;
-  const { request, dropped } = reasons(target) ? forReasoningModel(rest) : { request: rest, dropped: [] };
-  const body: ChatRequest = {
-    ...request,
-    [target.maxTokensField ?? DEFAULT_MAX_TOKENS_FIELD]: attempt.maxOutputTokens,
-  };
-  return { body, dropped };
+  const request = reasons(target) ? forReasoningModel(rest).request : rest;
+  return { ...request, [target.maxTokensField ?? DEFAULT_MAX_TOKENS_FIELD]: attempt.maxOutputTokens };
 }
 
 /** The target's `reasoning` setting, else the rule on its model's id. */

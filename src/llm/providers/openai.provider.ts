@@ -30,7 +30,7 @@ export class OpenAiProvider implements LlmProvider {
       attempt,
       url,
       headersOf(target, 'application/json'),
-      wireRequest(openAiRequest(attempt).body),
+      wireRequest(openAiRequest(attempt)),
       this.clock,
     );
     return readOpenAiAnswer(target, answer, this.clock.wallNow());
@@ -58,7 +58,7 @@ export class OpenAiProvider implements LlmProvider {
       attempt,
       url,
       headersOf(target, 'text/event-stream'),
-      streamRequest(openAiRequest(attempt).body),
+      streamRequest(openAiRequest(attempt)),
       this.clock,
     );
     let contentSeen = false;
