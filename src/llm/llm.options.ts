@@ -58,9 +58,9 @@ const target = z
     maxTokensField: oneOf(['max_completion_tokens', 'max_tokens']).optional(),
     /**
      * `openai` only: whether the model is a reasoning model, whose requests go without
-     * `temperature`, `top_p`, `presence_penalty`, `frequency_penalty`, `logprobs`, `top_logprobs`
-     * and `logit_bias` (it refuses them). Left out: decided by the model's id (o1, o3, o4-mini,
-     * gpt-5 and later, but gpt-5-chat-latest).
+     * `temperature`, `top_p`, `presence_penalty`, `frequency_penalty`, `logprobs`, `top_logprobs`,
+     * `logit_bias` and `stop` (it refuses them). Left out: decided by the model's id (o1, o3,
+     * o4-mini, gpt-5 and later, but gpt-5-chat-latest).
      */
     reasoning: bool().optional(),
     /** Per attempt at this target; the route's otherwise. */

@@ -92,6 +92,7 @@ describe('reasoning models', () => {
           logprobs: true,
           top_logprobs: 2,
           logit_bias: { '50256': -100 },
+          stop: ['\nObservation:'],
           seed: 7,
         });
 
@@ -107,6 +108,7 @@ describe('reasoning models', () => {
           'logprobs',
           'top_logprobs',
           'logit_bias',
+          'stop',
         ]) {
           expect(sent).not.toHaveProperty(dropped);
         }
@@ -131,11 +133,12 @@ describe('reasoning models', () => {
         max_tokens: 500,
         max_completion_tokens: 300,
         temperature: 0.2,
+        stop: ['END'],
       });
 
       expect(completion.choices[0].message.content).toBe('Four oh.');
       const sent = body(gpt4o.requests[0]);
-      expect(sent).toMatchObject({ max_completion_tokens: 300, temperature: 0.2 });
+      expect(sent).toMatchObject({ max_completion_tokens: 300, temperature: 0.2, stop: ['END'] });
       expect(sent).not.toHaveProperty('max_tokens');
     });
 

@@ -7,7 +7,7 @@ function refusal(message: string, param: string, code: string): UpstreamHandler 
   return json(400, { error: { message, type: 'invalid_request_error', param, code } });
 }
 
-/** The sampling parameters a reasoning model takes only at their defaults, and those defaults. */
+/** The parameters a reasoning model takes only at their defaults (none: not at all), and those defaults. */
 const REASONING_DEFAULTS: Record<string, unknown> = {
   temperature: 1,
   top_p: 1,
@@ -16,6 +16,7 @@ const REASONING_DEFAULTS: Record<string, unknown> = {
   logprobs: false,
   logit_bias: undefined,
   top_logprobs: undefined,
+  stop: undefined,
 };
 
 /** What the checking server answers when the request passes. */
@@ -27,7 +28,7 @@ export interface CheckedAnswer {
 /**
  * A Chat Completions server that refuses what OpenAI's API refuses, with its 400 body: both
  * output caps together (every model); `max_tokens` from a reasoning model; a sampling parameter
- * other than its default from a reasoning model. With `onlyMaxTokens`, a compatible server that
+ * other than its default (or `stop`) from a reasoning model. With `onlyMaxTokens`, a compatible server that
  * knows `max_tokens` alone and refuses `max_completion_tokens` as an unknown argument. A request
  * that passes gets `answer`, streamed when it asked for a stream.
  */

@@ -50,6 +50,7 @@ describe('forReasoningModel', () => {
       logprobs: true,
       top_logprobs: 3,
       logit_bias: { '50256': -100 },
+      stop: ['\nObservation:'],
     };
     const { request, dropped } = forReasoningModel({ ...BASE, ...refused, seed: 7, reasoning_effort: 'low' });
     expect(request).toEqual({ ...BASE, seed: 7, reasoning_effort: 'low' });

@@ -1,9 +1,10 @@
 import type { ChatRequest } from '../chat.types';
 
 /**
- * The sampling parameters OpenAI's reasoning models refuse (400 "Unsupported parameter", or
- * "Unsupported value" for a temperature or top_p other than the default 1). Dropping one leaves
- * the model at its default, which is the only value it takes.
+ * The parameters OpenAI's reasoning models refuse (400 "Unsupported parameter", or "Unsupported
+ * value" for a temperature or top_p other than the default 1): the sampling ones, whose default
+ * is then the only value the model takes, and `stop` (gpt-5, o3, o4-mini: "'stop' is not
+ * supported with this model"), without which the answer runs to its own end.
  */
 export const REASONING_REFUSED_PARAMETERS = [
   'temperature',
@@ -13,6 +14,7 @@ export const REASONING_REFUSED_PARAMETERS = [
   'logprobs',
   'top_logprobs',
   'logit_bias',
+  'stop',
 ] as const;
 
 // o1, o3-mini, o4-mini-2025-04-16, o3-pro: the o-series, whatever follows a dash.
