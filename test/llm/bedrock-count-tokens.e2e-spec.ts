@@ -6,16 +6,20 @@ import { json, Upstream, type UpstreamHandler } from '../support/upstream';
 
 const ACME = testTenant('acme');
 const SONNET = 'anthropic.claude-sonnet-4-5-20250929-v1:0';
-const NO_COUNT_MODEL = 'us.anthropic.claude-sonnet-4-6';
+/** A model without CountTokens, by any id. */
+const NO_COUNT_MODEL = 'anthropic.claude-no-count-v1:0';
+/** A cross-region inference profile: CountTokens refuses its id, and counts its foundation model's. */
+const PROFILE = 'us.anthropic.claude-sonnet-4-6';
 const QUESTION = { messages: [{ role: 'user' as const, content: 'How many tokens is this?' }] };
 /** Bulkhead's own estimate of QUESTION sent to the route `model`. */
 const estimate = (model: string) => estimateInputTokens({ model, messages: QUESTION.messages });
 const AWS_KEYS = { AWS_ACCESS_KEY_ID: 'AKIATESTBEDROCKCOUNT', AWS_SECRET_ACCESS_KEY: 'bedrock-count-tokens-secret' };
 
-/** Bedrock's runtime as far as CountTokens goes: a count for one model, its refusal for the other. */
+/** Bedrock's runtime as far as CountTokens goes: a count for most models, its refusal for the others. */
 function countTokensWire(counts: { current: UpstreamHandler }): UpstreamHandler {
+  const refused = [NO_COUNT_MODEL, PROFILE].map((model) => `/model/${encodeURIComponent(model)}/count-tokens`);
   return (request, response) => {
-    if (request.path === `/model/${encodeURIComponent(NO_COUNT_MODEL)}/count-tokens`) {
+    if (refused.includes(request.path)) {
       return json(
         400,
         { message: "The provided model doesn't support counting tokens." },
@@ -52,7 +56,7 @@ describe('count_tokens on a Bedrock-first route', () => {
     app = await createTestApp({
       auth: { allowAnonymous: false, apiKeys: [ACME.apiKey] },
       lanes: { llm: { concurrency: 2, queueCapacity: 2 } },
-      llm: { routes: { sonnet: route(SONNET), 'no-count': route(NO_COUNT_MODEL) } },
+      llm: { routes: { sonnet: route(SONNET), 'no-count': route(NO_COUNT_MODEL), profile: route(PROFILE) } },
     });
   });
 
@@ -95,6 +99,21 @@ describe('count_tokens on a Bedrock-first route', () => {
     }
     expect(bedrock.requests.map((request) => request.path)).toEqual([
       `/model/${encodeURIComponent(NO_COUNT_MODEL)}/count-tokens`,
+    ]);
+  });
+
+  it("counts an inference profile's prompt with its foundation model's id, once that is known", async () => {
+    const first = await countTokens('profile');
+    const second = await countTokens('profile');
+
+    for (const { data, response } of [first, second]) {
+      expect(data.input_tokens).toBe(14);
+      expect(response.headers.get('x-bulkhead-token-count')).toBe(`bedrock/${PROFILE}`);
+    }
+    expect(bedrock.requests.map((request) => request.path)).toEqual([
+      `/model/${encodeURIComponent(PROFILE)}/count-tokens`,
+      '/model/anthropic.claude-sonnet-4-6/count-tokens',
+      '/model/anthropic.claude-sonnet-4-6/count-tokens',
     ]);
   });
 

@@ -1,11 +1,12 @@
+import type { ServerResponse } from 'node:http';
 import { FakeClock } from '../../common/fake-clock';
 import { loopbackUpstreams } from '../../../test/support/loopback-upstreams';
 import { providerAttempt } from '../../../test/support/provider-attempt';
 import { rejection } from '../../../test/support/rejection';
-import { json, type Upstream } from '../../../test/support/upstream';
+import { json, type Upstream, type UpstreamRequest } from '../../../test/support/upstream';
 import type { ChatRequest } from '../chat.types';
 import type { Environment } from './bedrock-credentials';
-import { NO_COUNT_TOKENS_RECHECK_MS } from './bedrock-count-tokens';
+import { countTokensModelIds, NO_COUNT_TOKENS_RECHECK_MS } from './bedrock-count-tokens';
 import { BedrockProvider } from './bedrock.provider';
 import type { ProviderTarget } from './llm-provider';
 
@@ -17,6 +18,29 @@ const NO_COUNT_TOKENS = json(
   { message: "The provided model doesn't support counting tokens." },
   { 'x-amzn-errortype': 'ValidationException:http://internal.amazon.com/coral/com.amazon.bedrock/' },
 );
+
+describe('countTokensModelIds', () => {
+  it.each([
+    ['us.anthropic.claude-sonnet-4-6', ['us.anthropic.claude-sonnet-4-6', 'anthropic.claude-sonnet-4-6']],
+    [
+      'global.anthropic.claude-opus-4-5-20251101-v1:0',
+      ['global.anthropic.claude-opus-4-5-20251101-v1:0', 'anthropic.claude-opus-4-5-20251101-v1:0'],
+    ],
+    ['apac.amazon.nova-pro-v1:0', ['apac.amazon.nova-pro-v1:0', 'amazon.nova-pro-v1:0']],
+    [
+      'us-gov.anthropic.claude-3-haiku-20240307-v1:0',
+      ['us-gov.anthropic.claude-3-haiku-20240307-v1:0', 'anthropic.claude-3-haiku-20240307-v1:0'],
+    ],
+    ['anthropic.claude-3-5-haiku-20241022-v1:0', ['anthropic.claude-3-5-haiku-20241022-v1:0']],
+    ['us.claude', ['us.claude']],
+    [
+      'arn:aws:bedrock:us-east-1:123456789012:application-inference-profile/abc123',
+      ['arn:aws:bedrock:us-east-1:123456789012:application-inference-profile/abc123'],
+    ],
+  ])('counts %s with %p', (model, ids) => {
+    expect(countTokensModelIds(model)).toEqual(ids);
+  });
+});
 
 const loopback = loopbackUpstreams();
 const { upstream } = loopback;
@@ -96,5 +120,41 @@ describe('BedrockProvider.countTokens', () => {
     expect(await rejection(count(server))).toMatchObject({ code: 'context_length_exceeded' });
     server.use(json(200, { inputTokens: 7 }));
     expect(await count(server)).toBe(7);
+  });
+
+  describe('an inference profile', () => {
+    const PROFILE = 'us.anthropic.claude-sonnet-4-6';
+    /** Refuses the profile's id and counts with any other. */
+    const profileRefused = (tokens: number) => (request: UpstreamRequest, response: ServerResponse) =>
+      request.path.startsWith('/model/us.')
+        ? NO_COUNT_TOKENS(request, response)
+        : json(200, { inputTokens: tokens })(request, response);
+
+    it("counts with its foundation model's id when Bedrock refuses the profile's, and goes there first after", async () => {
+      const server = await upstream(profileRefused(21));
+
+      expect(await count(server, PROFILE)).toBe(21);
+      expect(await count(server, PROFILE)).toBe(21);
+      expect(server.requests.map((request) => request.path)).toEqual([
+        '/model/us.anthropic.claude-sonnet-4-6/count-tokens',
+        '/model/anthropic.claude-sonnet-4-6/count-tokens',
+        '/model/anthropic.claude-sonnet-4-6/count-tokens',
+      ]);
+    });
+
+    it('counts with its own id where Bedrock takes it', async () => {
+      const server = await upstream(json(200, { inputTokens: 8 }));
+
+      expect(await count(server, PROFILE)).toBe(8);
+      expect(server.requests).toHaveLength(1);
+    });
+
+    it('is remembered as having no CountTokens once both ids are refused', async () => {
+      const server = await upstream(NO_COUNT_TOKENS);
+
+      expect(await rejection(count(server, PROFILE))).toMatchObject({ code: 'unsupported_request' });
+      expect(await rejection(count(server, PROFILE))).toMatchObject({ code: 'unsupported_request' });
+      expect(server.requests).toHaveLength(2);
+    });
   });
 });

@@ -59,11 +59,15 @@ export class BedrockProvider implements LlmProvider {
 
   /**
    * CountTokens with the InvokeModel body the request would send: Bedrock's own count, free of
-   * charge, where the model has it (a model without it is not asked again for an hour).
+   * charge, where the model has it (see BedrockTokenCounter: the foundation model's id for an
+   * inference profile's, and a model without it not asked again for an hour).
    */
   countTokens(attempt: ProviderAttempt): Promise<number> {
-    const { url, headers, body } = this.signedRequest(attempt, 'count-tokens');
-    return this.counter.count(attempt, url, headers, body);
+    return this.counter.count(attempt, (modelId, refusal) => {
+      const counting = { ...attempt, target: { ...attempt.target, model: modelId } };
+      const { url, headers, body } = this.signedRequest(counting, 'count-tokens');
+      return postJson(counting, url, headers, body, this.clock, refusal);
+    });
   }
 
   private signedRequest(attempt: ProviderAttempt, invocation: BedrockInvocation) {
