@@ -50,6 +50,19 @@ const target = z
       .string({ error: 'must be a string' })
       .regex(/^[a-z]{2}(-[a-z]+)+-\d$/, { error: 'must be an AWS region such as us-east-1' })
       .optional(),
+    /**
+     * `openai` only: the field the output cap goes in, never both (OpenAI refuses the two
+     * together). `max_completion_tokens`, which OpenAI's own API takes for every model, when left
+     * out; `max_tokens` for a compatible server that knows only that one.
+     */
+    maxTokensField: oneOf(['max_completion_tokens', 'max_tokens']).optional(),
+    /**
+     * `openai` only: whether the model is a reasoning model, whose requests go without
+     * `temperature`, `top_p`, `presence_penalty`, `frequency_penalty`, `logprobs`, `top_logprobs`,
+     * `logit_bias` and `stop` (it refuses them). Left out: decided by the model's id (o1, o3,
+     * o4-mini, gpt-5 and later, but gpt-5-chat-latest).
+     */
+    reasoning: bool().optional(),
     /** Per attempt at this target; the route's otherwise. */
     timeoutMs: intIn(1, 600_000).optional(),
     /** `fake` only: its answers, one per attempt. */
@@ -73,6 +86,14 @@ const target = z
   .refine((value) => value.region === undefined || value.provider === 'bedrock', {
     error: 'only a bedrock target has a region',
     path: ['region'],
+  })
+  .refine((value) => value.maxTokensField === undefined || value.provider === 'openai', {
+    error: 'only an openai target has a maxTokensField',
+    path: ['maxTokensField'],
+  })
+  .refine((value) => value.reasoning === undefined || value.provider === 'openai', {
+    error: 'only an openai target has a reasoning setting',
+    path: ['reasoning'],
   });
 
 /** Retries per target: full-jitter backoff, Retry-After honoured. */

@@ -85,8 +85,10 @@ describe('POST /v1/chat/completions with the openai SDK as the client', () => {
     expect(sent.headers.authorization).toBe(`Bearer ${PRIMARY_KEY}`);
     expect(JSON.stringify(sent.headers)).not.toContain(ACME.key);
     expect(body(sent)).toMatchObject({ model: 'gpt-primary', messages: [{ role: 'user', content: 'hello' }] });
-    // The route's output cap is sent when the client sets none: the reservation's bound.
-    expect(body(sent).max_tokens).toBe(4096);
+    // The route's output cap is sent when the client sets none: the reservation's bound, in the
+    // one field OpenAI takes for every model.
+    expect(body(sent).max_completion_tokens).toBe(4096);
+    expect(body(sent)).not.toHaveProperty('max_tokens');
   });
 
   it('retries a target that fails transiently, then fails over to the next', async () => {

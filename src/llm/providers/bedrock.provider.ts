@@ -11,8 +11,7 @@ import {
   signedBedrockHeaders,
   toBedrockBody,
 } from './bedrock-request';
-import { isCount, isObject } from './json-shape';
-import { malformedAnswerError } from './provider-errors';
+import { BedrockTokenCounter } from './bedrock-count-tokens';
 import { bedrockEvents } from './bedrock-stream';
 import type { LlmProvider, ProviderAttempt } from './llm-provider';
 import { postJson, postStream } from './provider-exchange';
@@ -32,11 +31,14 @@ import { postJson, postStream } from './provider-exchange';
  */
 export class BedrockProvider implements LlmProvider {
   readonly name = 'bedrock';
+  private readonly counter: BedrockTokenCounter;
 
   constructor(
     private readonly clock: Clock,
     private readonly env: Environment = process.env,
-  ) {}
+  ) {
+    this.counter = new BedrockTokenCounter(clock);
+  }
 
   async complete(attempt: ProviderAttempt): Promise<ChatCompletion> {
     const { url, headers, body } = this.signedRequest(attempt, 'invoke');
@@ -55,13 +57,17 @@ export class BedrockProvider implements LlmProvider {
     yield* anthropicChunks(events, attempt.target, this.clock, messagesPassThrough(attempt) !== undefined);
   }
 
-  /** CountTokens with the InvokeModel body the request would send: Bedrock's own count, free of charge. */
-  async countTokens(attempt: ProviderAttempt): Promise<number> {
-    const { url, headers, body } = this.signedRequest(attempt, 'count-tokens');
-    const answer = await postJson(attempt, url, headers, body, this.clock);
-    const counted = isObject(answer) ? answer.inputTokens : undefined;
-    if (!isCount(counted)) throw malformedAnswerError(attempt.target, 200);
-    return counted;
+  /**
+   * CountTokens with the InvokeModel body the request would send: Bedrock's own count, free of
+   * charge, where the model has it (see BedrockTokenCounter: the foundation model's id for an
+   * inference profile's, and a model without it not asked again for an hour).
+   */
+  countTokens(attempt: ProviderAttempt): Promise<number> {
+    return this.counter.count(attempt, (modelId, refusal) => {
+      const counting = { ...attempt, target: { ...attempt.target, model: modelId } };
+      const { url, headers, body } = this.signedRequest(counting, 'count-tokens');
+      return postJson(counting, url, headers, body, this.clock, refusal);
+    });
   }
 
   private signedRequest(attempt: ProviderAttempt, invocation: BedrockInvocation) {

@@ -2,6 +2,9 @@ import type { ToolHttp } from '../../containment';
 import type { ChatChunk, ChatCompletion, ChatRequest, PassThroughRequest } from '../chat.types';
 import type { ChunkBatch } from '../streaming/chunk-batch';
 
+/** Where an `openai` target takes the output cap. */
+export type MaxTokensField = 'max_completion_tokens' | 'max_tokens';
+
 /** One target of a route as its provider needs it: never the caller's credentials. */
 export interface ProviderTarget {
   /** `openai`, `anthropic`, `bedrock`, `fake`. */
@@ -14,18 +17,25 @@ export interface ProviderTarget {
   readonly apiKey?: string;
   /** `bedrock`: the AWS region. */
   readonly region?: string;
+  /** `openai`: the field the output cap goes in; `max_completion_tokens` when left out. */
+  readonly maxTokensField?: MaxTokensField;
+  /** `openai`: whether its model is a reasoning model; decided by the model's id when left out. */
+  readonly reasoning?: boolean;
 }
 
 /** One attempt at one target. */
 export interface ProviderAttempt {
   readonly target: ProviderTarget;
   /**
-   * The client's request with `model` set to the target's model and the output cap set (the
-   * client's `max_completion_tokens`/`max_tokens`, else the route's `maxOutputTokens`): the
-   * reservation made for this attempt is a true bound only if the provider is held to it.
+   * The client's request with `model` set to the target's model. Its output cap is
+   * {@link maxOutputTokens}, which each provider writes in the field its target reads.
    */
   readonly request: ChatRequest;
-  /** The output cap of this attempt, in tokens (what `request` carries). */
+  /**
+   * The output cap of this attempt, in tokens (the client's `max_completion_tokens`/`max_tokens`,
+   * else the route's `maxOutputTokens`): the reservation made for this attempt is a true bound
+   * only if the provider is held to it.
+   */
   readonly maxOutputTokens: number;
   /**
    * The request as its client sent it, in another wire format: a provider that speaks that format

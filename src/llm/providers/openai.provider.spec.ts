@@ -32,7 +32,8 @@ const REQUEST: ChatRequest = {
     { role: 'system', content: 'Be brief.' },
     { role: 'user', content: 'Hello' },
   ],
-  max_completion_tokens: 64,
+  // The attempt's cap (providerAttempt's default), as the route's cappedRequest leaves it.
+  max_completion_tokens: 256,
   temperature: 0.2,
 };
 
@@ -75,6 +76,18 @@ describe('OpenAiProvider', () => {
         ['accept', 'authorization', 'connection', 'content-length', 'content-type', 'host'].sort(),
       );
       expect(JSON.parse(received.body)).toEqual({ ...request, stream: false });
+    });
+
+    it("sends a reasoning model the attempt's cap as max_completion_tokens, without what it refuses", async () => {
+      const server = await upstream(json(200, COMPLETION));
+      const request = { ...REQUEST, max_tokens: 900, top_p: 0.5, reasoning_effort: 'low' };
+
+      await provider.complete(
+        providerAttempt(target(server, { model: 'o3-mini' }), request, { pool: loopback.pool, maxOutputTokens: 300 }),
+      );
+
+      const { temperature: _t, top_p: _p, max_tokens: _m, ...kept } = request;
+      expect(JSON.parse(server.requests[0].body)).toEqual({ ...kept, max_completion_tokens: 300, stream: false });
     });
 
     it('forces stream false and drops stream_options', async () => {
@@ -381,6 +394,17 @@ describe('OpenAiProvider', () => {
         stream: true,
         stream_options: { include_usage: true, include_obfuscation: false },
       });
+    });
+
+    it('sends max_tokens alone to a target configured for it, streamed too', async () => {
+      const server = await upstream(streamed(CHUNKS));
+
+      await collect(streamOf(server, REQUEST, { model: 'llama-3.1-8b', maxTokensField: 'max_tokens' }));
+
+      const body = JSON.parse(server.requests[0].body);
+      expect(body.max_tokens).toBe(256);
+      expect(body).not.toHaveProperty('max_completion_tokens');
+      expect(body.temperature).toBe(0.2);
     });
 
     it.each([

@@ -5,6 +5,7 @@ import { carriesContent } from '../streaming/stream-assembly';
 import type { LlmProvider, ProviderAttempt, ProviderTarget } from './llm-provider';
 import { readOpenAiAnswer } from './openai-answer';
 import { readOpenAiChunk } from './openai-chunk';
+import { openAiRequest } from './openai-request';
 import { streamCutError } from './provider-errors';
 import { endpointUrl, postJson, postStream, providerEventBatches } from './provider-exchange';
 
@@ -14,7 +15,8 @@ export const OPENAI_BASE_URL = 'https://api.openai.com/v1';
 /**
  * Any OpenAI-compatible Chat Completions endpoint (OpenAI, Azure-style proxies, vLLM, Ollama,
  * llama.cpp): the request goes as the client sent it, fields Bulkhead does not know included,
- * and the answer comes back as given. Only the target's key is sent, and only if it has one.
+ * but for the output cap, in the one field the target takes, and what a reasoning model refuses
+ * (`openAiRequest`); the answer comes back as given. Only the target's key is sent, and only if it has one.
  */
 export class OpenAiProvider implements LlmProvider {
   readonly name = 'openai';
@@ -28,7 +30,7 @@ export class OpenAiProvider implements LlmProvider {
       attempt,
       url,
       headersOf(target, 'application/json'),
-      wireRequest(attempt.request),
+      wireRequest(openAiRequest(attempt)),
       this.clock,
     );
     return readOpenAiAnswer(target, answer, this.clock.wallNow());
@@ -56,7 +58,7 @@ export class OpenAiProvider implements LlmProvider {
       attempt,
       url,
       headersOf(target, 'text/event-stream'),
-      streamRequest(attempt.request),
+      streamRequest(openAiRequest(attempt)),
       this.clock,
     );
     let contentSeen = false;

@@ -1,7 +1,13 @@
 import type { Readable } from 'node:stream';
 import { type Clock, isResilienceError } from '../../common';
 import type { ProviderAttempt } from './llm-provider';
-import { malformedAnswerError, providerStatusError, networkError } from './provider-errors';
+import {
+  malformedAnswerError,
+  networkError,
+  type ProviderErrorAnswer,
+  type ProviderFailure,
+  providerStatusError,
+} from './provider-errors';
 import { SseDecoder, type SseEvent, SseEventTooLarge, sseEvents } from '../wire';
 
 /**
@@ -15,7 +21,8 @@ export const MAX_ANSWER_BYTES = 8 * 1024 * 1024;
  * the caller's), and answers the parsed JSON of a 2xx. Anything else is thrown as the kind the
  * route acts on: the attempt's abort reason when it was stopped, the pool's own errors
  * (egress_denied, a too-large body) as they are, network failures as `transient`, and
- * non-2xx answers and unreadable 2xx bodies through {@link providerStatusError}.
+ * non-2xx answers and unreadable 2xx bodies through {@link providerStatusError}, unless
+ * `refusal` names a non-2xx answer otherwise (a refusal only that endpoint answers).
  */
 export async function postJson(
   attempt: ProviderAttempt,
@@ -23,6 +30,7 @@ export async function postJson(
   headers: Record<string, string>,
   body: unknown,
   clock: Clock,
+  refusal?: (answer: ProviderErrorAnswer) => ProviderFailure | undefined,
 ): Promise<unknown> {
   const { target } = attempt;
   let response;
@@ -42,7 +50,8 @@ export async function postJson(
   const { statusCode, headers: answerHeaders } = response;
   const parsed = parseJson(response.body);
   if (statusCode < 200 || statusCode >= 300) {
-    throw providerStatusError(target, { status: statusCode, headers: answerHeaders, body: parsed }, clock.wallNow());
+    const answer = { status: statusCode, headers: answerHeaders, body: parsed };
+    throw refusal?.(answer) ?? providerStatusError(target, answer, clock.wallNow());
   }
   if (parsed === undefined) throw malformedAnswerError(target, statusCode);
   return parsed;

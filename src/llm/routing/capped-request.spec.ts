@@ -17,7 +17,7 @@ describe('cappedRequest', () => {
   });
 
   it.each([[{ max_tokens: 500, max_completion_tokens: 300 }], [{ max_tokens: 300, max_completion_tokens: 500 }]])(
-    'holds a request that set both (%p) to the smaller, sent as both',
+    'holds a request that set both (%p) to the smaller, in both',
     (caps) => {
       const { request, outputCap } = cappedRequest({ ...BASE, ...caps }, 4096);
       expect(outputCap).toBe(300);

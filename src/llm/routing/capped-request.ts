@@ -8,10 +8,12 @@ export interface CappedRequest {
 }
 
 /**
- * The client's request with one output cap that every target honours: the route's
- * `maxOutputTokens` when the client set none; the smaller of the two, sent as both, when it set
- * `max_tokens` and `max_completion_tokens` (a target may honour either, and a reservation made
- * for one would not bound the other).
+ * The client's request with one output cap that every target is held to: the route's
+ * `maxOutputTokens` when the client set none (as `max_tokens`); the smaller of the two, in both,
+ * when it set `max_tokens` and `max_completion_tokens` (a reservation made for one would not
+ * bound the other). The fields are the request's, for its estimate and its fingerprint: what a
+ * target gets is `outputCap`, which each provider writes in the one field its target reads (an
+ * `openai` target never gets both: OpenAI refuses them together).
  */
 export function cappedRequest(request: ChatRequest, routeCap: number): CappedRequest {
   const { max_tokens: maxTokens, max_completion_tokens: maxCompletionTokens } = request;

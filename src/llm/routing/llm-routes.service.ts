@@ -65,6 +65,8 @@ export class LlmRoutes {
             baseUrl: target.baseUrl,
             apiKey: target.apiKey,
             region: target.region,
+            maxTokensField: target.maxTokensField,
+            reasoning: target.reasoning,
           },
           provider: wrappers
             ? wrappers.wrap(provider, { route: name, label, lane: config.lane, config: target, audience })

@@ -1,0 +1,28 @@
+import type { ChatRequest } from '../chat.types';
+import type { MaxTokensField, ProviderAttempt, ProviderTarget } from './llm-provider';
+import { forReasoningModel, isReasoningModel } from './reasoning-models';
+
+/**
+ * `max_completion_tokens` unless the target says otherwise: OpenAI's own API takes it for every
+ * model and refuses `max_tokens` from its reasoning models; a compatible server that knows only
+ * `max_tokens` is configured with `maxTokensField: max_tokens`.
+ */
+export const DEFAULT_MAX_TOKENS_FIELD: MaxTokensField = 'max_completion_tokens';
+
+/**
+ * The Chat Completions body an `openai` target gets for one attempt: the attempt's one output cap
+ * in the one field the target reads (the client's own `max_tokens` and `max_completion_tokens`
+ * never go as a second: OpenAI refuses both together, for every model), and for a reasoning
+ * model without the sampling parameters it refuses (`forReasoningModel`).
+ */
+export function openAiRequest(attempt: ProviderAttempt): ChatRequest {
+  const { target } = attempt;
+  const { max_tokens: _maxTokens, max_completion_tokens: _maxCompletionTokens, ...rest } = attempt.request;
+  const request = reasons(target) ? forReasoningModel(rest).request : rest;
+  return { ...request, [target.maxTokensField ?? DEFAULT_MAX_TOKENS_FIELD]: attempt.maxOutputTokens };
+}
+
+/** The target's `reasoning` setting, else the rule on its model's id. */
+function reasons(target: ProviderTarget): boolean {
+  return target.reasoning ?? isReasoningModel(target.model);
+}
