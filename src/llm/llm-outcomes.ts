@@ -58,6 +58,11 @@ export interface LlmUsageRejected {
   reason: string;
 }
 
+/** The store of kept responses (`/v1/responses`) failed a decision: `read` (the request failed) or `write` (the answer went out unkept). */
+export interface StoredResponseFailure {
+  operation: 'read' | 'write';
+}
+
 /**
  * What the LLM route reports as requests and attempts end: collectors in metrics/ subscribe,
  * so the route never imports prom-client. Counts only, never prompts or answers.
@@ -69,6 +74,7 @@ export class LlmOutcomes {
   private readonly attempts = new Listeners<[outcome: LlmAttemptOutcome]>();
   private readonly firstTokens = new Listeners<[event: LlmFirstToken]>();
   private readonly usageRejections = new Listeners<[event: LlmUsageRejected]>();
+  private readonly storedResponseFailures = new Listeners<[event: StoredResponseFailure]>();
 
   request(outcome: LlmRequestOutcome): void {
     this.requests.emit(outcome);
@@ -88,6 +94,14 @@ export class LlmOutcomes {
 
   usageRejected(event: LlmUsageRejected): void {
     this.usageRejections.emit(event);
+  }
+
+  storedResponseFailed(event: StoredResponseFailure): void {
+    this.storedResponseFailures.emit(event);
+  }
+
+  onStoredResponseFailure(listener: (event: StoredResponseFailure) => void): () => void {
+    return this.storedResponseFailures.add(listener);
   }
 
   onUsageRejected(listener: (event: LlmUsageRejected) => void): () => void {
