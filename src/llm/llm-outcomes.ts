@@ -58,9 +58,13 @@ export interface LlmUsageRejected {
   reason: string;
 }
 
-/** The store of kept responses (`/v1/responses`) failed a decision: `read` (the request failed) or `write` (the answer went out unkept). */
+/**
+ * A `/v1/responses` answer that was to be kept, or a request that named one, and the store of
+ * kept responses failed it: `read` (the request failed), `write` (the answer went out unkept),
+ * `too_large` (over `maxResponseBytes`: the answer went out unkept).
+ */
 export interface StoredResponseFailure {
-  operation: 'read' | 'write';
+  operation: 'read' | 'write' | 'too_large';
 }
 
 /**

@@ -66,7 +66,7 @@ export class LlmMetricsCollector implements OnModuleInit, OnModuleDestroy {
     });
     const storedResponseErrors = new CounterFamily(this.registry, {
       name: METRIC.llmStoredResponseErrors,
-      help: 'Decisions the store of kept responses (/v1/responses) failed, by operation: read (the request got unavailable) or write (the answer went out, not kept)',
+      help: 'Decisions the store of kept responses (/v1/responses) failed, by operation: read (the request got unavailable), write (the answer went out, not kept) or too_large (over maxResponseBytes, not kept)',
       labelNames: ['operation'],
     });
     const firstToken = new Histogram({

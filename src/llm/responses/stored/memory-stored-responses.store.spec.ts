@@ -28,7 +28,7 @@ describe('MemoryStoredResponsesStore', () => {
   it('answers at once, without a promise', () => {
     const store = storeOf();
 
-    expect(store.keep('acme', keptResponse('resp_1'), TTL_MS)).toBeUndefined();
+    expect(store.keep('acme', keptResponse('resp_1'), TTL_MS)).toBe(true);
     expect(store.response('acme', 'resp_1')).toEqual(keptResponse('resp_1'));
   });
 

@@ -53,16 +53,18 @@ export class MemoryStoredResponsesStore implements StoredResponsesStore {
     }
   }
 
-  keep(tenant: string, response: StoredResponse, ttlMs: number): void {
+  keep(tenant: string, response: StoredResponse, ttlMs: number): boolean {
     assertKeepTtl(ttlMs);
     const now = this.clock.now();
     const json = JSON.stringify(response);
-    if (storedBytes(json) <= this.options.maxResponseBytes) {
+    const fits = storedBytes(json) <= this.options.maxResponseBytes;
+    if (fits) {
       const expiresAt = now + ttlMs;
       this.put(keyOf('r', tenant, response.id), json, expiresAt);
       for (const [id, item] of itemsById(response)) this.put(keyOf('i', tenant, id), item, expiresAt);
     }
     this.sweep(now);
+    return fits;
   }
 
   response(tenant: string, id: string): StoredResponse | null {

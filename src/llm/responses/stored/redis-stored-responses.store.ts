@@ -27,21 +27,22 @@ export class RedisStoredResponsesStore implements StoredResponsesStore {
     private readonly maxResponseBytes: number,
   ) {}
 
-  keep(tenant: string, response: StoredResponse, ttlMs: number): Promise<void> {
+  keep(tenant: string, response: StoredResponse, ttlMs: number): Promise<boolean> {
     // Checked before any promise, as the memory store throws it: a caller that does not wait still hears of it.
     assertKeepTtl(ttlMs);
     const json = JSON.stringify(response);
-    if (storedBytes(json) > this.maxResponseBytes) return Promise.resolve();
+    if (storedBytes(json) > this.maxResponseBytes) return Promise.resolve(false);
     return this.write(tenant, response, json, ttlMs);
   }
 
-  private async write(tenant: string, response: StoredResponse, json: string, ttlMs: number): Promise<void> {
+  private async write(tenant: string, response: StoredResponse, json: string, ttlMs: number): Promise<boolean> {
     batchWritesThisTick(this.redis);
     const writes = [this.redis.set(this.responseKey(tenant, response.id), json, 'PX', ttlMs)];
     for (const [id, item] of itemsById(response)) {
       writes.push(this.redis.set(this.itemKey(tenant, id), item, 'PX', ttlMs));
     }
     await Promise.all(writes);
+    return true;
   }
 
   async response(tenant: string, id: string): Promise<StoredResponse | null> {

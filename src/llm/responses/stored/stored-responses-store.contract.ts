@@ -112,8 +112,11 @@ export function describeStoredResponsesStore(
       await expect(store.response('acme', 'resp_1')).resolves.toEqual(keptResponse('resp_1', 'second'));
     });
 
-    it('keeps nothing of a response larger than its bound', async () => {
-      await store.keep('acme', keptResponse('resp_big', 'x'.repeat(64 * 1024)), LONG_KEEP_MS);
+    it('keeps nothing of a response larger than its bound, and says so', async () => {
+      await expect(store.keep('acme', keptResponse('resp_small'), LONG_KEEP_MS)).resolves.toBe(true);
+      await expect(store.keep('acme', keptResponse('resp_big', 'x'.repeat(64 * 1024)), LONG_KEEP_MS)).resolves.toBe(
+        false,
+      );
 
       await expect(store.response('acme', 'resp_big')).resolves.toBeNull();
       await expect(store.items('acme', ['msg_resp_big_0'])).resolves.toEqual([null]);

@@ -62,6 +62,28 @@ describe('StoredResponses', () => {
     expect(store.response('acme', 'resp_false')).toBeNull();
   });
 
+  it('counts and logs an answer too large to keep, which still settles', async () => {
+    const written: string[] = [];
+    Logger.overrideLogger({
+      log: () => undefined,
+      warn: (line: unknown) => written.push(String(line)),
+      error: () => undefined,
+    } as LoggerService);
+    const small = new MemoryStoredResponsesStore(new FakeClock(), { maxBytes: 1 << 20, maxResponseBytes: 64 });
+    const { service, failures } = servicesOn(small);
+    const resolved = await service.resolve('acme', request({ input: 'my secret question' }));
+
+    try {
+      expect(service.keep('acme', resolved, 'resp_1', OUTPUT)).toBeUndefined();
+    } finally {
+      Logger.overrideLogger(false);
+    }
+
+    expect(small.response('acme', 'resp_1')).toBeNull();
+    expect(failures).toEqual([{ operation: 'too_large' }]);
+    expect(written).toEqual([expect.stringContaining('larger than llm.responses.stored.maxResponseBytes')]);
+  });
+
   it('reads nothing for a request without references: it resolves at once', () => {
     const { service } = servicesOn(memory());
 

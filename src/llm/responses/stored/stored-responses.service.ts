@@ -63,11 +63,22 @@ export class StoredResponses {
     const response = { id, input: inputItems(request.input), output: output as unknown as ResponsesItem[] };
     try {
       const keeping = this.store.keep(tenant, response, this.settings.ttlMs);
-      if (isPromiseLike(keeping)) return Promise.resolve(keeping).catch((error: unknown) => this.writeFailed(error));
+      if (!isPromiseLike(keeping)) return this.kept(keeping);
+      return Promise.resolve(keeping).then(
+        (kept) => this.kept(kept),
+        (error: unknown) => this.writeFailed(error),
+      );
     } catch (error) {
       this.writeFailed(error);
     }
     return undefined;
+  }
+
+  private kept(kept: boolean): void {
+    if (kept) return;
+    // Only a conversation near the largest context windows gets here; its next request will not find it.
+    this.outcomes.storedResponseFailed({ operation: 'too_large' });
+    this.logger.warn('a response larger than llm.responses.stored.maxResponseBytes went out unkept');
   }
 
   private writeFailed(error: unknown): void {

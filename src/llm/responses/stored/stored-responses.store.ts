@@ -25,9 +25,10 @@ export interface StoredResponsesStore {
   /**
    * Keeps `response` and its output items for `ttlMs` milliseconds, in place of anything kept
    * under the same ids; a copy is taken at once. A response whose JSON is larger than the
-   * store's bound is not kept. Rejects (or throws) when the store cannot write.
+   * store's bound is not kept: false then, true otherwise. Rejects (or throws) when the store
+   * cannot write.
    */
-  keep(tenant: string, response: StoredResponse, ttlMs: number): Awaitable<void>;
+  keep(tenant: string, response: StoredResponse, ttlMs: number): Awaitable<boolean>;
   /** The response kept under `id` for `tenant`, or null (never kept, expired, evicted, or not clean). */
   response(tenant: string, id: string): Awaitable<StoredResponse | null>;
   /** The output items kept under `ids` for `tenant`, in order: null for each one not kept. */
