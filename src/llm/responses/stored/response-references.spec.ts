@@ -2,7 +2,7 @@ import { isResilienceError, type ResilienceError, toEnvelope } from '../../../co
 import { FakeClock } from '../../../common/fake-clock';
 import { parseResponsesRequest } from '../responses-request';
 import { MemoryStoredResponsesStore } from './memory-stored-responses.store';
-import { hasReferences, resolveReferences } from './response-references';
+import { hasReferences, MAX_ITEM_REFERENCES, resolveReferences } from './response-references';
 import { keptResponse } from './stored-responses-store.contract';
 
 const TTL_MS = 60_000;
@@ -71,6 +71,29 @@ describe('resolving the references of a Responses request', () => {
       { type: 'function_call', call_id: 'call_resp_1', name: 'weather', arguments: '{}' },
       { type: 'function_call_output', call_id: 'call_resp_1', output: '21 C' },
     ]);
+  });
+
+  it('reads an item named twice once, and refuses more distinct references than it reads', async () => {
+    const twice = await resolveReferences(
+      request({
+        input: [
+          { type: 'item_reference', id: 'msg_resp_1_0' },
+          { type: 'item_reference', id: 'msg_resp_1_0' },
+        ],
+      }),
+      'acme',
+      store,
+    );
+    const many = Array.from({ length: MAX_ITEM_REFERENCES + 1 }, (_, index) => ({
+      type: 'item_reference',
+      id: `m_${index}`,
+    }));
+
+    expect(twice.input).toEqual([keptResponse('resp_1').output[0], keptResponse('resp_1').output[0]]);
+    await expect(resolveReferences(request({ input: many }), 'acme', store)).rejects.toMatchObject({
+      kind: 'invalid_request',
+      message: `input: at most ${MAX_ITEM_REFERENCES} distinct item references`,
+    });
   });
 
   it("refuses a previous response it does not have with OpenAI's own error, for another tenant too", async () => {

@@ -5,6 +5,12 @@ import type { StoredResponse, StoredResponsesStore } from './stored-responses.st
 /** A Responses request whose references are resolved: its input is what the model sees. */
 export type ResolvedResponsesRequest = ResponsesRequest & { input: string | ResponsesItem[] };
 
+/**
+ * Distinct items one request may name: each costs a store read (a Redis GET), and a body of
+ * nothing but references must not turn into tens of thousands of them.
+ */
+export const MAX_ITEM_REFERENCES = 1_000;
+
 type ItemReference = Extract<ResponsesInputEntry, { type: 'item_reference' }>;
 
 const isReference = (entry: ResponsesInputEntry): entry is ItemReference => entry.type === 'item_reference';
@@ -34,7 +40,10 @@ export async function resolveReferences(
 ): Promise<ResolvedResponsesRequest> {
   const previousId = request.previous_response_id ?? undefined;
   const own: ResponsesInputEntry[] = Array.isArray(request.input) ? request.input : inputItems(request.input);
-  const referenced = own.filter(isReference).map((reference) => reference.id);
+  const referenced = [...new Set(own.filter(isReference).map((reference) => reference.id))];
+  if (referenced.length > MAX_ITEM_REFERENCES) {
+    throw new ResilienceError('invalid_request', `input: at most ${MAX_ITEM_REFERENCES} distinct item references`);
+  }
   const [previous, items] = await Promise.all([
     previousId === undefined ? null : read(() => store.response(tenant, previousId)),
     referenced.length === 0 ? [] : read(() => store.items(tenant, referenced)),
