@@ -333,6 +333,41 @@ describe('stored responses (previous_response_id, item_reference)', () => {
   });
 });
 
+describe('a response too large to keep', () => {
+  let upstream: Upstream;
+  let app: TestApp;
+
+  beforeAll(async () => {
+    upstream = await Upstream.start(weatherModel);
+    const document = documentFor(upstream);
+    (document.llm as Record<string, unknown>).responses = { stored: { maxResponseBytes: 1024 } };
+    app = await createTestApp(document);
+  });
+
+  afterAll(async () => {
+    await app.close();
+    await upstream.close();
+  });
+
+  it('says store false, whole or streamed, and is not found later', async () => {
+    const openai = client(app, ACME.key);
+    const input = `a plain question ${'x'.repeat(2_000)}`;
+
+    const whole = await openai.responses.create({ model: 'weather', input });
+    const stream = await openai.responses.create({ model: 'weather', input, stream: true });
+    let streamed: OpenAI.Responses.Response | undefined;
+    for await (const event of stream) if (event.type === 'response.completed') streamed = event.response;
+    const small = await openai.responses.create({ model: 'weather', input: 'a plain question' });
+    const later = await errorOf(
+      openai.responses.create({ model: 'weather', input: 'x', previous_response_id: whole.id }),
+    );
+
+    expect(whole.output_text).toBe('A plain answer.');
+    expect([storeOf(whole), storeOf(streamed!), storeOf(small)]).toEqual([false, false, true]);
+    expect(later).toMatchObject({ status: 400, code: 'previous_response_not_found' });
+  });
+});
+
 describe('stored responses turned off', () => {
   let upstream: Upstream;
   let app: TestApp;

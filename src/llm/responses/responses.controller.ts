@@ -53,7 +53,8 @@ export class ResponsesController {
     const answer = await this.completions.complete(call);
     const body = toResponseObject(responses, answer.completion, ids);
     const keeping = this.stored.keep(call.tenant, responses, body.id, body.output);
-    if (isPromiseLike(keeping)) await keeping;
+    // The answer goes out once kept (or not: then it says so), so the client's next request finds it.
+    body.store = isPromiseLike(keeping) ? await keeping : keeping;
     void answerHeaders(reply.code(200), answer).send({ ...body, bulkhead: bulkheadField(answer) });
   }
 }

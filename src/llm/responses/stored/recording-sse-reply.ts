@@ -20,7 +20,8 @@ export class RecordingSseReply extends SseReply {
   constructor(
     private readonly client: FastifyReply,
     labels: { callId?: string },
-    private readonly keep: (output: OutputItem[]) => Awaitable<void>,
+    /** Keeps the output; whether it did. */
+    private readonly keep: (output: OutputItem[]) => Awaitable<boolean>,
   ) {
     super(client, labels);
   }
@@ -36,13 +37,28 @@ export class RecordingSseReply extends SseReply {
 
   override finish(text: string): void {
     const whole = WHOLE_ENDINGS.some((ending) => text.startsWith(ending)) && !this.clientGone();
-    const keeping = whole ? this.keep(this.output.filter((item) => item !== undefined)) : undefined;
-    if (isPromiseLike(keeping)) void Promise.resolve(keeping).then(() => super.finish(text));
-    else super.finish(text);
+    if (!whole) return super.finish(text);
+    const keeping = this.keep(this.output.filter((item) => item !== undefined));
+    if (isPromiseLike(keeping)) void Promise.resolve(keeping).then((kept) => super.finish(saying(text, kept)));
+    else super.finish(saying(text, keeping));
   }
 
   private clientGone(): boolean {
     const { raw } = this.client;
     return raw.destroyed || raw.writableEnded;
   }
+}
+
+/**
+ * The closing event `text` with its response's `store` false when it was not kept (over the
+ * size bound, a failed write) though it said it would be: the answer says the truth. Rare, so
+ * the event is read again only then.
+ */
+function saying(text: string, kept: boolean): string {
+  if (kept) return text;
+  const start = text.indexOf('\ndata: ') + '\ndata: '.length;
+  const event = JSON.parse(text.slice(start)) as { response?: { store?: unknown } };
+  if (event.response?.store !== true) return text;
+  event.response.store = false;
+  return `${text.slice(0, start)}${JSON.stringify(event)}\n\n`;
 }

@@ -50,7 +50,7 @@ describe('StoredResponses', () => {
       ['resp_false', { input: 'hi', store: false }],
     ] as const) {
       const resolved = await service.resolve('acme', request(body));
-      await service.keep('acme', resolved, id, OUTPUT);
+      expect(service.keep('acme', resolved, id, OUTPUT)).toBe(id !== 'resp_false');
     }
 
     expect(store.response('acme', 'resp_absent')).toEqual({
@@ -74,7 +74,7 @@ describe('StoredResponses', () => {
     const resolved = await service.resolve('acme', request({ input: 'my secret question' }));
 
     try {
-      expect(service.keep('acme', resolved, 'resp_1', OUTPUT)).toBeUndefined();
+      expect(service.keep('acme', resolved, 'resp_1', OUTPUT)).toBe(false);
     } finally {
       Logger.overrideLogger(false);
     }
@@ -127,7 +127,7 @@ describeRedis('StoredResponses on a Redis that does not answer', () => {
     const { service, failures } = await onClosedRedis();
     const resolved = await service.resolve('acme', request({ input: 'my secret question' }));
 
-    await expect(Promise.resolve(service.keep('acme', resolved, 'resp_1', OUTPUT))).resolves.toBeUndefined();
+    await expect(Promise.resolve(service.keep('acme', resolved, 'resp_1', OUTPUT))).resolves.toBe(false);
 
     expect(failures).toEqual([{ operation: 'write' }]);
     expect(written).toEqual([['warn', expect.stringContaining('failed a write; the answer went out unkept')]]);

@@ -56,10 +56,16 @@ export class StoredResponses {
 
   /**
    * Keeps the answer `id` of `request` (resolved) when its `store` says so; settles once the
-   * store has it, or has failed (never rejects): the caller sends the answer after.
+   * store has it, or has failed (never rejects), with whether it is kept: the caller sends the
+   * answer after, its `store` false if it was to be kept and is not.
    */
-  keep(tenant: string, request: ResolvedResponsesRequest, id: string, output: readonly OutputItem[]): Awaitable<void> {
-    if (request.store !== true) return undefined;
+  keep(
+    tenant: string,
+    request: ResolvedResponsesRequest,
+    id: string,
+    output: readonly OutputItem[],
+  ): Awaitable<boolean> {
+    if (request.store !== true) return false;
     const response = { id, input: inputItems(request.input), output: output as unknown as ResponsesItem[] };
     try {
       const keeping = this.store.keep(tenant, response, this.settings.ttlMs);
@@ -69,22 +75,23 @@ export class StoredResponses {
         (error: unknown) => this.writeFailed(error),
       );
     } catch (error) {
-      this.writeFailed(error);
+      return this.writeFailed(error);
     }
-    return undefined;
   }
 
-  private kept(kept: boolean): void {
-    if (kept) return;
+  private kept(kept: boolean): boolean {
+    if (kept) return true;
     // Only a conversation near the largest context windows gets here; its next request will not find it.
     this.outcomes.storedResponseFailed({ operation: 'too_large' });
     this.logger.warn('a response larger than llm.responses.stored.maxResponseBytes went out unkept');
+    return false;
   }
 
-  private writeFailed(error: unknown): void {
+  private writeFailed(error: unknown): false {
     this.outcomes.storedResponseFailed({ operation: 'write' });
     // Its name only: the error of a failed write may quote the command, and so the answer.
     this.logger.warn(`the store of kept responses failed a write; the answer went out unkept: ${nameOf(error)}`);
+    return false;
   }
 }
 
