@@ -65,7 +65,7 @@ export class LlmMetricsCollector implements OnModuleInit, OnModuleDestroy {
       labelNames: ['target', 'reason'],
     });
     const storedResponseErrors = new CounterFamily(this.registry, {
-      name: METRIC.llmStoredResponseErrors,
+      name: METRIC.llmKeptResponseErrors,
       help: 'Decisions the store of kept responses (/v1/responses) failed, by operation: read (the request got unavailable), write (the answer went out, not kept) or too_large (over maxResponseBytes, not kept)',
       labelNames: ['operation'],
     });
