@@ -4,6 +4,7 @@ import { CLOCK, type Clock, isPromiseLike } from '../../common';
 import { answerHeaders, bulkheadField } from '../answer-meta';
 import { ChatCompletions } from '../chat-completions.service';
 import { startChatCall } from '../ingress-call';
+import { SseReply } from '../streaming/sse-reply';
 import { ResponseIds, toResponseObject } from './chat-to-responses-answer';
 import type { ResponsesRequest } from '../wire';
 import { parseResponsesRequest } from './responses-request';
@@ -42,9 +43,14 @@ export class ResponsesController {
     call.request = toChatRequest(responses);
     const ids = new ResponseIds(call.callId);
     if (call.request.stream === true) {
-      const sse = new RecordingSseReply(reply, { callId: call.callId }, (output) =>
-        this.stored.keep(call.tenant, responses, ids.response, output),
-      );
+      const labels = { callId: call.callId };
+      // Only a response to keep is recorded as it streams.
+      const sse =
+        responses.store === true
+          ? new RecordingSseReply(reply, labels, (output) =>
+              this.stored.keep(call.tenant, responses, ids.response, output),
+            )
+          : new SseReply(reply, labels);
       const requestedAt = Math.floor(this.clock.wallNow() / 1000);
       const sink = new ResponsesStreamSink(sse, responses, ids, { callId: call.callId }, requestedAt);
       await this.completions.stream({ ...call, sink });
