@@ -59,6 +59,15 @@ export interface LlmUsageRejected {
 }
 
 /**
+ * A `/v1/responses` answer that was to be kept, or a request that named one, and the store of
+ * kept responses failed it: `read` (the request failed), `write` (the answer went out unkept),
+ * `too_large` (over `maxResponseBytes`: the answer went out unkept).
+ */
+export interface StoredResponseFailure {
+  operation: 'read' | 'write' | 'too_large';
+}
+
+/**
  * What the LLM route reports as requests and attempts end: collectors in metrics/ subscribe,
  * so the route never imports prom-client. Counts only, never prompts or answers.
  */
@@ -69,6 +78,7 @@ export class LlmOutcomes {
   private readonly attempts = new Listeners<[outcome: LlmAttemptOutcome]>();
   private readonly firstTokens = new Listeners<[event: LlmFirstToken]>();
   private readonly usageRejections = new Listeners<[event: LlmUsageRejected]>();
+  private readonly storedResponseFailures = new Listeners<[event: StoredResponseFailure]>();
 
   request(outcome: LlmRequestOutcome): void {
     this.requests.emit(outcome);
@@ -88,6 +98,14 @@ export class LlmOutcomes {
 
   usageRejected(event: LlmUsageRejected): void {
     this.usageRejections.emit(event);
+  }
+
+  storedResponseFailed(event: StoredResponseFailure): void {
+    this.storedResponseFailures.emit(event);
+  }
+
+  onStoredResponseFailure(listener: (event: StoredResponseFailure) => void): () => void {
+    return this.storedResponseFailures.add(listener);
   }
 
   onUsageRejected(listener: (event: LlmUsageRejected) => void): () => void {

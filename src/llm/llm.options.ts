@@ -219,6 +219,27 @@ const semanticCache = z
   })
   .prefault({});
 
+const DAY_MS = 86_400_000;
+
+/**
+ * Responses kept so that a later request may name them (`previous_response_id`) or their output
+ * items (`item_reference`), as OpenAI's API keeps them: every `/v1/responses` answer whose
+ * request has `store` true or absent, per tenant, in the shared store (Redis with `store.kind:
+ * redis`, so any replica resolves them; memory otherwise).
+ */
+const storedResponses = z
+  .strictObject({
+    /** Off: nothing is kept, and a request that names a kept response or item is refused. */
+    enabled: bool().default(true),
+    /** How long a response (and each of its items) can be named after it was answered. */
+    ttlMs: intIn(1_000, 30 * DAY_MS).default(HOUR_MS),
+    /** The memory store's bound on what it holds (responses' and items' JSON, in bytes), least recently used out first. */
+    maxBytes: intIn(0, 1024 * MiB).default(64 * MiB),
+    /** A response whose JSON (its whole input and output) is larger is not kept, in either store. */
+    maxResponseBytes: intIn(1024, 64 * MiB).default(4 * MiB),
+  })
+  .prefault({});
+
 /** The `llm` section of the config file: routes, caches, prices. */
 export const llmSchema = z
   .strictObject({
@@ -238,6 +259,8 @@ export const llmSchema = z
       .prefault({}),
     /** Prices by `provider/model`, over the shipped table. */
     prices: z.record(nonEmptyString(), price).default({}),
+    /** OpenAI's Responses API (`POST /v1/responses`). */
+    responses: z.strictObject({ stored: storedResponses }).prefault({}),
   })
   .prefault({});
 
@@ -249,3 +272,4 @@ export type FakeStepConfig = NonNullable<LlmTargetConfig['script']>[number];
 export type LlmPriceConfig = LlmOptions['prices'][string];
 export type SemanticCacheConfig = LlmOptions['cache']['semantic'];
 export type EmbedderConfig = SemanticCacheConfig['embedder'];
+export type StoredResponsesConfig = LlmOptions['responses']['stored'];

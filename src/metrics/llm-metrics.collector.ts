@@ -64,6 +64,11 @@ export class LlmMetricsCollector implements OnModuleInit, OnModuleDestroy {
       help: 'Counts of usage a target reported that were not charged as given, by target and why: not_a_number, not_finite, negative, not_integer, above_bound (more than the attempt held)',
       labelNames: ['target', 'reason'],
     });
+    const storedResponseErrors = new CounterFamily(this.registry, {
+      name: METRIC.llmKeptResponseErrors,
+      help: 'Decisions the store of kept responses (/v1/responses) failed, by operation: read (the request got unavailable), write (the answer went out, not kept) or too_large (over maxResponseBytes, not kept)',
+      labelNames: ['operation'],
+    });
     const firstToken = new Histogram({
       name: METRIC.llmTimeToFirstToken,
       help: 'Seconds from a streamed request to its first content, by route and the target that sent it (retries, failover and hedges included)',
@@ -73,6 +78,7 @@ export class LlmMetricsCollector implements OnModuleInit, OnModuleDestroy {
     });
     this.disposers = [
       outcomes.onUsageRejected(({ target, reason }) => usageRejected.inc([target, reason])),
+      outcomes.onStoredResponseFailure(({ operation }) => storedResponseErrors.inc([operation])),
       outcomes.onFirstToken(({ route, target, seconds }) => firstToken.observe({ route, target }, seconds)),
       outcomes.onAttempt(({ route, target, outcome }) => requests.inc([route, target, outcome])),
       outcomes.onRequest((outcome) => cache.inc([outcome.route, outcome.cache])),

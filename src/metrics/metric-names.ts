@@ -33,6 +33,7 @@ export const METRIC = {
   llmTargetSkipped: 'bulkhead_llm_target_skipped_total',
   llmTimeToFirstToken: 'bulkhead_llm_time_to_first_token_seconds',
   llmUsageRejected: 'bulkhead_llm_usage_rejected_total',
+  llmKeptResponseErrors: 'bulkhead_llm_kept_response_errors_total',
   chaosInjected: 'bulkhead_chaos_injected_total',
   unexpectedErrors: 'bulkhead_unexpected_errors_total',
 } as const;

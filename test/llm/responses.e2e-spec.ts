@@ -19,7 +19,7 @@ const WEATHER_TOOL = {
 const client = (app: TestApp, key: string) => new OpenAI({ baseURL: `${app.url}/v1`, apiKey: key, maxRetries: 0 });
 
 /**
- * `POST /v1/responses`, stateless, through OpenAI's own SDK pointed at the service: the same
+ * `POST /v1/responses` through OpenAI's own SDK pointed at the service: the same
  * pipeline as the chat route.
  */
 describe('the OpenAI Responses API', () => {
@@ -51,7 +51,7 @@ describe('the OpenAI Responses API', () => {
       usage: { input_tokens: expect.any(Number), output_tokens: expect.any(Number), total_tokens: expect.any(Number) },
       instructions: 'Be brief.',
       max_output_tokens: 100,
-      store: false,
+      store: true,
       bulkhead: { servedBy: 'fake/echo-1', attempts: 1, fromCache: false },
     });
     expect(response.id).toMatch(/^resp_/);
@@ -166,7 +166,7 @@ describe('the OpenAI Responses API', () => {
     expect(again).toMatchObject({ output_text: 'cache me', bulkhead: { fromCache: true } });
   });
 
-  it("refuses as OpenAI's typed errors: an unknown model, a rate limit, a budget, stored state, a built-in tool", async () => {
+  it("refuses as OpenAI's typed errors: an unknown model, a rate limit, a budget, an unknown previous response, a built-in tool", async () => {
     const unknown = await errorOf(client(app, ACME.key).responses.create({ model: 'nope', input: 'hi' }));
     const slow = client(app, SLOW.key);
     await slow.responses.create({ model: 'echo', input: 'the one of this minute' });
@@ -175,7 +175,7 @@ describe('the OpenAI Responses API', () => {
       client(app, POOR.key).responses.create({ model: 'echo', input: 'too dear', max_output_tokens: 1000 }),
     );
     const stored = await errorOf(
-      client(app, ACME.key).responses.create({ model: 'echo', input: 'go on', previous_response_id: 'resp_1' }),
+      client(app, ACME.key).responses.create({ model: 'echo', input: 'go on', previous_response_id: 'resp_unknown' }),
     );
     const search = await send('POST', `${app.url}/v1/responses`, {
       json: { model: 'echo', input: 'search', tools: [{ type: 'web_search' }] },
@@ -186,7 +186,7 @@ describe('the OpenAI Responses API', () => {
     expect(limited).toBeInstanceOf(OpenAI.RateLimitError);
     expect(broke).toMatchObject({ status: 402, code: 'budget_exceeded' });
     expect(stored).toBeInstanceOf(OpenAI.BadRequestError);
-    expect((stored as Error).message).toContain('previous_response_id: Bulkhead keeps no responses');
+    expect(stored).toMatchObject({ code: 'previous_response_not_found', param: 'previous_response_id' });
     expect(search.status).toBe(400);
     expect(search.body).toMatchObject({
       error: { type: 'invalid_request', message: expect.stringContaining('"web_search"') },

@@ -351,7 +351,12 @@ describe('the OpenAPI document and its page', () => {
         json: { model: 'chat', input: 'hello', previous_response_id: 'resp_1' },
         headers: ACME.headers,
       });
-      expect(stored).toMatchObject({ status: 400, body: { error: { kind: 'invalid_request', param: null } } });
+      expect(stored).toMatchObject({
+        status: 400,
+        body: {
+          error: { kind: 'invalid_request', code: 'previous_response_not_found', param: 'previous_response_id' },
+        },
+      });
     });
 
     it('/mcp: an initialize answered as an event stream, its refusals, the session’s stream and its end', async () => {

@@ -65,6 +65,20 @@ describe('toEnvelope with openai', () => {
     });
   });
 
+  it("uses OpenAI's own code and param where the failure names them, the kind staying the type", () => {
+    const error = new ResilienceError('invalid_request', "Previous response with id 'resp_1' not found.", {
+      openai: { code: 'previous_response_not_found', param: 'previous_response_id' },
+    });
+
+    expect(toEnvelope(error, { openai: true }).error).toMatchObject({
+      kind: 'invalid_request',
+      type: 'invalid_request',
+      code: 'previous_response_not_found',
+      param: 'previous_response_id',
+    });
+    expect(toEnvelope(error.withAttempts(2), { openai: true }).error.code).toBe('previous_response_not_found');
+  });
+
   it('adds none of them otherwise', () => {
     expect(Object.keys(toEnvelope(new ResilienceError('not_found', 'no such route')).error).sort()).toEqual([
       'attempts',

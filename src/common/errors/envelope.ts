@@ -9,10 +9,13 @@ export interface ErrorEnvelope {
     attempts: number;
     jsonrpcCode: number;
     retryAfterMs?: number;
-    /** OpenAI's error fields, on every path under `/v1/`: both the kind, and `param` null. */
+    /**
+     * OpenAI's error fields, on every path under `/v1/`: both the kind, and `param` null, but
+     * where the failure names OpenAI's own `code` and `param` (ResilienceError's `openai`).
+     */
     type?: ErrorKind;
-    code?: ErrorKind;
-    param?: null;
+    code?: string;
+    param?: string | null;
   };
   callId?: string;
   toolId?: string;
@@ -41,8 +44,8 @@ export function toEnvelope(error: ResilienceError, labels: CallLabels = {}): Err
   if (error.retryAfterMs !== undefined) envelope.error.retryAfterMs = error.retryAfterMs;
   if (labels.openai) {
     envelope.error.type = error.kind;
-    envelope.error.code = error.kind;
-    envelope.error.param = null;
+    envelope.error.code = error.openai?.code ?? error.kind;
+    envelope.error.param = error.openai?.param ?? null;
   }
   if (labels.callId !== undefined) envelope.callId = labels.callId;
   if (labels.toolId !== undefined) envelope.toolId = labels.toolId;

@@ -15,6 +15,17 @@ export interface ResilienceErrorOptions {
    * kind is by the breaker. Not sent to clients. @default true: the kind's rule decides
    */
   retryable?: boolean;
+  /**
+   * OpenAI's own `code` and `param` for a failure OpenAI's API names itself (a kept response not
+   * found), in place of the kind and null on the OpenAI wire; nothing else changes.
+   */
+  openai?: OpenAiErrorFields;
+}
+
+/** OpenAI's error fields a failure may name for itself. */
+export interface OpenAiErrorFields {
+  code?: string;
+  param?: string;
 }
 
 /**
@@ -31,6 +42,8 @@ export class ResilienceError extends Error {
   readonly status: number;
   /** False when this failure is never retried, whatever its kind; see {@link ResilienceErrorOptions.retryable}. */
   readonly retryable: boolean;
+  /** See {@link ResilienceErrorOptions.openai}. */
+  readonly openai: OpenAiErrorFields | undefined;
 
   constructor(kind: ErrorKind, message: string, options: ResilienceErrorOptions = {}) {
     const stackTraceLimit = Error.stackTraceLimit;
@@ -42,6 +55,7 @@ export class ResilienceError extends Error {
     this.retryAfterMs = options.retryAfterMs;
     this.status = options.status ?? ERROR_KINDS[kind].status;
     this.retryable = options.retryable ?? true;
+    this.openai = options.openai;
   }
 
   get jsonrpcCode(): number {
@@ -57,6 +71,7 @@ export class ResilienceError extends Error {
       status: this.status,
       cause: this.cause,
       retryable: this.retryable,
+      openai: this.openai,
     });
   }
 }

@@ -41,7 +41,8 @@ export function responseStatus(
 
 /**
  * The response object around `output`: the request's settings echoed as OpenAI echoes them,
- * `store` false (Bulkhead keeps no responses) and no previous response.
+ * `store` true when the response is kept (the controller sets it once it decided), and the
+ * previous response it continues.
  */
 export function responseObject(
   request: ResponsesRequest,
@@ -57,9 +58,9 @@ export function responseObject(
     max_output_tokens: request.max_output_tokens ?? null,
     metadata: request.metadata ?? {},
     parallel_tool_calls: request.parallel_tool_calls ?? true,
-    previous_response_id: null,
+    previous_response_id: request.previous_response_id ?? null,
     reasoning: { effort: null, summary: null },
-    store: false,
+    store: request.store === true,
     temperature: request.temperature ?? null,
     text: { format: request.text?.format ?? { type: 'text' } },
     tool_choice: request.tool_choice ?? 'auto',

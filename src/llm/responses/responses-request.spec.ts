@@ -1,8 +1,11 @@
 import { thrownKindAndMessage } from '../../../test/support/thrown';
 import { parseResponsesRequest } from './responses-request';
 import { toChatRequest } from './responses-to-chat-request';
+import type { ResolvedResponsesRequest } from './stored/response-references';
 
-const translate = (body: Record<string, unknown>) => toChatRequest(parseResponsesRequest({ model: 'route', ...body }));
+/** Bodies without references, which need no resolving. */
+const translate = (body: Record<string, unknown>) =>
+  toChatRequest(parseResponsesRequest({ model: 'route', ...body }) as ResolvedResponsesRequest);
 
 const refusal = (body: Record<string, unknown>): string =>
   thrownKindAndMessage(() => parseResponsesRequest({ model: 'route', input: 'x', ...body }));
@@ -108,21 +111,33 @@ describe('a Responses request as the Chat Completions request the route runs', (
     expect(chat).toEqual({ model: 'route', messages: [{ role: 'user', content: 'x' }] });
   });
 
+  it('reads a previous response id and item references, for the stored responses to resolve', () => {
+    const request = parseResponsesRequest({
+      model: 'route',
+      previous_response_id: 'resp_1',
+      input: [
+        { type: 'item_reference', id: 'msg_1' },
+        { role: 'user', content: 'go on' },
+      ],
+    });
+
+    expect(request.previous_response_id).toBe('resp_1');
+    expect(request.input).toEqual([
+      { type: 'item_reference', id: 'msg_1' },
+      { role: 'user', content: 'go on' },
+    ]);
+  });
+
   it.each<[string, Record<string, unknown>, string]>([
-    [
-      'previous_response_id',
-      { previous_response_id: 'resp_1' },
-      'invalid_request: previous_response_id: Bulkhead keeps no responses: send the whole conversation in input (earlier outputs included), with store false',
-    ],
     [
       'a conversation',
       { conversation: 'conv_1' },
       'invalid_request: conversation: Bulkhead keeps no conversations: send the whole conversation in input',
     ],
     [
-      'an item reference',
-      { input: [{ type: 'item_reference', id: 'msg_1' }] },
-      'invalid_request: input: item_reference needs a stored response, and Bulkhead keeps none: send the item itself',
+      'an item reference without an id',
+      { input: [{ type: 'item_reference' }] },
+      'invalid_request: input: Invalid input',
     ],
     [
       'a built-in tool',

@@ -1,10 +1,11 @@
 import { parseBodyFields, ResilienceError } from '../../common';
 import { type ResponsesRequest, responsesRequestSchema } from '../wire';
 
-/** What a stateless gateway cannot answer: each with what to send instead. */
+/**
+ * What needs state Bulkhead does not keep, each with what to send instead. Kept responses
+ * (`previous_response_id`, `item_reference`) are resolved after parsing (stored/).
+ */
 const STATEFUL_FIELDS: Record<string, string> = {
-  previous_response_id:
-    'Bulkhead keeps no responses: send the whole conversation in input (earlier outputs included), with store false',
   conversation: 'Bulkhead keeps no conversations: send the whole conversation in input',
   prompt: 'Bulkhead keeps no prompt templates: send the instructions and input themselves',
   background: 'Bulkhead keeps no responses to poll: send the request without background',
@@ -20,7 +21,6 @@ export function parseResponsesRequest(body: unknown): ResponsesRequest {
       }
     }
     refuseBuiltInTools(fields.tools);
-    refuseItemReferences(fields.input);
   }
   return parseBodyFields(responsesRequestSchema, body);
 }
@@ -36,15 +36,5 @@ function refuseBuiltInTools(tools: unknown): void {
           'send function tools, and run the search or the code yourself',
       );
     }
-  }
-}
-
-function refuseItemReferences(input: unknown): void {
-  if (!Array.isArray(input)) return;
-  if ((input as unknown[]).some((entry) => (entry as { type?: unknown } | null)?.type === 'item_reference')) {
-    throw new ResilienceError(
-      'invalid_request',
-      'input: item_reference needs a stored response, and Bulkhead keeps none: send the item itself',
-    );
   }
 }

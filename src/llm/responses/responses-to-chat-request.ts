@@ -1,15 +1,16 @@
 import type { ChatContentPart, ChatMessage, ChatRequest, ChatToolChoice } from '../chat.types';
-import type { ResponsesContentPart, ResponsesRequest } from '../wire';
+import type { ResponsesContentPart, ResponsesItem, ResponsesRequest } from '../wire';
+import type { ResolvedResponsesRequest } from './stored/response-references';
 
-type Item = Exclude<ResponsesRequest['input'], string>[number];
+type Item = ResponsesItem;
 
 /**
  * The Responses request as the Chat Completions request the pipeline runs: `instructions` as
  * the system message, message items as messages, function calls as an assistant's tool calls
  * (consecutive ones in one message) and their outputs as tool messages, `text.format` as
- * `response_format`.
+ * `response_format`. References to kept responses are resolved before (stored/).
  */
-export function toChatRequest(request: ResponsesRequest): ChatRequest {
+export function toChatRequest(request: ResolvedResponsesRequest): ChatRequest {
   const messages: ChatMessage[] = [];
   if (request.instructions) messages.push({ role: 'system', content: request.instructions });
   if (typeof request.input === 'string') messages.push({ role: 'user', content: request.input });

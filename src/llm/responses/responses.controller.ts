@@ -1,6 +1,6 @@
 import { Controller, Inject, Post, Req, Res } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { CLOCK, type Clock } from '../../common';
+import { CLOCK, type Clock, isPromiseLike } from '../../common';
 import { answerHeaders, bulkheadField } from '../answer-meta';
 import { ChatCompletions } from '../chat-completions.service';
 import { startChatCall } from '../ingress-call';
@@ -10,38 +10,57 @@ import type { ResponsesRequest } from '../wire';
 import { parseResponsesRequest } from './responses-request';
 import { toChatRequest } from './responses-to-chat-request';
 import { ResponsesStreamSink } from './responses-stream-sink';
+import { RecordingSseReply } from './stored/recording-sse-reply';
+import { StoredResponses } from './stored/stored-responses.service';
 
 /**
- * OpenAI's Responses API (`POST /v1/responses`), stateless, over the same pipeline as the chat
- * route: what the Vercel AI SDK's default provider and the OpenAI Agents SDK's default model
- * call. The request is translated into the Chat Completions request the pipeline runs, and its
- * answer (or stream) back into a response object (or its typed events); errors are OpenAI's.
+ * OpenAI's Responses API (`POST /v1/responses`) over the same pipeline as the chat route: what
+ * the Vercel AI SDK's default provider and the OpenAI Agents SDK's default model call. The
+ * request's references to kept responses are resolved first (stored/), then it is translated
+ * into the Chat Completions request the pipeline runs, and its answer (or stream) back into a
+ * response object (or its typed events), kept before it goes out when its `store` says so;
+ * errors are OpenAI's.
  */
 @Controller('v1/responses')
 export class ResponsesController {
   constructor(
     private readonly completions: ChatCompletions,
+    private readonly stored: StoredResponses,
     @Inject(CLOCK) private readonly clock: Clock,
   ) {}
 
   @Post()
   async create(@Req() request: FastifyRequest, @Res() reply: FastifyReply): Promise<void> {
-    let responses: ResponsesRequest | undefined;
-    const call = startChatCall(request, reply, 'openai', (body) => ({
-      request: toChatRequest((responses = parseResponsesRequest(body))),
-    }));
+    let parsed: ResponsesRequest | undefined;
+    const call = startChatCall(request, reply, 'openai', (body) => {
+      parsed = parseResponsesRequest(body);
+      // The chat request is made from the resolved request below, once the caller is known.
+      return { request: { model: parsed.model, messages: [] } };
+    });
+    const resolving = this.stored.resolve(call.tenant, parsed!);
+    const responses = isPromiseLike(resolving) ? await resolving : resolving;
+    // What the model sees, references resolved: the exact cache and the idempotency fingerprint read this.
+    call.request = toChatRequest(responses);
     const ids = new ResponseIds(call.callId);
     if (call.request.stream === true) {
-      const sse = new SseReply(reply, { callId: call.callId });
+      const labels = { callId: call.callId };
+      // Only a response to keep is recorded as it streams.
+      const sse =
+        responses.store === true
+          ? new RecordingSseReply(reply, labels, (output) =>
+              this.stored.keep(call.tenant, responses, ids.response, output),
+            )
+          : new SseReply(reply, labels);
       const requestedAt = Math.floor(this.clock.wallNow() / 1000);
-      const sink = new ResponsesStreamSink(sse, responses!, ids, { callId: call.callId }, requestedAt);
+      const sink = new ResponsesStreamSink(sse, responses, ids, { callId: call.callId }, requestedAt);
       await this.completions.stream({ ...call, sink });
       return;
     }
     const answer = await this.completions.complete(call);
-    void answerHeaders(reply.code(200), answer).send({
-      ...toResponseObject(responses!, answer.completion, ids),
-      bulkhead: bulkheadField(answer),
-    });
+    const body = toResponseObject(responses, answer.completion, ids);
+    const keeping = this.stored.keep(call.tenant, responses, body.id, body.output);
+    // The answer goes out once kept (or not: then it says so), so the client's next request finds it.
+    body.store = isPromiseLike(keeping) ? await keeping : keeping;
+    void answerHeaders(reply.code(200), answer).send({ ...body, bulkhead: bulkheadField(answer) });
   }
 }

@@ -111,12 +111,13 @@ export const LLM_ROUTES: RouteDoc[] = [
     path: '/v1/responses',
     operationId: 'createResponse',
     tag: 'llm',
-    summary: "OpenAI's Responses API, stateless, over the same pipeline as the chat route",
+    summary: "OpenAI's Responses API over the same pipeline as the chat route",
     description:
       '`model` names a route of `llm.routes`. The request is translated into the Chat Completions request the ' +
       'route runs (any target serves it), and its answer back. With `stream: true` the answer is the typed event ' +
-      'stream, from the same commit point. Stateless: `previous_response_id`, `conversation`, item references and ' +
-      'built-in tools are refused (`400`), and `store` is always false.',
+      'stream, from the same commit point. Answers are kept (`store` true or absent, llm.responses.stored) per tenant ' +
+      "for `previous_response_id` and `item_reference`; an id not kept is OpenAI's `400`. `conversation` and " +
+      'built-in tools are refused (`400`).',
     auth: 'apiKey',
     parameters: [CALL_ID_PARAMETER, IDEMPOTENCY_KEY_PARAMETER],
     body: { schema: 'ResponsesRequest', required: true },

@@ -9,7 +9,8 @@ const OPENAI_FIELD = "OpenAI's, on every path under `/v1/` (and a chat stream's 
 
 /**
  * The `error` object of one kind: its JSON-RPC code is fixed, and every path under `/v1/` adds
- * OpenAI's `type`, `code` (both the kind) and `param` (null).
+ * OpenAI's `type`, `code` (both the kind) and `param` (null); a failure OpenAI's API names itself
+ * (a kept response not found) has OpenAI's own `code` and `param`.
  */
 function errorDetail(kind: ErrorKind) {
   const spec = ERROR_KINDS[kind];
@@ -26,8 +27,15 @@ function errorDetail(kind: ErrorKind) {
           'Only where waiting helps; the response then has `Retry-After` (whole seconds) and `retry-after-ms`.',
       }),
       type: z.literal(kind).optional().meta({ description: OPENAI_FIELD }),
-      code: z.literal(kind).optional().meta({ description: OPENAI_FIELD }),
-      param: z.null().optional().meta({ description: OPENAI_FIELD }),
+      code: z
+        .string()
+        .optional()
+        .meta({ description: `${OPENAI_FIELD} The kind, or OpenAI's own code where OpenAI names the failure.` }),
+      param: z
+        .string()
+        .nullable()
+        .optional()
+        .meta({ description: `${OPENAI_FIELD} Null, or the field OpenAI names for the failure.` }),
     })
     .meta({
       description: `\`${kind}\`: HTTP ${spec.status}, JSON-RPC ${spec.jsonrpcCode}; retried by the dispatcher: ${spec.retry}.`,

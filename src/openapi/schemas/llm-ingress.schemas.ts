@@ -107,8 +107,11 @@ export const responseObjectSchema = z.looseObject({
     output_tokens_details: z.strictObject({ reasoning_tokens: tokens }),
     total_tokens: tokens,
   }),
-  store: z.literal(false).meta({ description: 'Bulkhead keeps no responses.' }),
-  previous_response_id: z.null(),
+  store: z.boolean().meta({
+    description:
+      'Whether the response is kept (llm.responses.stored), for `previous_response_id` and `item_reference`.',
+  }),
+  previous_response_id: z.string().nullable().meta({ description: 'The kept response this one continues.' }),
   bulkhead: bulkheadAnswerFieldSchema,
 });
 

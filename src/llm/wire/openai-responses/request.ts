@@ -35,7 +35,11 @@ const functionCallOutputItem = z.looseObject({
 });
 /** An earlier answer's reasoning, which clients send back: accepted, and not passed on. */
 const reasoningItem = z.looseObject({ type: z.literal('reasoning') });
-const item = z.union([functionCallItem, functionCallOutputItem, reasoningItem, messageItem]);
+/** An item of a kept response, by its id: the `/v1/responses` ingress replaces it with the item before anything reads it. */
+const itemReference = z.looseObject({ type: z.literal('item_reference'), id: z.string().min(1).max(256) });
+/** An item as a response's input or output holds it: what a kept response is read back as. */
+export const responsesItemSchema = z.union([functionCallItem, functionCallOutputItem, reasoningItem, messageItem]);
+const item = z.union([responsesItemSchema, itemReference]);
 
 const functionTool = z.looseObject({
   type: z.literal('function'),
@@ -63,10 +67,10 @@ const textFormat = z.discriminatedUnion('type', [
 ]);
 
 /**
- * OpenAI's Responses request, stateless: as far as Bulkhead reads it. `reasoning`, `store`,
- * `include` and earlier answers' reasoning items are accepted and not passed on; what needs a
- * stored response (`previous_response_id`, `conversation`, item references) and the built-in
- * tools are refused by name.
+ * OpenAI's Responses request: as far as Bulkhead reads it. `reasoning`, `include` and earlier
+ * answers' reasoning items are accepted and not passed on; `store`, `previous_response_id` and
+ * item references are the ingress's (kept responses); what needs other state (`conversation`,
+ * `prompt`, `background`) and the built-in tools are refused by name.
  */
 export const responsesRequestSchema = z
   .looseObject({
@@ -84,10 +88,17 @@ export const responsesRequestSchema = z
     user: z.string().max(256).nullable().optional(),
     stream: z.boolean().nullable().optional(),
     store: z.boolean().nullable().optional(),
+    previous_response_id: z.string().min(1).max(256).nullable().optional(),
   })
-  .meta({ description: "OpenAI's Responses request, stateless." });
+  .meta({ description: "OpenAI's Responses request." });
 
 export type ResponsesRequest = z.infer<typeof responsesRequestSchema>;
+
+/** An item of a response's input or output, references resolved. */
+export type ResponsesItem = z.infer<typeof responsesItemSchema>;
+
+/** An item of a request's input: an item, or a reference to a kept one. */
+export type ResponsesInputEntry = z.infer<typeof item>;
 
 /** A message's content part, as the ingress reads it. */
 export type ResponsesContentPart = z.infer<typeof contentPart>;
