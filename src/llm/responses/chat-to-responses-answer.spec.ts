@@ -30,7 +30,7 @@ describe('a completion as a Responses answer', () => {
       output: [
         {
           type: 'message',
-          id: 'msg_call-1_0',
+          id: expect.stringMatching(/^msg_call-1_[A-Za-z0-9_-]{22}_0$/),
           status: 'completed',
           role: 'assistant',
           content: [{ type: 'refusal', refusal: "I can't help with that." }],
@@ -69,5 +69,24 @@ describe('a completion as a Responses answer', () => {
   it('has no message item for an answer with neither text nor refusal (an empty or null refusal included)', () => {
     expect(responseOf(completion({ content: '', refusal: '' })).output).toEqual([]);
     expect(responseOf(completion({ content: null, refusal: null })).output).toEqual([]);
+  });
+});
+
+describe('ResponseIds: ids a kept response can be named by', () => {
+  it('draws 128 random bits per response, so no caller can name another call by its X-Call-Id', () => {
+    const first = new ResponseIds('call-1');
+    const second = new ResponseIds('call-1');
+    expect(first.response).toMatch(/^resp_call-1_[A-Za-z0-9_-]{22}$/);
+    expect(second.response).not.toBe(first.response);
+    expect(second.message(0)).not.toBe(first.message(0));
+  });
+
+  it("names function calls by their place, never by the target's tool-call id (local models repeat call_0)", () => {
+    const ids = new ResponseIds('call-1');
+    const tool = (id: string) => ({ id, type: 'function' as const, function: { name: 'f', arguments: '{}' } });
+    const answer = completion({ content: null, tool_calls: [tool('call_0'), tool('call_0')] });
+    const output = toResponseObject(REQUEST, answer, ids).output;
+    expect(output.map((item) => item.id)).toEqual([ids.functionCall(0), ids.functionCall(1)]);
+    expect(new Set(output.map((item) => item.id)).size).toBe(2);
   });
 });

@@ -1,20 +1,33 @@
+import { randomBytes } from 'node:crypto';
 import type { ChatCompletion, ChatUsage, FinishReason } from '../chat.types';
 import type { OutputContentPart, OutputItem, ResponseObject, ResponsesRequest, ResponsesUsage } from '../wire';
 
-/** The ids of one response and of its items, made from its call id: stable, and never the caller's text. */
+/**
+ * The ids of one response and of its items: its call id, for an operator to find it by, and 128
+ * random bits drawn for it. The random part is what makes them safe to keep: a kept response is
+ * read back by its id (`previous_response_id`) and an item by its (`item_reference`), and a call
+ * id may be the caller's own `X-Call-Id` or a counter, either of which another caller of the
+ * tenant (anonymous callers share one) could name. Item ids never take a target's tool-call id
+ * (local models answer `call_0` every time), which would make two loops' items one.
+ */
 export class ResponseIds {
-  constructor(private readonly callId: string) {}
+  private readonly key: string;
+
+  constructor(callId: string) {
+    this.key = `${callId}_${randomBytes(16).toString('base64url')}`;
+  }
 
   get response(): string {
-    return `resp_${this.callId}`;
+    return `resp_${this.key}`;
   }
 
   message(index: number): string {
-    return `msg_${this.callId}_${index}`;
+    return `msg_${this.key}_${index}`;
   }
 
-  functionCall(callId: string): string {
-    return `fc_${callId}`;
+  /** The item id of the answer's function call at `index` (its place among the answer's tool calls). */
+  functionCall(index: number): string {
+    return `fc_${this.key}_${index}`;
   }
 }
 
@@ -87,10 +100,10 @@ export function outputItems(completion: ChatCompletion, ids: ResponseIds): Outpu
   if (content.length > 0) {
     output.push({ type: 'message', id: ids.message(0), status: 'completed', role: 'assistant', content });
   }
-  for (const call of choice?.message.tool_calls ?? []) {
+  for (const [index, call] of (choice?.message.tool_calls ?? []).entries()) {
     output.push({
       type: 'function_call',
-      id: ids.functionCall(call.id),
+      id: ids.functionCall(index),
       call_id: call.id,
       name: call.function.name,
       arguments: call.function.arguments,

@@ -5,10 +5,12 @@ import { ResponseIds, toResponseObject } from './chat-to-responses-answer';
 import { ResponsesStreamSink } from './responses-stream-sink';
 
 const REQUEST = { model: 'chat', input: 'hi' };
+/** The call id, 128 random bits (22 base64url characters), the item's index. */
+const MESSAGE_ID = /^msg_call-1_[A-Za-z0-9_-]{22}_0$/;
 const USAGE = { prompt_tokens: 12, completion_tokens: 7, total_tokens: 19 };
 
-const streamed = (chunks: ChatChunk[]) =>
-  sinkEvents((sse) => new ResponsesStreamSink(sse, REQUEST, new ResponseIds('call-1'), {}, 1_700_000_000), chunks);
+const streamed = (chunks: ChatChunk[], ids = new ResponseIds('call-1')) =>
+  sinkEvents((sse) => new ResponsesStreamSink(sse, REQUEST, ids, {}, 1_700_000_000), chunks);
 
 /** The stream's last event's whole response. */
 const completedOf = (events: Array<{ data: Record<string, any> }>) => events.at(-1)!.data.response;
@@ -35,10 +37,12 @@ describe('a streamed answer as Responses events', () => {
       'response.output_item.done',
       'response.completed',
     ]);
-    const at = { item_id: 'msg_call-1_0', output_index: 0, content_index: 0 };
+    const messageId = events[2].data.item.id;
+    expect(messageId).toMatch(MESSAGE_ID);
+    const at = { item_id: messageId, output_index: 0, content_index: 0 };
     expect(events[2].data.item).toEqual({
       type: 'message',
-      id: 'msg_call-1_0',
+      id: messageId,
       status: 'in_progress',
       role: 'assistant',
       content: [],
@@ -116,9 +120,10 @@ describe('a streamed answer as Responses events', () => {
       usage: USAGE,
     };
 
-    const replayed = completedOf(await streamed(completionChunks(completion)));
+    const ids = new ResponseIds('call-1');
+    const replayed = completedOf(await streamed(completionChunks(completion), ids));
 
-    expect(replayed.output).toEqual(toResponseObject(REQUEST, completion, new ResponseIds('call-1')).output);
+    expect(replayed.output).toEqual(toResponseObject(REQUEST, completion, ids).output);
     expect(replayed.output[0].content.map((part: { type: string }) => part.type)).toEqual(['output_text', 'refusal']);
   });
 });

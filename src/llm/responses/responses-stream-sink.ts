@@ -73,7 +73,7 @@ export class ResponsesStreamSink extends TranslatedStreamSink {
         const callId = part.id ?? `call_${this.ids.response}_${part.index}`;
         const item: FunctionCallOutput = {
           type: 'function_call',
-          id: this.ids.functionCall(callId),
+          id: this.ids.functionCall(part.index),
           call_id: callId,
           name: part.function?.name ?? '',
           arguments: '',
