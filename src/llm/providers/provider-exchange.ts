@@ -1,6 +1,6 @@
 import type { Readable } from 'node:stream';
 import { type Clock, isResilienceError } from '../../common';
-import type { ProviderAttempt } from './llm-provider';
+import type { AttemptChannel, ProviderAttempt } from './llm-provider';
 import { malformedAnswerError, providerStatusError, networkError } from './provider-errors';
 import { SseDecoder, type SseEvent, SseEventTooLarge, sseEvents } from '../wire';
 
@@ -18,11 +18,12 @@ export const MAX_ANSWER_BYTES = 8 * 1024 * 1024;
  * non-2xx answers and unreadable 2xx bodies through {@link providerStatusError}.
  */
 export async function postJson(
-  attempt: ProviderAttempt,
+  attempt: AttemptChannel,
   url: string,
   headers: Record<string, string>,
   body: unknown,
   clock: Clock,
+  maxResponseBytes = MAX_ANSWER_BYTES,
 ): Promise<unknown> {
   const { target } = attempt;
   let response;
@@ -33,7 +34,7 @@ export async function postJson(
       method: 'POST',
       headers,
       body: JSON.stringify(body),
-      maxResponseBytes: MAX_ANSWER_BYTES,
+      maxResponseBytes,
       timeoutMs: attempt.timeoutMs,
     });
   } catch (error) {
@@ -149,7 +150,7 @@ export async function* providerEventBatches(attempt: ProviderAttempt, body: Read
 }
 
 /** The attempt's abort reason when it was stopped; the pool's own errors as they are; else `transient`. */
-export function stoppedOr(attempt: ProviderAttempt, error: unknown): unknown {
+export function stoppedOr(attempt: AttemptChannel, error: unknown): unknown {
   const { signal } = attempt;
   if (signal.aborted) return signal.reason;
   if (isResilienceError(error)) return error;
