@@ -1,4 +1,5 @@
 import { createOpenAI } from '@ai-sdk/openai';
+import { OpenAIEmbeddings } from '@langchain/openai';
 import { embed, embedMany } from 'ai';
 import OpenAI from 'openai';
 import { createTestApp, type TestApp } from '../support/create-app';
@@ -154,6 +155,25 @@ describe('POST /v1/embeddings', () => {
       expect(one.usage.tokens).toBe(2);
       expect(many.embeddings).toEqual([vectorOf('rain', 8), vectorOf('snow and ice', 8)]);
       expect(many.usage.tokens).toBe(4);
+    });
+  });
+
+  describe("with LangChain's OpenAIEmbeddings", () => {
+    it('embeds a query and documents', async () => {
+      await start();
+      const embeddings = new OpenAIEmbeddings({
+        model: 'embed',
+        apiKey: ACME.key,
+        configuration: { baseURL: url() },
+        maxRetries: 0,
+      });
+
+      const query = await embeddings.embedQuery('where is the station');
+      const documents = await embeddings.embedDocuments(['the station is north', 'trains leave hourly']);
+
+      expect(query).toEqual(vectorOf('where is the station', 8));
+      expect(documents).toEqual([vectorOf('the station is north', 8), vectorOf('trains leave hourly', 8)]);
+      expect(body(primary.requests[0])).toMatchObject({ model: 'embed-primary', input: 'where is the station' });
     });
   });
 
