@@ -1,5 +1,6 @@
 import type { Clock } from '../../common';
 import type { ChatChunk, ChatCompletion } from '../chat.types';
+import type { EmbeddingsAnswer } from '../wire';
 import { fromAnthropicAnswer } from './messages-to-chat-answer';
 import { messagesPassThrough } from './messages-pass-through';
 import { anthropicChunks } from './messages-to-chat-stream';
@@ -14,7 +15,8 @@ import {
 import { isCount, isObject } from './json-shape';
 import { malformedAnswerError } from './provider-errors';
 import { bedrockEvents } from './bedrock-stream';
-import type { LlmProvider, ProviderAttempt } from './llm-provider';
+import { bedrockEmbed } from './bedrock-embeddings';
+import type { EmbeddingAttempt, LlmProvider, ProviderAttempt } from './llm-provider';
 import { postJson, postStream } from './provider-exchange';
 
 /**
@@ -62,6 +64,11 @@ export class BedrockProvider implements LlmProvider {
     const counted = isObject(answer) ? answer.inputTokens : undefined;
     if (!isCount(counted)) throw malformedAnswerError(attempt.target, 200);
     return counted;
+  }
+
+  /** Titan and Cohere embeddings through InvokeModel, each with its own body (`bedrock-embeddings.ts`). */
+  embed(attempt: EmbeddingAttempt): Promise<EmbeddingsAnswer> {
+    return bedrockEmbed(this.clock, this.env, attempt);
   }
 
   private signedRequest(attempt: ProviderAttempt, invocation: BedrockInvocation) {

@@ -1,5 +1,6 @@
 import type { Readable } from 'node:stream';
 import { type Clock, isResilienceError } from '../../common';
+import type { HttpResponse } from '../../containment';
 import type { AttemptChannel, ProviderAttempt } from './llm-provider';
 import { malformedAnswerError, providerStatusError, networkError } from './provider-errors';
 import { SseDecoder, type SseEvent, SseEventTooLarge, sseEvents } from '../wire';
@@ -25,6 +26,18 @@ export async function postJson(
   clock: Clock,
   maxResponseBytes = MAX_ANSWER_BYTES,
 ): Promise<unknown> {
+  return (await postJsonAnswer(attempt, url, headers, body, clock, maxResponseBytes)).body;
+}
+
+/** {@link postJson} with the answer's headers beside its body, for a provider that reads one (Bedrock's token counts). */
+export async function postJsonAnswer(
+  attempt: AttemptChannel,
+  url: string,
+  headers: Record<string, string>,
+  body: unknown,
+  clock: Clock,
+  maxResponseBytes = MAX_ANSWER_BYTES,
+): Promise<{ body: unknown; headers: HttpResponse['headers'] }> {
   const { target } = attempt;
   let response;
   try {
@@ -46,7 +59,7 @@ export async function postJson(
     throw providerStatusError(target, { status: statusCode, headers: answerHeaders, body: parsed }, clock.wallNow());
   }
   if (parsed === undefined) throw malformedAnswerError(target, statusCode);
-  return parsed;
+  return { body: parsed, headers: answerHeaders };
 }
 
 function parseJson(body: Buffer): unknown {

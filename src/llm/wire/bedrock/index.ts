@@ -1,1 +1,2 @@
 export * from './event-stream';
+export * from './embeddings';
