@@ -6,6 +6,8 @@ import { createTestApp, type TestApp } from '../support/create-app';
 import { base64Of, embeddingsUpstream, vectorOf } from '../support/embeddings-upstream';
 import { expectEnvelope } from '../support/envelope';
 import { send } from '../support/http-client';
+import { parsePromText, sampleValue } from '../support/prom-text';
+import { FakeClock } from '../../src/common/fake-clock';
 import { ADMIN_TOKEN, AS_ADMIN, testTenant } from '../support/tenants';
 import { json, Upstream, type UpstreamHandler, type UpstreamRequest } from '../support/upstream';
 
@@ -296,6 +298,44 @@ describe('POST /v1/embeddings', () => {
     ]);
     expect(again.body.data).toEqual(first.body.data);
     expect(again.headers['x-bulkhead-served-by']).toBe('cache');
+    expect(primary.requests).toHaveLength(3);
+    const prom = parsePromText((await send('GET', `${app.url}/metrics`)).body as string);
+    expect(sampleValue(prom, 'bulkhead_llm_cache_total', { route: 'embed', result: 'hit' })).toBe(1);
+  });
+
+  it("takes the inputs' estimate from the tokens-per-minute bucket, and gives back what the provider did not count", async () => {
+    // Virtual time: the bucket refills nothing between the requests.
+    const clock = new FakeClock();
+    app = await createTestApp(
+      {
+        auth: { apiKeys: [ACME.apiKey] },
+        lanes: { llm: { concurrency: 8, queueCapacity: 8 } },
+        rateLimits: { tenants: { acme: { tpm: 1_000 } } },
+        llm: {
+          routes: {
+            embed: {
+              lane: 'llm',
+              targets: [{ provider: 'openai', model: 'embed-primary', baseUrl: primary.url('/v1') }],
+            },
+          },
+        },
+      },
+      { clock },
+    );
+    const left = (answer: { headers: Record<string, unknown> }) =>
+      Number(/"tpm";r=(\d+)/.exec(String(answer.headers.ratelimit ?? ''))?.[1]);
+
+    // "two words here" is 14 bytes, a bound of 18 tokens; the provider counts 3.
+    const first = await post({ model: 'embed', input: 'two words here' });
+    const second = await post({ model: 'embed', input: 'two words here', encoding_format: 'base64' });
+    // 994 left once the second settled to its 3: a bound of 995 is one too many, 994 fits.
+    const tooMany = await post({ model: 'embed', input: 'x'.repeat(991) });
+    const fits = await post({ model: 'embed', input: 'x'.repeat(990) });
+
+    expect(left(first)).toBe(1_000 - 18);
+    expect(left(second)).toBe(1_000 - 3 - 18);
+    expectEnvelope(tooMany, 429, 'rate_limited');
+    expect(fits.status).toBe(200);
     expect(primary.requests).toHaveLength(3);
   });
 

@@ -73,10 +73,12 @@ export class Embeddings {
     const startedAt = this.clock.now();
     const progress: FailoverProgress = { attempts: 0, failovers: 0, tried: [], hedges: [], choices: [] };
     const plan = this.cache.plan(call, route);
+    let cache: EmbeddingsReply['cache'] = plan.cache;
     let failure: ResilienceError | undefined;
     try {
       const found = plan.lookup ? await this.cache.find(plan) : null;
       if (found) {
+        cache = 'hit';
         // A hit is a request like any other for the requests-per-minute limit, and takes no tokens.
         const limiting = this.limiter.admit(call.tenant, 0, call.headers);
         if (isPromiseLike(limiting)) await limiting;
@@ -94,10 +96,10 @@ export class Embeddings {
     } catch (error) {
       failure = asResilienceError(error).withAttempts(progress.attempts);
       call.headers?.header('x-bulkhead-attempts', String(progress.attempts));
-      call.headers?.header('x-bulkhead-cache', plan.cache);
+      call.headers?.header('x-bulkhead-cache', cache);
       throw failure;
     } finally {
-      this.report.request(call, route, startedAt, progress, plan.cache, failure);
+      this.report.request(call, route, startedAt, progress, cache, failure);
     }
   }
 
