@@ -26,6 +26,10 @@ const FINAL = new Set(['stopped']);
  * Streamed (`call.deliver`): an attempt answers at its commit point, its first content; until
  * then a failure is retried or failed over like any other, unseen by the client. After it the
  * stream is the client's: a failure ends the request as it is, with no retry and no failover.
+ *
+ * Another answer than a chat completion (embeddings: an `AskingCall`) runs the same loop:
+ * its `ask` makes each attempt and says what it used; breakers, holds, retries and hedges are
+ * the chat's.
  */
 export async function serveWithFailover<A = ChatCompletion>(
   clock: Clock,

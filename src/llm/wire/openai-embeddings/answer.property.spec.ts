@@ -34,6 +34,7 @@ function expectUsable(answer: unknown, expected: EmbeddingsExpectation): void {
       expect(bytes.length % 4).toBe(0);
     }
   });
+  expect(new Set(read.data.map((item) => item.embedding.length)).size).toBe(1);
   expect(typeof read.model).toBe('string');
   expect(typeof read.usage.prompt_tokens).toBe('number');
   expect(typeof read.usage.total_tokens).toBe('number');
@@ -96,6 +97,14 @@ describe('readEmbeddingsAnswer', () => {
     ['a fractional index', floats([{ index: 0.5, embedding: [1] }]), 1],
     ['a vector with a string', floats([{ index: 0, embedding: [1, '2'] }]), 1],
     ['an empty vector', floats([{ index: 0, embedding: [] }]), 1],
+    [
+      'vectors of two sizes',
+      floats([
+        { index: 0, embedding: [1, 2] },
+        { index: 1, embedding: [1] },
+      ]),
+      2,
+    ],
     ['base64 where floats were asked', floats([{ index: 0, embedding: 'AAAAAA==' }]), 1],
     ['no usage', { data: [{ index: 0, embedding: [1] }] }, 1],
   ])('refuses %s', (_name, answer, inputs) => {

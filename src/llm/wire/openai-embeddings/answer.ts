@@ -63,7 +63,7 @@ export interface EmbeddingsExpectation {
  * An upstream's embeddings answer checked against the request it answers, in the inputs' order,
  * or undefined for one that is not that answer: a vector that is not numbers (or not base64 when
  * base64 was asked), a count of vectors other than the inputs', an index out of range or given
- * twice, a vector of other dimensions than asked. Usage counts pass as given: the account judges
+ * twice, vectors of other dimensions than asked or of sizes that differ. Usage counts pass as given: the account judges
  * them. The first place an upstream's embeddings are read; nothing else reads them raw.
  */
 export function readEmbeddingsAnswer(
@@ -73,13 +73,15 @@ export function readEmbeddingsAnswer(
 ): EmbeddingsAnswer | undefined {
   if (!isAnswerShape(answer) || answer.data.length !== expected.inputs) return undefined;
   const ordered: EmbeddingVector[] = new Array<EmbeddingVector>(expected.inputs);
+  // Every vector of one answer is of one model and one size: the first one's.
+  const length = answer.data[0].embedding.length;
   for (let at = 0; at < answer.data.length; at++) {
     const item = answer.data[at];
     // A server that leaves the index out lists the vectors in the inputs' order.
     const index = item.index === undefined ? at : item.index;
     if (!isIndexBelow(index, expected.inputs) || ordered[index] !== undefined) return undefined;
     const vector = item.embedding;
-    if (!vectorFits(vector, expected)) return undefined;
+    if (vector.length !== length || !vectorFits(vector, expected)) return undefined;
     ordered[index] = { object: 'embedding', index, embedding: vector };
   }
   const { usage } = answer;
