@@ -9,7 +9,7 @@ import { send } from '../support/http-client';
 import { parsePromText, sampleValue } from '../support/prom-text';
 import { FakeClock } from '../../src/common/fake-clock';
 import { ADMIN_TOKEN, AS_ADMIN, testTenant } from '../support/tenants';
-import { json, Upstream, type UpstreamHandler, type UpstreamRequest } from '../support/upstream';
+import { hang, json, Upstream, type UpstreamHandler, type UpstreamRequest } from '../support/upstream';
 
 const ACME = testTenant('acme');
 const PRIMARY_KEY = 'sk-embeddings-provider-key-0123456789';
@@ -222,6 +222,29 @@ describe('POST /v1/embeddings', () => {
     expect(response.headers.get('x-bulkhead-attempts')).toBe('2');
     expect([primary.requests.length, secondary.requests.length]).toEqual([1, 1]);
     expect(body(secondary.requests[0]).model).toBe('embed-secondary');
+  });
+
+  it('hedges a slow target with the next, and charges the one that lost the prompt it was sent', async () => {
+    primary.use(hang);
+    await start(
+      { hedgeAfterMs: 50 },
+      {
+        prices: {
+          ...CHAT_PRICE,
+          'openai/embed-primary': { inputPerMTokUsd: 10, outputPerMTokUsd: 10 },
+          'openai/embed-secondary': { inputPerMTokUsd: 10, outputPerMTokUsd: 10 },
+        },
+      },
+      { budgets: { tenants: { acme: 1 } } },
+    );
+
+    const answer = await post({ model: 'embed', input: 'ab cd' });
+    const view = await send('GET', `${app.url}/v1/admin/budgets/acme`, { headers: AS_ADMIN });
+
+    expect(answer.status).toBe(200);
+    expect(answer.body.bulkhead).toMatchObject({ servedBy: 'openai/embed-secondary', hedged: true, attempts: 2 });
+    // The winner's 2 tokens, and the loser's prompt at its estimate (5 bytes + 4), at $10 per million.
+    expect(view.body).toMatchObject({ spentUsd: 0.00011, reservedUsd: 0 });
   });
 
   describe('a malformed answer costs its request the answer, and nothing more', () => {
