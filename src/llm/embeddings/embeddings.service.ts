@@ -64,7 +64,7 @@ export class Embeddings {
     if (!route) throw this.routes.unknownRouteError(call.tenant);
     const unable = route.targets.find((target) => !target.provider.embed);
     if (unable) {
-      // Named by its provider only: which of the route's targets it is helps the operator, not a secret.
+      // Its `provider/model`, as `x-bulkhead-served-by` names targets: config the operator wrote, no secret.
       throw new ResilienceError(
         'invalid_request',
         `route ${route.name} does not serve embeddings: its target ${unable.label} cannot embed`,
