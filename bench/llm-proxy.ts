@@ -39,8 +39,14 @@
  *            (`POST /v1/tools/chat_tool/invoke`, the request as its arguments): the service's
  *            plain proxy path, to tell the LLM route's own cost from the service's;
  *   portkey  Portkey's `/v1/chat/completions` with `x-portkey-provider: openai` and
- *            `x-portkey-custom-host: <server>/v1`: its OpenAI provider, forwarding to the server.
- * Each round runs direct, service, messages, responses, cached, tool, portkey once, in that order; a ratio "per
+ *            `x-portkey-custom-host: <server>/v1`: its OpenAI provider, forwarding to the server;
+ *   embed-direct the server's `/v1/embeddings` itself, one short text, floats back (the baseline
+ *            of the next);
+ *   embeddings the route `embed` (`POST /v1/embeddings`, `cache: false`) to the same server: the
+ *            chat route's pipeline asking for a vector, its answer read and checked by the
+ *            embeddings reader; its added latency is over embed-direct.
+ * Each round runs direct, service, messages, responses, cached, tool, portkey, embed-direct,
+ * embeddings once, in that order; a ratio "per
  * round" is X/Y within a round, summarised as median (min-max). The route `chat` has its cache
  * off because a hit would measure the cache, not the proxying: the cache's cost is the `cached`
  * side's, measured on its own. Each side names itself in the request's `user`, so the server
@@ -48,8 +54,9 @@
  *
  * Then the sequential method of the independent gateway benchmarks (bench/llm-proxy/sequential.ts):
  * one request at a time on one keep-alive connection, 3 alternated rounds of `--sequential`
- * requests on direct, floor, service, messages, responses and tool; the added latency of a side is
- * its p50 (p99) less direct's in the same round. `floor` is the least a proxy in Node adds
+ * requests on direct, floor, service, messages, responses, tool, embed-direct and embeddings; the
+ * added latency of a side is its p50 (p99) less direct's in the same round (embeddings: less
+ * embed-direct's). `floor` is the least a proxy in Node adds
  * (bench/llm-proxy/floor-proxy.ts: node:http and an undici Pool, the JSON parsed and written both
  * ways, nothing else): what the service adds beyond it is its own and its framework's.
  *
@@ -82,7 +89,9 @@ import {
   type SequentialRun,
 } from './llm-proxy/sequential';
 import {
+  directEmbeddingsEndpoint,
   directEndpoint,
+  embeddingsEndpoint,
   type Endpoint,
   floorEndpoint,
   messagesEndpoint,
@@ -142,6 +151,8 @@ async function main(s: Settings): Promise<void> {
     responses: responsesEndpoint(service.base, key),
     cached: serviceEndpoint(service.base, key, true),
     tool: toolEndpoint(service.base, key),
+    'embed-direct': directEmbeddingsEndpoint(upstream),
+    embeddings: embeddingsEndpoint(service.base, key),
   };
   // The cached side's first request fills the cache; its second is a hit.
   const probes: Array<[Side, number]> = [
@@ -153,6 +164,8 @@ async function main(s: Settings): Promise<void> {
     ['cached', 1],
     ['cached', 0],
     ['tool', 1],
+    ['embed-direct', 1],
+    ['embeddings', 1],
   ];
   for (const [side, reaches] of probes) {
     const wrong = await probe(side, endpoints[side]!, upstream, reaches);

@@ -5,6 +5,8 @@
  *                              `messages`); for {@link MODEL}, 200 with {@link COMPLETION_BODY}
  *                              (a fixed non-streamed chat.completion with usage) at once;
  *                              anything else 400 in OpenAI's error shape, counted as `rejected`
+ *   POST /v1/embeddings        the same for {@link EMBED_MODEL}: 200 with {@link EMBEDDINGS_BODY}
+ *                              (one vector of 8 floats, with usage) for a body with an `input`
  *   GET  /stats                requests, in flight, rejected, requests by the body's `user`
  *                              (each side of the benchmark sends its own); `cpuUs`: its CPU
  *                              time so far
@@ -39,6 +41,20 @@ export const COMPLETION_BODY = JSON.stringify({
   usage: USAGE,
   service_tier: 'default',
   system_fingerprint: 'fp_bench',
+});
+
+/** The embeddings model the upstream serves. */
+export const EMBED_MODEL = 'text-embedding-3-small';
+/** The one vector every embeddings answer holds: exact in float32 and in JSON. */
+export const EMBEDDING = [0.5, -0.25, 0.125, 0.0625, -0.5, 0.25, -0.125, 0.75];
+export const EMBED_USAGE = { prompt_tokens: 4, total_tokens: 4 };
+
+/** The embeddings answer, as OpenAI shapes one. */
+export const EMBEDDINGS_BODY = JSON.stringify({
+  object: 'list',
+  data: [{ object: 'embedding', index: 0, embedding: EMBEDDING }],
+  model: EMBED_MODEL,
+  usage: EMBED_USAGE,
 });
 
 export interface OpenAiUpstreamStats {
@@ -102,8 +118,12 @@ export async function settle(upstream: OpenAiUpstream): Promise<OpenAiUpstreamSt
 
 function serve(): void {
   const stats = { requests: 0, inFlight: 0, rejected: 0, byUser: {} as Record<string, number> };
-  const answer = Buffer.from(COMPLETION_BODY);
-  const answerHeaders = { 'content-type': 'application/json', 'content-length': String(answer.length) };
+  const answers = { completion: Buffer.from(COMPLETION_BODY), embeddings: Buffer.from(EMBEDDINGS_BODY) };
+  const headersOf = (answer: Buffer) => ({
+    'content-type': 'application/json',
+    'content-length': String(answer.length),
+  });
+  const answerHeaders = { completion: headersOf(answers.completion), embeddings: headersOf(answers.embeddings) };
 
   const reject = (response: ServerResponse, message: string) => {
     stats.rejected++;
@@ -112,7 +132,7 @@ function serve(): void {
       .end(JSON.stringify({ error: { message, type: 'invalid_request_error', param: null, code: null } }));
   };
 
-  const complete = (request: IncomingMessage, response: ServerResponse) => {
+  const complete = (request: IncomingMessage, response: ServerResponse, kind: 'completion' | 'embeddings') => {
     stats.requests++;
     stats.inFlight++;
     response.once('close', () => stats.inFlight--);
@@ -120,22 +140,30 @@ function serve(): void {
     request.on('data', (chunk: Buffer) => chunks.push(chunk));
     request.once('end', () => {
       if (response.destroyed) return;
-      let body: { model?: unknown; messages?: unknown; user?: unknown };
+      let body: { model?: unknown; messages?: unknown; input?: unknown; user?: unknown };
       try {
         body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as typeof body;
       } catch {
         return reject(response, 'the body is not JSON');
       }
-      if (!Array.isArray(body?.messages) || body.messages.length === 0) return reject(response, 'no messages');
-      if (body.model !== MODEL) return reject(response, `unknown model ${JSON.stringify(body.model)}`);
+      if (kind === 'embeddings') {
+        if (body?.input === undefined) return reject(response, 'no input');
+        if (body.model !== EMBED_MODEL) return reject(response, `unknown model ${JSON.stringify(body.model)}`);
+      } else {
+        if (!Array.isArray(body?.messages) || body.messages.length === 0) return reject(response, 'no messages');
+        if (body.model !== MODEL) return reject(response, `unknown model ${JSON.stringify(body.model)}`);
+      }
       const user = typeof body.user === 'string' ? body.user : '';
       stats.byUser[user] = (stats.byUser[user] ?? 0) + 1;
-      response.writeHead(200, answerHeaders).end(answer);
+      response.writeHead(200, answerHeaders[kind]).end(answers[kind]);
     });
   };
 
   const server = createServer((request, response) => {
-    if (request.method === 'POST' && request.url === '/v1/chat/completions') return complete(request, response);
+    if (request.method === 'POST' && request.url === '/v1/chat/completions') {
+      return complete(request, response, 'completion');
+    }
+    if (request.method === 'POST' && request.url === '/v1/embeddings') return complete(request, response, 'embeddings');
     request.resume();
     if (request.url === '/stats') return answerStats(response, stats);
     response.writeHead(404, { 'content-type': 'application/json' }).end('{"error":{"message":"not found"}}');

@@ -9,13 +9,22 @@ import { Pool } from 'undici';
 import { printTable, range, type Stat } from '../support/report';
 import { median, percentile } from '../support/stats';
 import type { Endpoint } from './sides';
-import type { Side } from './summary';
+import { baselineOf, isBaseline, type Side } from './summary';
 
 /**
  * The sides the sequential rounds time: the least proxy in Node (floor), the LLM route through
  * each ingress, and an http tool.
  */
-export const SEQUENTIAL_SIDES: readonly Side[] = ['direct', 'floor', 'service', 'messages', 'responses', 'tool'];
+export const SEQUENTIAL_SIDES: readonly Side[] = [
+  'direct',
+  'floor',
+  'service',
+  'messages',
+  'responses',
+  'tool',
+  'embed-direct',
+  'embeddings',
+];
 
 export interface SequentialRun {
   round: number;
@@ -65,20 +74,21 @@ export async function sequentialRun(
 
 export interface AddedLatency {
   side: Side;
-  /** Per round, this side's percentile less direct's: median, min and max over the rounds. */
+  /** Per round, this side's percentile less its baseline's (`baselineOf`): median, min and max over the rounds. */
   p50: Stat;
   p99: Stat;
 }
 
-/** Each side's added latency over direct, round by round. */
+/** Each side's added latency over its baseline (direct; embeddings: embed-direct), round by round. */
 export function addedLatencies(runs: readonly SequentialRun[], sides: readonly Side[]): AddedLatency[] {
-  const direct = new Map(runs.filter((run) => run.side === 'direct').map((run) => [run.round, run]));
+  const byRound = (side: Side) => new Map(runs.filter((run) => run.side === side).map((run) => [run.round, run]));
   return sides
-    .filter((side) => side !== 'direct')
+    .filter((side) => !isBaseline(side))
     .map((side) => {
-      const mine = runs.filter((run) => run.side === side && direct.has(run.round));
+      const base = byRound(baselineOf(side));
+      const mine = runs.filter((run) => run.side === side && base.has(run.round));
       const spread = (of: (run: SequentialRun) => number): Stat => {
-        const added = mine.map((run) => of(run) - of(direct.get(run.round)!));
+        const added = mine.map((run) => of(run) - of(base.get(run.round)!));
         return { median: median(added), min: Math.min(...added), max: Math.max(...added) };
       };
       return { side, p50: spread((run) => run.p50Ms), p99: spread((run) => run.p99Ms) };
@@ -87,7 +97,7 @@ export function addedLatencies(runs: readonly SequentialRun[], sides: readonly S
 
 export function printAddedLatencies(added: readonly AddedLatency[], count: number, rounds: number): void {
   printTable(
-    `added latency, one request at a time (${rounds} alternated rounds of ${count} per side), ms over direct, median (min-max) of the rounds`,
+    `added latency, one request at a time (${rounds} alternated rounds of ${count} per side), ms over direct (embeddings: over embed-direct), median (min-max) of the rounds`,
     added.map(({ side, p50, p99 }) => ({ side, 'p50 added': range(p50, 3), 'p99 added': range(p99, 3) })),
   );
 }

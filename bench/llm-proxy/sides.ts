@@ -4,7 +4,7 @@
  */
 import type { ApiKey } from '../support/service';
 import { call } from '../support/service';
-import { ANSWER_TEXT, MODEL, type OpenAiUpstream, USAGE } from './openai-upstream';
+import { ANSWER_TEXT, EMBED_MODEL, EMBED_USAGE, EMBEDDING, MODEL, type OpenAiUpstream, USAGE } from './openai-upstream';
 import type { Side } from './summary';
 
 /** The service's route with its cache off: every request goes to the upstream. */
@@ -12,6 +12,9 @@ export const ROUTE = 'chat';
 /** The same target with the exact cache on: after the first, every request is a hit. */
 export const CACHED_ROUTE = 'chat-cached';
 export const TARGET_LABEL = `openai/${MODEL}`;
+/** The service's embeddings route, cache off, to the upstream's embeddings model. */
+export const EMBED_ROUTE = 'embed';
+export const EMBED_TARGET_LABEL = `openai/${EMBED_MODEL}`;
 /** An http tool forwarding to the same endpoint: the service's plain proxy path, for contrast. */
 export const TOOL = 'chat_tool';
 const LANE = 'llm';
@@ -71,6 +74,7 @@ export function serviceConfig(upstream: OpenAiUpstream, key: ApiKey, connections
       routes: {
         [ROUTE]: { lane: LANE, targets: [target], cache: false },
         [CACHED_ROUTE]: { lane: LANE, targets: [target], cache: true },
+        [EMBED_ROUTE]: { lane: LANE, targets: [{ ...target, model: EMBED_MODEL }], cache: false },
       },
     },
   };
@@ -142,6 +146,34 @@ export function responsesEndpoint(serviceBase: string, key: ApiKey): Endpoint {
   };
 }
 
+/** Every embeddings side's answer: the upstream's vector and usage. */
+const EMBEDDINGS_EXPECT = [`"embedding":${JSON.stringify(EMBEDDING)}`, `"total_tokens":${EMBED_USAGE.total_tokens}`];
+
+/** What a retrieval step sends: one short text, floats back. */
+function embeddingsBody(model: string, side: Side): string {
+  return JSON.stringify({ model, input: MESSAGES[1].content, encoding_format: 'float', user: userOf(side) });
+}
+
+/** The upstream's embeddings endpoint itself: the embeddings side's baseline. */
+export function directEmbeddingsEndpoint(upstream: OpenAiUpstream): Endpoint {
+  return {
+    url: `${upstream.baseUrl}/embeddings`,
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${PROVIDER_KEY}` },
+    body: embeddingsBody(EMBED_MODEL, 'embed-direct'),
+    expect: EMBEDDINGS_EXPECT,
+  };
+}
+
+/** The same through the service's `POST /v1/embeddings` route. */
+export function embeddingsEndpoint(serviceBase: string, key: ApiKey): Endpoint {
+  return {
+    url: `${serviceBase}/v1/embeddings`,
+    headers: key.headers,
+    body: embeddingsBody(EMBED_ROUTE, 'embeddings'),
+    expect: [...EMBEDDINGS_EXPECT, '"fromCache":false'],
+  };
+}
+
 /** The tool POSTs its arguments as the JSON body: the same request as the direct side's. */
 export function toolEndpoint(serviceBase: string, key: ApiKey): Endpoint {
   return {
@@ -189,13 +221,14 @@ export async function probe(
   } catch {
     return `${what}: not JSON`;
   }
-  if (read.text !== ANSWER_TEXT) return `${what}: not the upstream's text`;
-  if (read.tokens !== USAGE.total_tokens) return `${what}: not the upstream's usage`;
+  const embeds = side === 'embed-direct' || side === 'embeddings';
+  if (read.text !== (embeds ? JSON.stringify(EMBEDDING) : ANSWER_TEXT)) return `${what}: not the upstream's text`;
+  if (read.tokens !== (embeds ? EMBED_USAGE : USAGE).total_tokens) return `${what}: not the upstream's usage`;
   if (reached !== reaches) return `${what}: reached the upstream ${reached} times, not ${reaches}`;
-  if (side !== 'direct' && side !== 'floor' && side !== 'tool' && side !== 'portkey') {
+  if (side !== 'direct' && side !== 'floor' && side !== 'tool' && side !== 'portkey' && side !== 'embed-direct') {
     const cache = side === 'cached' ? (reaches === 0 ? 'hit' : 'miss') : 'bypass';
     const headers = { servedBy: answer.headers['x-bulkhead-served-by'], cache: answer.headers['x-bulkhead-cache'] };
-    const servedBy = cache === 'hit' ? 'cache' : TARGET_LABEL;
+    const servedBy = cache === 'hit' ? 'cache' : embeds ? EMBED_TARGET_LABEL : TARGET_LABEL;
     if (headers.servedBy !== servedBy || headers.cache !== cache) {
       return `${what}: served by ${headers.servedBy} (cache ${headers.cache}), not ${servedBy} (cache ${cache})`;
     }
@@ -209,9 +242,10 @@ export async function probe(
   return undefined;
 }
 
-/** An answer's text and total tokens, in the wire its side speaks. */
+/** An answer's text (an embeddings answer's: its vector's JSON) and total tokens, in the wire its side speaks. */
 function textAndTokens(side: Side, answer: unknown): { text: unknown; tokens: unknown } {
   type Body = {
+    data?: Array<{ embedding?: unknown }>;
     choices?: Array<{ message?: { content?: unknown } }>;
     content?: Array<{ text?: unknown }>;
     output?: Array<{ content?: Array<{ text?: unknown }> }>;
@@ -224,6 +258,9 @@ function textAndTokens(side: Side, answer: unknown): { text: unknown; tokens: un
     return { text: body.content?.[0]?.text, tokens: (usage.input_tokens ?? 0) + (usage.output_tokens ?? 0) };
   }
   if (side === 'responses') return { text: body.output?.[0]?.content?.[0]?.text, tokens: body.usage?.total_tokens };
+  if (side === 'embed-direct' || side === 'embeddings') {
+    return { text: JSON.stringify(body.data?.[0]?.embedding), tokens: body.usage?.total_tokens };
+  }
   // The tool answers the upstream's JSON as its result.
   const completion = side === 'tool' ? (body.result ?? {}) : body;
   return { text: completion.choices?.[0]?.message?.content, tokens: completion.usage?.total_tokens };

@@ -12,8 +12,12 @@ export interface BulkheadAnswerField {
   replayed: boolean;
 }
 
+/** What the meta of an answer is made of: a chat answer's, or another route's (embeddings) of the same fields. */
+export type AnswerMeta = Pick<ChatAnswer, 'servedBy' | 'attempts' | 'cache' | 'costUsd' | 'hedged' | 'replayed'> &
+  Partial<Pick<ChatAnswer, 'similarity'>>;
+
 /** Sets the `x-bulkhead-*` headers of a whole (not streamed) answer. */
-export function answerHeaders(reply: FastifyReply, answer: ChatAnswer): FastifyReply {
+export function answerHeaders(reply: FastifyReply, answer: AnswerMeta): FastifyReply {
   return reply
     .header('x-bulkhead-served-by', answer.servedBy)
     .header('x-bulkhead-attempts', String(answer.attempts))
@@ -23,7 +27,7 @@ export function answerHeaders(reply: FastifyReply, answer: ChatAnswer): FastifyR
 }
 
 /** The `bulkhead` field beside the answer's own. */
-export function bulkheadField(answer: ChatAnswer): BulkheadAnswerField {
+export function bulkheadField(answer: AnswerMeta): BulkheadAnswerField {
   return {
     servedBy: answer.servedBy,
     attempts: answer.attempts,

@@ -5,6 +5,7 @@ import {
   cacheDirectives,
   exactCacheKey,
   isCacheable,
+  isCachedCompletion,
   isSemanticCacheable,
   LlmCacheStore,
   SemanticCache,
@@ -99,8 +100,10 @@ export class CompletionCaches {
 
   private async lookupExact(key: string): Promise<ChatCompletion | null> {
     try {
-      const found = this.exact.get(key);
-      return isPromiseLike(found) ? await found : found;
+      const gotten = this.exact.get(key);
+      const found = isPromiseLike(gotten) ? await gotten : gotten;
+      // Embeddings are stored under keys of their own: a chat key never finds one.
+      return found && isCachedCompletion(found) ? found : null;
     } catch {
       return null;
     }

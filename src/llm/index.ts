@@ -1,5 +1,11 @@
 export * from './chat.types';
-export { chatRequestSchema, countTokensRequestSchema, messagesRequestSchema, responsesRequestSchema } from './wire';
+export {
+  chatRequestSchema,
+  countTokensRequestSchema,
+  embeddingsRequestSchema,
+  messagesRequestSchema,
+  responsesRequestSchema,
+} from './wire';
 export * from './chat-completions.service';
 export * from './llm-gateway.service';
 export * from './llm.module';

@@ -4,6 +4,12 @@ import { callStateOf } from '../common/nest';
 import { parseIdempotencyKey } from '../idempotency';
 import type { ChatCall } from './chat-call';
 
+/** Who calls an LLM ingress and how, whatever it asks: what every such call carries. */
+export type IngressCaller = Pick<
+  ChatCall,
+  'callId' | 'tenant' | 'pool' | 'abort' | 'cacheControl' | 'headers' | 'idempotencyKey'
+>;
+
 /**
  * What every LLM ingress does first: its errors in `wire`'s shape, the call id, the request
  * read by `parse` (into the Chat Completions request the pipeline runs, and the request as it
@@ -15,18 +21,29 @@ export function startChatCall(
   wire: ErrorWire,
   parse: (body: unknown) => Pick<ChatCall, 'request' | 'passThrough'>,
 ): ChatCall {
+  return startIngressCall(request, reply, wire, parse);
+}
+
+/**
+ * {@link startChatCall} for any request `parse` reads (the embeddings route's): the fields it
+ * returns (a fresh object of its own, which this completes) beside the caller's.
+ */
+export function startIngressCall<T extends object>(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  wire: ErrorWire,
+  parse: (body: unknown) => T,
+): T & IngressCaller {
   const state = callStateOf(request, reply);
   state.errorWire = wire;
   state.callId = resolveCallId(request.headers['x-call-id']);
   void reply.header('x-call-id', state.callId);
-  const { request: chat, passThrough } = parse(request.body);
+  const parsed = parse(request.body);
   if (state.tenant === undefined || state.pool === undefined) {
     throw new ResilienceError('unauthorized', 'the call has no authenticated tenant');
   }
   const cacheControl = request.headers['cache-control'];
-  return {
-    request: chat,
-    passThrough,
+  return Object.assign(parsed, {
     callId: state.callId,
     tenant: state.tenant,
     pool: state.pool,
@@ -34,5 +51,5 @@ export function startChatCall(
     cacheControl: typeof cacheControl === 'string' ? cacheControl : undefined,
     headers: reply,
     idempotencyKey: parseIdempotencyKey(request.headers['idempotency-key']),
-  };
+  });
 }

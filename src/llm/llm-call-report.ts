@@ -6,6 +6,11 @@ import { chosenTarget } from './routing/chosen-target';
 import type { FailoverProgress, Served } from './routing/failover';
 import type { LlmRoute } from './routing/llm-route';
 
+/** What of an answer the report reads: its usage (a chat completion's, or embeddings' without completion tokens). */
+interface UsageCarrier {
+  usage?: { prompt_tokens?: number; completion_tokens?: number };
+}
+
 /**
  * What an LLM request reports, and when: each provider run once, as it ends (its attempts,
  * failovers, hedges, tokens), whoever still waits for it; each client's request once, as it
@@ -18,7 +23,7 @@ export class LlmCallReport {
   ) {}
 
   /** What the providers were asked and answered in one run: once per run, when it ends. */
-  run(route: LlmRoute, progress: FailoverProgress, served: Served | undefined): void {
+  run(route: LlmRoute, progress: FailoverProgress, served: Served<UsageCarrier> | undefined): void {
     for (const { target, outcome } of progress.tried) {
       this.llmOutcomes.attempt({ route: route.name, target: target.label, outcome });
     }
@@ -36,7 +41,7 @@ export class LlmCallReport {
 
   /** How the request ended for its client: once per client, as it gets its answer or leaves. */
   request(
-    call: ChatCall,
+    call: Pick<ChatCall, 'callId' | 'tenant' | 'pool' | 'abort'>,
     route: LlmRoute,
     startedAt: number,
     progress: FailoverProgress,

@@ -7,6 +7,9 @@ import { semanticCacheProviders } from './cache/semantic/semantic-cache.provider
 import { ChatCompletionsController } from './chat-completions.controller';
 import { ChatCompletions } from './chat-completions.service';
 import { CompletionCaches } from './completion-caches';
+import { EmbeddingsCache } from './embeddings/embeddings-cache';
+import { EmbeddingsController } from './embeddings/embeddings.controller';
+import { Embeddings } from './embeddings/embeddings.service';
 import { LLM_MODULE_OPTIONS, LlmConfigurableModule, type LlmModuleOptions } from './llm.module-definition';
 import { LlmGateway } from './llm-gateway.service';
 import { LlmOutcomes } from './llm-outcomes';
@@ -46,12 +49,20 @@ import { LlmRoutes } from './routing/llm-routes.service';
     LlmRoutes,
     CompletionCaches,
     ChatCompletions,
+    EmbeddingsCache,
+    Embeddings,
     LlmGateway,
     LlmOutcomes,
     ...semanticCacheProviders,
   ],
-  exports: [LlmCacheStore, LlmRoutes, ChatCompletions, LlmGateway, LlmOutcomes, SemanticCache],
+  exports: [LlmCacheStore, LlmRoutes, ChatCompletions, Embeddings, LlmGateway, LlmOutcomes, SemanticCache],
 })
 export class LlmModule extends LlmConfigurableModule {
-  static readonly routes = [ChatCompletionsController, MessagesController, ResponsesController, ModelsController];
+  static readonly routes = [
+    ChatCompletionsController,
+    EmbeddingsController,
+    MessagesController,
+    ResponsesController,
+    ModelsController,
+  ];
 }

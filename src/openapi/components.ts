@@ -1,6 +1,11 @@
 import { containmentChangeSchema } from '../containment';
 import { batchCallSchema, batchRequestDocumentSchema, invokeBodySchema } from '../dispatch';
-import { countTokensRequestSchema, messagesRequestSchema, responsesRequestSchema } from '../llm';
+import {
+  countTokensRequestSchema,
+  embeddingsRequestSchema,
+  messagesRequestSchema,
+  responsesRequestSchema,
+} from '../llm';
 import { budgetViewSchema, circuitAdminAnswerSchema, containmentSnapshotSchema } from './schemas/admin.schemas';
 import {
   bulkheadAnswerFieldSchema,
@@ -20,6 +25,7 @@ import {
 import { mcpMessageSchema } from './schemas/mcp.schemas';
 import {
   anthropicErrorSchema,
+  embeddingsAnswerSchema,
   messagesAnswerSchema,
   messageTokensCountSchema,
   responseObjectSchema,
@@ -41,6 +47,7 @@ export const REQUEST_SCHEMAS = {
   MessagesRequest: messagesRequestSchema,
   CountTokensRequest: countTokensRequestSchema,
   ResponsesRequest: responsesRequestSchema,
+  EmbeddingsRequest: embeddingsRequestSchema,
   McpMessage: mcpMessageSchema,
 };
 
@@ -64,6 +71,7 @@ export const RESPONSE_SCHEMAS = {
   Message: messagesAnswerSchema,
   MessageTokensCount: messageTokensCountSchema,
   Response: responseObjectSchema,
+  Embeddings: embeddingsAnswerSchema,
   ModelList: modelListSchema,
   Model: modelSchema,
   BulkheadAnswerField: bulkheadAnswerFieldSchema,

@@ -290,6 +290,22 @@ describe('the OpenAPI document and its page', () => {
       expect(invalid).toMatchObject({ status: 400, body: { error: { kind: 'invalid_request', param: null } } });
     });
 
+    it('POST /v1/embeddings: floats, base64, and refusals with OpenAI fields', async () => {
+      const embeddings = '/v1/embeddings';
+      const floats = await call('POST', embeddings, embeddings, {
+        json: { model: 'chat', input: ['one', 'two'] },
+        headers: ACME.headers,
+      });
+      expect(floats.body).toMatchObject({ object: 'list', data: [{ index: 0 }, { index: 1 }] });
+      const base64 = await call('POST', embeddings, embeddings, {
+        json: { model: 'chat', input: 'one', encoding_format: 'base64' },
+        headers: ACME.headers,
+      });
+      expect(typeof base64.body.data[0].embedding).toBe('string');
+      const invalid = await call('POST', embeddings, embeddings, { json: { model: 'chat' }, headers: ACME.headers });
+      expect(invalid).toMatchObject({ status: 400, body: { error: { kind: 'invalid_request', param: null } } });
+    });
+
     it("GET /v1/models in OpenAI's shape and Anthropic's, and one model", async () => {
       const anthropic = { ...ACME.headers, 'anthropic-version': '2023-06-01' };
       const list = await call('GET', '/v1/models', '/v1/models', { headers: ACME.headers });

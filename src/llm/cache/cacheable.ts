@@ -1,4 +1,5 @@
 import type { ChatCompletion, ChatRequest } from '../chat.types';
+import type { EmbeddingsAnswer } from '../wire';
 
 declare const cacheable: unique symbol;
 
@@ -7,6 +8,12 @@ declare const cacheable: unique symbol;
  * a tool call or a multi-choice answer cannot reach a store without a cast.
  */
 export type CacheableCompletion = ChatCompletion & { readonly [cacheable]: true };
+
+/** Embeddings that passed {@link isCacheableEmbeddings}: the other answer a cache store takes. */
+export type CacheableEmbeddings = EmbeddingsAnswer & { readonly [cacheable]: true };
+
+/** What the exact cache stores: a clean chat completion, or an embeddings list (their keys never meet). */
+export type CacheableAnswer = CacheableCompletion | CacheableEmbeddings;
 
 /**
  * Whether an answer may be stored and served to the next identical request: only a clean text
@@ -28,9 +35,36 @@ export function isCacheable(
   return isCleanText(completion);
 }
 
-/** {@link isCacheable} for a value of unknown shape (what a shared store hands back). */
-export function asCacheable(value: unknown): CacheableCompletion | null {
-  return isCleanText(value) ? (value as CacheableCompletion) : null;
+/**
+ * {@link isCacheable} for a value of unknown shape (what a shared store hands back), or an
+ * embeddings list ({@link isCacheableEmbeddings}).
+ */
+export function asCacheable(value: unknown): CacheableAnswer | null {
+  return isCleanText(value) || isCacheableEmbeddings(value) ? (value as CacheableAnswer) : null;
+}
+
+/** Whether an entry is a chat completion (and not embeddings, which are stored under keys of their own). */
+export function isCachedCompletion(entry: CacheableAnswer): entry is CacheableCompletion {
+  return entry.object === 'chat.completion';
+}
+
+/**
+ * Whether `value` is an embeddings list in the shape the route answers (what its wire reader
+ * made): its vectors, in order, numbers or base64 each, and a usage. Any such answer is as
+ * reproducible as its request: the same inputs, model, dimensions and format, the same vectors.
+ */
+export function isCacheableEmbeddings(value: unknown): value is CacheableEmbeddings {
+  if (!isRecord(value) || value.object !== 'list' || typeof value.model !== 'string') return false;
+  if (!isRecord(value.usage) || typeof value.usage.prompt_tokens !== 'number') return false;
+  const { data } = value;
+  if (!Array.isArray(data) || data.length === 0) return false;
+  return data.every(
+    (item: unknown, at) =>
+      isRecord(item) &&
+      item.index === at &&
+      (typeof item.embedding === 'string' ||
+        (Array.isArray(item.embedding) && item.embedding.every((x) => typeof x === 'number'))),
+  );
 }
 
 function isCleanText(value: unknown): boolean {

@@ -167,7 +167,7 @@ export function describeLlmCacheStore(
     it('hands every get a copy of its own: changing one changes neither the store nor another caller', async () => {
       await store.set(keyOf('acme'), cleanAnswer('Paris'), LONG_TTL_MS);
 
-      const first = (await store.get(keyOf('acme')))!;
+      const first = (await store.get(keyOf('acme'))) as CacheableCompletion;
       const second = (await store.get(keyOf('acme')))!;
       first.choices[0].message.content = 'Berlin';
       first.usage.total_tokens = 0;

@@ -1,5 +1,5 @@
 import type { Awaitable } from '../../common';
-import type { CacheableCompletion } from './cacheable';
+import type { CacheableAnswer } from './cacheable';
 
 /** What a store holds now, for gauges. */
 export interface LlmCacheUsage {
@@ -24,14 +24,14 @@ export type LlmCacheOperation = 'get' | 'set';
  */
 export interface LlmCacheStore {
   /** The answer stored under `key`, or null (none, expired, or the store could not answer). */
-  get(key: string): Awaitable<CacheableCompletion | null>;
+  get(key: string): Awaitable<CacheableAnswer | null>;
   /**
    * Stores `completion` under `key` for `ttlMs` milliseconds, in place of anything stored
    * there before; a copy is taken at once, so later changes to `completion` are not stored.
    * `ttlMs` 0 stores nothing and removes what was there. Throws a RangeError at once (not as
    * a rejection) for a `ttlMs` that is not a whole number of milliseconds of at least 0.
    */
-  set(key: string, completion: CacheableCompletion, ttlMs: number): Awaitable<void>;
+  set(key: string, completion: CacheableAnswer, ttlMs: number): Awaitable<void>;
   /** What the store holds, or undefined where it cannot tell cheaply (Redis: its INFO does). */
   usage(): LlmCacheUsage | undefined;
   /** Calls `listener` for each decision the store failed to make; returns its remover. */

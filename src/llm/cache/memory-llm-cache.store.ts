@@ -1,6 +1,6 @@
 import { RecencyList } from './recency-list';
 import type { Clock } from '../../common';
-import type { CacheableCompletion } from './cacheable';
+import type { CacheableAnswer } from './cacheable';
 import { assertTtl, type LlmCacheOperation, type LlmCacheStore, type LlmCacheUsage } from './llm-cache.store';
 
 /** The bounds of a {@link MemoryLlmCacheStore}; 0 in either stores nothing. */
@@ -67,7 +67,7 @@ export class MemoryLlmCacheStore implements LlmCacheStore {
     this.maxBytes = options.maxBytes;
   }
 
-  get(key: string): CacheableCompletion | null {
+  get(key: string): CacheableAnswer | null {
     const now = this.clock.now();
     this.sweep(now);
     const entry = this.entries.get(key);
@@ -80,10 +80,10 @@ export class MemoryLlmCacheStore implements LlmCacheStore {
       this.moveCursorOff(entry);
       this.recency.touch(entry);
     }
-    return JSON.parse(entry.json) as CacheableCompletion;
+    return JSON.parse(entry.json) as CacheableAnswer;
   }
 
-  set(key: string, completion: CacheableCompletion, ttlMs: number): void {
+  set(key: string, completion: CacheableAnswer, ttlMs: number): void {
     assertTtl(ttlMs);
     const now = this.clock.now();
     const previous = this.entries.get(key);

@@ -1,6 +1,6 @@
 import type { RedisClient } from '../../store';
 import { batchWritesThisTick, type RedisKeys } from '../../store';
-import { asCacheable, type CacheableCompletion } from './cacheable';
+import { asCacheable, type CacheableAnswer } from './cacheable';
 import { assertTtl, type LlmCacheOperation, type LlmCacheStore } from './llm-cache.store';
 
 /** The kind of the key that holds one answer: `<prefix>{<cache key>}:llmc`. */
@@ -30,7 +30,7 @@ export class RedisLlmCacheStore implements LlmCacheStore {
     private readonly keys: RedisKeys,
   ) {}
 
-  async get(key: string): Promise<CacheableCompletion | null> {
+  async get(key: string): Promise<CacheableAnswer | null> {
     let json: string | null;
     try {
       batchWritesThisTick(this.redis);
@@ -52,7 +52,7 @@ export class RedisLlmCacheStore implements LlmCacheStore {
     return completion;
   }
 
-  set(key: string, completion: CacheableCompletion, ttlMs: number): Promise<void> {
+  set(key: string, completion: CacheableAnswer, ttlMs: number): Promise<void> {
     // Checked before any promise, so that a route that does not wait for the write still hears of it.
     assertTtl(ttlMs);
     return this.write(this.entryKey(key), ttlMs > 0 ? JSON.stringify(completion) : undefined, ttlMs);

@@ -1,5 +1,6 @@
 import type { Clock } from '../../common';
 import type { ChatChunk, ChatCompletion } from '../chat.types';
+import type { EmbeddingsAnswer } from '../wire';
 import { fromAnthropicAnswer } from './messages-to-chat-answer';
 import { messagesPassThrough } from './messages-pass-through';
 import { anthropicChunks } from './messages-to-chat-stream';
@@ -13,7 +14,8 @@ import {
 } from './bedrock-request';
 import { BedrockTokenCounter } from './bedrock-count-tokens';
 import { bedrockEvents } from './bedrock-stream';
-import type { LlmProvider, ProviderAttempt } from './llm-provider';
+import { bedrockEmbed } from './bedrock-embeddings';
+import type { EmbeddingAttempt, LlmProvider, ProviderAttempt } from './llm-provider';
 import { postJson, postStream } from './provider-exchange';
 
 /**
@@ -66,8 +68,13 @@ export class BedrockProvider implements LlmProvider {
     return this.counter.count(attempt, (modelId, refusal) => {
       const counting = { ...attempt, target: { ...attempt.target, model: modelId } };
       const { url, headers, body } = this.signedRequest(counting, 'count-tokens');
-      return postJson(counting, url, headers, body, this.clock, refusal);
+      return postJson(counting, url, headers, body, this.clock, { refusal });
     });
+  }
+
+  /** Titan and Cohere embeddings through InvokeModel, each with its own body (`bedrock-embeddings.ts`). */
+  embed(attempt: EmbeddingAttempt): Promise<EmbeddingsAnswer> {
+    return bedrockEmbed(this.clock, this.env, attempt);
   }
 
   private signedRequest(attempt: ProviderAttempt, invocation: BedrockInvocation) {

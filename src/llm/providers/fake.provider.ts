@@ -11,7 +11,9 @@ import type {
   ChatUsage,
   FinishReason,
 } from '../chat.types';
-import type { LlmProvider, ProviderAttempt } from './llm-provider';
+import type { EmbeddingsAnswer } from '../wire';
+import { fakeEmbed } from './fake-embeddings';
+import type { EmbeddingAttempt, LlmProvider, ProviderAttempt } from './llm-provider';
 import { providerStatusError, type ProviderErrorAnswer, streamCutError } from './provider-errors';
 
 /** Characters per estimated token: the usual rule of thumb for English text. */
@@ -45,6 +47,11 @@ export class FakeProvider implements LlmProvider {
   async complete(attempt: ProviderAttempt): Promise<ChatCompletion> {
     const { number, step } = await this.nextStep(attempt);
     return this.answer(attempt, number, step);
+  }
+
+  /** Vectors from each input's hash, at once and offline (`fake-embeddings.ts`); the script is the chat's alone. */
+  embed(attempt: EmbeddingAttempt): Promise<EmbeddingsAnswer> {
+    return Promise.resolve(fakeEmbed(attempt));
   }
 
   /**

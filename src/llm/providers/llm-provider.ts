@@ -1,6 +1,7 @@
 import type { ToolHttp } from '../../containment';
 import type { ChatChunk, ChatCompletion, ChatRequest, PassThroughRequest } from '../chat.types';
 import type { ChunkBatch } from '../streaming/chunk-batch';
+import type { EmbeddingsAnswer, EmbeddingsRequest } from '../wire';
 
 /** Where an `openai` target takes the output cap. */
 export type MaxTokensField = 'max_completion_tokens' | 'max_tokens';
@@ -23,9 +24,31 @@ export interface ProviderTarget {
   readonly reasoning?: boolean;
 }
 
-/** One attempt at one target. */
-export interface ProviderAttempt {
+/** What every attempt at one target carries, whatever it asks the target for. */
+export interface AttemptChannel {
   readonly target: ProviderTarget;
+  /** The call's HTTP pool (normal or isolated) under the egress rules, stopped with the attempt. */
+  readonly http: ToolHttp;
+  /**
+   * Fires when the attempt times out, the client leaves or shutdown stops the call. `http`
+   * already stops with the attempt; read this only for other waits (it may be made on first use).
+   */
+  readonly signal: AbortSignal;
+  /**
+   * The attempt's own time limit: its requests may wait this long for an answer, however much
+   * shorter the pool's own limit is (a model can take minutes to answer).
+   */
+  readonly timeoutMs: number;
+}
+
+/** One attempt at one target of an embeddings request. */
+export interface EmbeddingAttempt extends AttemptChannel {
+  /** The client's request with `model` set to the target's model. */
+  readonly request: EmbeddingsRequest;
+}
+
+/** One attempt at one target. */
+export interface ProviderAttempt extends AttemptChannel {
   /**
    * The client's request with `model` set to the target's model. Its output cap is
    * {@link maxOutputTokens}, which each provider writes in the field its target reads.
@@ -42,18 +65,6 @@ export interface ProviderAttempt {
    * sends it instead of translating `request` (and answers with its own answer beside).
    */
   readonly passThrough?: PassThroughRequest;
-  /** The call's HTTP pool (normal or isolated) under the egress rules, stopped with the attempt. */
-  readonly http: ToolHttp;
-  /**
-   * Fires when the attempt times out, the client leaves or shutdown stops the call. `http`
-   * already stops with the attempt; read this only for other waits (it may be made on first use).
-   */
-  readonly signal: AbortSignal;
-  /**
-   * The attempt's own time limit: its requests may wait this long for an answer, however much
-   * shorter the pool's own limit is (a model can take minutes to answer).
-   */
-  readonly timeoutMs: number;
 }
 
 /**
@@ -90,4 +101,10 @@ export interface LlmProvider {
    * an endpoint for that (Anthropic's `count_tokens`). Free of charge; fails as {@link complete}.
    */
   countTokens?(attempt: ProviderAttempt): Promise<number>;
+  /**
+   * Embeddings of the attempt's inputs, in OpenAI's shape, one vector per input in the inputs'
+   * order, validated at the wire (a malformed answer fails as `bad_response`, as `complete`'s).
+   * A provider without it cannot serve an embeddings route. Fails as {@link complete}.
+   */
+  embed?(attempt: EmbeddingAttempt): Promise<EmbeddingsAnswer>;
 }

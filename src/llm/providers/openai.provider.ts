@@ -1,8 +1,10 @@
 import type { Clock } from '../../common';
 import type { ChatChunk, ChatCompletion, ChatRequest } from '../chat.types';
+import type { EmbeddingsAnswer } from '../wire';
 import type { ChunkBatch } from '../streaming/chunk-batch';
 import { carriesContent } from '../streaming/stream-assembly';
-import type { LlmProvider, ProviderAttempt, ProviderTarget } from './llm-provider';
+import type { EmbeddingAttempt, LlmProvider, ProviderAttempt, ProviderTarget } from './llm-provider';
+import { openAiEmbed } from './openai-embeddings';
 import { readOpenAiAnswer } from './openai-answer';
 import { readOpenAiChunk } from './openai-chunk';
 import { openAiRequest } from './openai-request';
@@ -93,9 +95,15 @@ export class OpenAiProvider implements LlmProvider {
     }
     throw streamCutError(target);
   }
+
+  /** `POST /embeddings`: the request as the client sent it, with the target's model (`openai-embeddings.ts`). */
+  embed(attempt: EmbeddingAttempt): Promise<EmbeddingsAnswer> {
+    const { target } = attempt;
+    return openAiEmbed(this.clock, target.baseUrl ?? OPENAI_BASE_URL, headersOf(target, 'application/json'), attempt);
+  }
 }
 
-function headersOf(target: ProviderTarget, accept: string): Record<string, string> {
+export function headersOf(target: ProviderTarget, accept: string): Record<string, string> {
   const headers: Record<string, string> = { 'content-type': 'application/json', accept };
   // `${OPENAI_API_KEY:-}` leaves an empty string when unset: a local server then gets no header.
   if (target.apiKey) headers.authorization = `Bearer ${target.apiKey}`;

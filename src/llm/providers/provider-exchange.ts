@@ -1,6 +1,7 @@
 import type { Readable } from 'node:stream';
 import { type Clock, isResilienceError } from '../../common';
-import type { ProviderAttempt } from './llm-provider';
+import type { HttpResponse } from '../../containment';
+import type { AttemptChannel, ProviderAttempt } from './llm-provider';
 import {
   malformedAnswerError,
   networkError,
@@ -25,13 +26,33 @@ export const MAX_ANSWER_BYTES = 8 * 1024 * 1024;
  * `refusal` names a non-2xx answer otherwise (a refusal only that endpoint answers).
  */
 export async function postJson(
-  attempt: ProviderAttempt,
+  attempt: AttemptChannel,
   url: string,
   headers: Record<string, string>,
   body: unknown,
   clock: Clock,
-  refusal?: (answer: ProviderErrorAnswer) => ProviderFailure | undefined,
+  options: PostOptions = {},
 ): Promise<unknown> {
+  return (await postJsonAnswer(attempt, url, headers, body, clock, options)).body;
+}
+
+/** What an endpoint asks of {@link postJson} beyond the defaults. */
+export interface PostOptions {
+  /** Names a non-2xx answer otherwise than {@link providerStatusError}: a refusal only that endpoint answers. */
+  refusal?: (answer: ProviderErrorAnswer) => ProviderFailure | undefined;
+  /** The largest answer read (default {@link MAX_ANSWER_BYTES}). */
+  maxResponseBytes?: number;
+}
+
+/** {@link postJson} with the answer's headers beside its body, for a provider that reads one (Bedrock's token counts). */
+export async function postJsonAnswer(
+  attempt: AttemptChannel,
+  url: string,
+  headers: Record<string, string>,
+  body: unknown,
+  clock: Clock,
+  { refusal, maxResponseBytes = MAX_ANSWER_BYTES }: PostOptions = {},
+): Promise<{ body: unknown; headers: HttpResponse['headers'] }> {
   const { target } = attempt;
   let response;
   try {
@@ -41,7 +62,7 @@ export async function postJson(
       method: 'POST',
       headers,
       body: JSON.stringify(body),
-      maxResponseBytes: MAX_ANSWER_BYTES,
+      maxResponseBytes,
       timeoutMs: attempt.timeoutMs,
     });
   } catch (error) {
@@ -54,7 +75,7 @@ export async function postJson(
     throw refusal?.(answer) ?? providerStatusError(target, answer, clock.wallNow());
   }
   if (parsed === undefined) throw malformedAnswerError(target, statusCode);
-  return parsed;
+  return { body: parsed, headers: answerHeaders };
 }
 
 function parseJson(body: Buffer): unknown {
@@ -158,7 +179,7 @@ export async function* providerEventBatches(attempt: ProviderAttempt, body: Read
 }
 
 /** The attempt's abort reason when it was stopped; the pool's own errors as they are; else `transient`. */
-export function stoppedOr(attempt: ProviderAttempt, error: unknown): unknown {
+export function stoppedOr(attempt: AttemptChannel, error: unknown): unknown {
   const { signal } = attempt;
   if (signal.aborted) return signal.reason;
   if (isResilienceError(error)) return error;

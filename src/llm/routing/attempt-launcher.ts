@@ -1,7 +1,7 @@
 import { type Clock, deferred, isResilienceError, noop, ResilienceError } from '../../common';
 import type { FireOptions } from '../../circuit-breaker';
 import type { ChatCompletion } from '../chat.types';
-import type { FailoverCall } from './failover-call';
+import type { RouteRun } from './failover-call';
 import type { LlmTarget } from './llm-route';
 import {
   type CommittedStream,
@@ -17,16 +17,16 @@ const SHORTENED: FireOptions = Object.freeze({ timeoutShortened: true });
 const PENALISED = new Set(['transient', 'timeout']);
 
 /** An attempt in flight. */
-export interface Running {
+export interface Running<A = ChatCompletion> {
   readonly target: LlmTarget;
   readonly hold: AttemptHold;
   /** A hedge: its place in `progress.hedges`. */
   readonly hedgeIndex: number | undefined;
   /** Undefined when the breaker refused it (its half-open probe had gone to another request). */
-  readonly started: StartedProviderAttempt<ChatCompletion | CommittedStream> | undefined;
+  readonly started: StartedProviderAttempt<A | ChatCompletion | CommittedStream> | undefined;
   /** Settles once the attempt answered or failed; never rejects. */
-  answer: Promise<Running>;
-  value?: ChatCompletion | CommittedStream;
+  answer: Promise<Running<A>>;
+  value?: A | ChatCompletion | CommittedStream;
   error?: ResilienceError;
   /** Streams: ends what the breaker watches, once the stream was delivered (or not). */
   finish(error?: unknown): void;
@@ -36,29 +36,36 @@ export interface Running {
  * Starts a request's attempts (a first one or a hedge) through their targets' breakers, and
  * measures each for its target's load; the race decides what becomes of them. One per request.
  */
-export class AttemptLauncher {
+export class AttemptLauncher<A = ChatCompletion> {
   /** Provider requests started, each settled once its request has stopped. */
   readonly pending: Array<Promise<void>> = [];
 
   constructor(
     private readonly clock: Clock,
-    private readonly call: FailoverCall,
+    private readonly call: RouteRun<A>,
   ) {}
 
   /**
    * Starts one attempt through its target's breaker; a refusal there (a half-open probe gone)
    * fails it. The caller has counted it in its target's load (`load.started()`).
    */
-  launch(target: LlmTarget, hold: AttemptHold, timeoutMs: number, hedgeIndex: number | undefined): Running {
+  launch(target: LlmTarget, hold: AttemptHold, timeoutMs: number, hedgeIndex: number | undefined): Running<A> {
     const { call, clock } = this;
     const { progress } = call;
     const watched = deferred<void>();
     // Rejected for a stream that failed before its commit too, when nothing waits on it any more.
     watched.promise.catch(noop);
-    let started: Running['started'];
-    const fired = target.breaker.fire<ChatCompletion | CommittedStream | void>(
+    let started: Running<A>['started'];
+    const fired = target.breaker.fire<A | ChatCompletion | CommittedStream | void>(
       () => {
         progress.attempts++;
+        if ('ask' in call) {
+          // Another answer than a chat completion: its ask makes the attempt, never a stream.
+          started = call.ask.start(clock, target, { pool: call.pool, call: call.abort, timeoutMs });
+          this.pending.push(started.settled);
+          this.measure(target, started, timeoutMs);
+          return started.outcome;
+        }
         const setup = {
           request: { ...call.request, model: target.target.model },
           passThrough: call.passThrough,
@@ -90,10 +97,10 @@ export class AttemptLauncher {
       hedgeIndex,
       started,
       finish: (error?: unknown) => (error === undefined ? watched.resolve() : watched.reject(error)),
-    } as Running;
+    } as Running<A>;
     // A stream's answer is its commit; the breaker's promise settles only after delivery.
     const answered = call.deliver && started ? started.outcome : fired;
-    running.answer = (answered as Promise<ChatCompletion | CommittedStream>).then(
+    running.answer = (answered as Promise<A | ChatCompletion | CommittedStream>).then(
       (value) => {
         running.value = value;
         return running;

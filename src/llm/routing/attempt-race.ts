@@ -1,8 +1,8 @@
 import { type Clock, deferred, isResilienceError, ResilienceError } from '../../common';
-import type { ChatCompletion } from '../chat.types';
+import type { ChatCompletion, ChatUsage } from '../chat.types';
 import { isProviderFailure } from '../providers/provider-errors';
 import { AttemptLauncher, type Running } from './attempt-launcher';
-import type { FailoverCall, RaceResult, Served } from './failover-call';
+import type { RaceResult, RouteRun, Served } from './failover-call';
 import type { LlmTarget } from './llm-route';
 import type { CommittedStream } from './provider-attempt';
 import type { AttemptHold, RequestAccount } from './request-account';
@@ -23,16 +23,16 @@ const HEDGE_LOST = 'hedge_lost';
  * A stream is delivered by `deliver` once it wins, and is charged what it used, its usage or
  * what was counted if it broke; its breaker hears how the whole stream ended.
  */
-export class AttemptRace {
-  private readonly launcher: AttemptLauncher;
+export class AttemptRace<A = ChatCompletion> {
+  private readonly launcher: AttemptLauncher<A>;
 
   constructor(
     private readonly clock: Clock,
-    private readonly call: FailoverCall,
+    private readonly call: RouteRun<A>,
     /** The request's way through the route: where its hedges go. */
     private readonly walk: TargetWalk,
   ) {
-    this.launcher = new AttemptLauncher(clock, call);
+    this.launcher = new AttemptLauncher<A>(clock, call);
   }
 
   /** Provider requests started, each settled once its request has stopped. */
@@ -45,7 +45,7 @@ export class AttemptRace {
     return this.launcher.timeoutOf(target, leftMs);
   }
 
-  async run(target: LlmTarget, hold: AttemptHold, timeoutMs: number, deadline: number): Promise<RaceResult> {
+  async run(target: LlmTarget, hold: AttemptHold, timeoutMs: number, deadline: number): Promise<RaceResult<A>> {
     const { route, progress } = this.call;
     const running = [this.launcher.launch(target, hold, timeoutMs, undefined)];
     let first: ResilienceError | undefined;
@@ -71,8 +71,8 @@ export class AttemptRace {
   }
 
   /** The first of `running` to end, or 'hedge' when `hedgeInMs` passes first. */
-  private firstOf(running: Running[], hedgeInMs: number | undefined): Promise<Running | 'hedge'> {
-    const answers: Array<Promise<Running | 'hedge'>> = running.map((attempt) => attempt.answer);
+  private firstOf(running: Running<A>[], hedgeInMs: number | undefined): Promise<Running<A> | 'hedge'> {
+    const answers: Array<Promise<Running<A> | 'hedge'>> = running.map((attempt) => attempt.answer);
     if (hedgeInMs === undefined) return Promise.race(answers);
     const timeUp = deferred<'hedge'>();
     const timer = this.clock.setTimer(() => timeUp.resolve('hedge'), Math.max(0, hedgeInMs));
@@ -80,7 +80,7 @@ export class AttemptRace {
   }
 
   /** Starts a hedge beside `running` if a target, the route's share and the budget allow one. */
-  private async hedge(primary: LlmTarget, running: Running[], deadline: number): Promise<Running | undefined> {
+  private async hedge(primary: LlmTarget, running: Running<A>[], deadline: number): Promise<Running<A> | undefined> {
     const { clock, call } = this;
     const { route, progress } = call;
     const busy = running.map((attempt) => attempt.target);
@@ -119,7 +119,7 @@ export class AttemptRace {
    * The winner's answer served; every other attempt cancelled and settled. A winner alone (no
    * hedge ran) is only served: nothing to stop, so no error or settling made for it.
    */
-  private async win(winner: Running, others: Running[]): Promise<Served> {
+  private async win(winner: Running<A>, others: Running<A>[]): Promise<Served<A>> {
     if (winner.hedgeIndex === undefined && others.length === 0) return this.serve(winner);
     const { account, progress } = this.call;
     const lost = new ResilienceError('stopped', `another target of the route answered first`);
@@ -134,7 +134,7 @@ export class AttemptRace {
         else if (this.call.deliver) {
           const { assembly } = (value as CommittedStream).stream;
           await account.charge(other.hold, assembly.usage(account.inputTokens));
-        } else await account.charge(other.hold, (value as ChatCompletion).usage);
+        } else await account.charge(other.hold, this.usageOf(value));
         progress.tried.push({ target: other.target, outcome: HEDGE_LOST });
         other.finish(lost);
       }),
@@ -146,14 +146,20 @@ export class AttemptRace {
     }
   }
 
-  private async serve(winner: Running): Promise<Served> {
-    const { account, progress, deliver } = this.call;
+  private async serve(winner: Running<A>): Promise<Served<A>> {
+    const { call } = this;
+    const { account, progress, deliver } = call;
     const { target, hold } = winner;
     if (!deliver) {
-      const completion = winner.value as ChatCompletion;
-      await account.charge(hold, completion.usage);
+      const answer = winner.value as A;
+      const usage = this.usageOf(answer);
+      await account.charge(hold, usage);
       progress.tried.push({ target, outcome: 'ok' });
-      return { completion: withBilledUsage(account, completion), target, hedged: winner.hedgeIndex !== undefined };
+      const hedged = winner.hedgeIndex !== undefined;
+      if (!('ask' in call))
+        return { completion: withBilledUsage(account, answer as ChatCompletion) as A, target, hedged };
+      const billed = account.billedUsage(usage);
+      return { completion: billed === usage ? answer : call.ask.withUsage(answer, billed), target, hedged };
     }
     const committed = winner.value as CommittedStream;
     const { assembly } = committed.stream;
@@ -173,11 +179,17 @@ export class AttemptRace {
     progress.tried.push({ target, outcome: 'ok' });
     winner.finish();
     const completion = withBilledUsage(account, assembly.completion(account.inputTokens));
-    return { completion, target, hedged: winner.hedgeIndex !== undefined };
+    return { completion: completion as A, target, hedged: winner.hedgeIndex !== undefined };
+  }
+
+  /** What a whole answer is charged for: a chat completion's usage, or what its ask reads of it. */
+  private usageOf(answer: unknown): ChatUsage {
+    const { call } = this;
+    return 'ask' in call ? call.ask.usageOf(answer as A) : (answer as ChatCompletion).usage;
   }
 
   /** Settles a failed attempt: its hold charged as the failure says, a 429/529 noted against hedges. */
-  private async failed(attempt: Running, failure: ResilienceError): Promise<void> {
+  private async failed(attempt: Running<A>, failure: ResilienceError): Promise<void> {
     const { account, progress } = this.call;
     await account.failed(attempt.hold, failure, attempt.started?.promptSent ?? false);
     progress.tried.push({ target: attempt.target, outcome: failure.kind });

@@ -1,11 +1,12 @@
 import { type Clock, type Random, ResilienceError, sleep, stopReason } from '../../common';
+import type { ChatCompletion } from '../chat.types';
 import { isProviderFailure } from '../providers/provider-errors';
 import { AttemptRace, CommittedFailure } from './attempt-race';
-import type { FailoverCall, Served } from './failover-call';
+import type { RouteRun, Served } from './failover-call';
 import { TargetRetryContext } from './target-retry-context';
 import { TargetWalk } from './target-walk';
 
-export type { FailoverCall, FailoverProgress, Served } from './failover-call';
+export type { AnswerAsk, AskingCall, FailoverCall, FailoverProgress, RouteRun, Served } from './failover-call';
 
 /** Kinds that end the request whatever targets are left: its caller went, or shutdown stopped it. */
 const FINAL = new Set(['stopped']);
@@ -25,13 +26,21 @@ const FINAL = new Set(['stopped']);
  * Streamed (`call.deliver`): an attempt answers at its commit point, its first content; until
  * then a failure is retried or failed over like any other, unseen by the client. After it the
  * stream is the client's: a failure ends the request as it is, with no retry and no failover.
+ *
+ * Another answer than a chat completion (embeddings: an `AskingCall`) runs the same loop:
+ * its `ask` makes each attempt and says what it used; breakers, holds, retries and hedges are
+ * the chat's.
  */
-export async function serveWithFailover(clock: Clock, random: Random, call: FailoverCall): Promise<Served> {
+export async function serveWithFailover<A = ChatCompletion>(
+  clock: Clock,
+  random: Random,
+  call: RouteRun<A>,
+): Promise<Served<A>> {
   const { route, progress, account } = call;
   const deadline = clock.now() + route.deadlineMs;
   const walk = new TargetWalk(route, clock, random, call.deliver ? 'first_token' : 'answer', account);
   for (const target of walk.skipped()) progress.choices.push({ target, reason: 'context_window' });
-  const race = new AttemptRace(clock, call, walk);
+  const race = new AttemptRace<A>(clock, call, walk);
   route.hedges.requested();
   let last: ResilienceError | undefined;
   let reached = 0;

@@ -133,20 +133,8 @@ function start<T>(
   setup: AttemptSetup,
   answer: (attempt: ProviderAttempt, abort: LazyAbortController) => Promise<T>,
 ): StartedProviderAttempt<T> {
-  const { call, timeoutMs } = setup;
-  if (call.aborted) {
-    return {
-      outcome: Promise.reject(stopReason(call.reason)),
-      settled: Promise.resolve(),
-      stop: noop,
-      promptSent: false,
-    };
-  }
-  const abort = new LazyAbortController();
-  const http = new PromptHttp(new AttemptHttp(setup.pool, abort));
-  let answered: Promise<T>;
-  try {
-    answered = answer(
+  return startAttempt(clock, target, setup, (http, abort) =>
+    answer(
       {
         target: target.target,
         request: setup.request,
@@ -158,10 +146,41 @@ function start<T>(
           return abort.signal;
         },
         // A stream's requests must not give up between chunks sooner than the route's idle timeout.
-        timeoutMs: Math.max(timeoutMs, setup.idleTimeoutMs ?? 0),
+        timeoutMs: Math.max(setup.timeoutMs, setup.idleTimeoutMs ?? 0),
       },
       abort,
-    );
+    ),
+  );
+}
+
+/** What every attempt is started with, whatever it asks its target for. */
+export type AttemptTiming = Pick<AttemptSetup, 'pool' | 'call' | 'timeoutMs'>;
+
+/**
+ * Starts one attempt at `target` whose request `answer` makes through `http` (the call's pool,
+ * stopped with the attempt): its own abort, its deadline, its link to the call. What a chat
+ * completion, a stream and an embeddings request share.
+ */
+export function startAttempt<T>(
+  clock: Clock,
+  target: LlmTarget,
+  timing: AttemptTiming,
+  answer: (http: ToolHttp, abort: LazyAbortController) => Promise<T>,
+): StartedProviderAttempt<T> {
+  const { call, timeoutMs } = timing;
+  if (call.aborted) {
+    return {
+      outcome: Promise.reject(stopReason(call.reason)),
+      settled: Promise.resolve(),
+      stop: noop,
+      promptSent: false,
+    };
+  }
+  const abort = new LazyAbortController();
+  const http = new PromptHttp(new AttemptHttp(timing.pool, abort));
+  let answered: Promise<T>;
+  try {
+    answered = answer(http, abort);
   } catch (error) {
     answered = Promise.reject(error);
   }

@@ -30,6 +30,28 @@ export const LLM_ROUTES: RouteDoc[] = [
   },
   {
     group: 'llm',
+    method: 'post',
+    path: '/v1/embeddings',
+    operationId: 'createEmbeddings',
+    tag: 'llm',
+    summary: "OpenAI's embeddings, with failover, caching and budgets",
+    description:
+      '`model` names a route of `llm.routes` whose targets embed (`openai` and compatible, `bedrock` Titan and ' +
+      'Cohere embeddings models); a route with a target that cannot is refused with 400. Each attempt holds the ' +
+      "inputs' token estimate at the target's input price and is charged the provider's `prompt_tokens`. " +
+      '`Cache-Control: no-cache` bypasses the cache.',
+    auth: 'apiKey',
+    parameters: [CALL_ID_PARAMETER, IDEMPOTENCY_KEY_PARAMETER],
+    body: { schema: 'EmbeddingsRequest', required: true },
+    answer: {
+      description: 'A `list` of `embedding`s, one per input in order, with the `bulkhead` field.',
+      content: { 'application/json': 'Embeddings' },
+      headers: LLM_ANSWER_HEADERS,
+    },
+    errors: [400, 401, 402, 403, 404, 413, 422, 429, 500, 502, 503, 504],
+  },
+  {
+    group: 'llm',
     method: 'get',
     path: '/v1/models',
     operationId: 'listModels',

@@ -124,3 +124,20 @@ export const responsesStreamSchema = z.string().meta({
     '`response.output_item.done`, then `response.completed` (or `response.incomplete`) with the whole response. ' +
     'A failure after the first event is one `error` event and the end of the response.',
 });
+
+/** The answer of `POST /v1/embeddings`: OpenAI's list of vectors, with the `bulkhead` field. */
+export const embeddingsAnswerSchema = z.looseObject({
+  object: z.literal('list'),
+  data: z.array(
+    z.looseObject({
+      object: z.literal('embedding'),
+      index: z.int().min(0),
+      embedding: z.union([z.array(z.number()), z.string()]).meta({
+        description: 'Floats, or (`encoding_format: base64`) base64 of little-endian float32s.',
+      }),
+    }),
+  ),
+  model: z.string().meta({ description: "The provider's model that served (not the route's name)." }),
+  usage: z.looseObject({ prompt_tokens: z.int().min(0), total_tokens: z.int().min(0) }),
+  bulkhead: bulkheadAnswerFieldSchema,
+});

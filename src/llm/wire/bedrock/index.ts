@@ -1,2 +1,3 @@
 export * from './event-stream';
 export * from './count-tokens';
+export * from './embeddings';
