@@ -436,6 +436,8 @@ describe(`k8s/dashboards/${DASHBOARD_FILE}`, () => {
               cache: false,
             },
           },
+          // A kept response over 1 KiB is not kept: counted as too_large.
+          responses: { stored: { maxResponseBytes: 1024 } },
           prices: {
             'fake/slow-1': { inputPerMTokUsd: 1, outputPerMTokUsd: 2 },
             'fake/down-1': { inputPerMTokUsd: 1, outputPerMTokUsd: 2 },
@@ -471,6 +473,11 @@ describe(`k8s/dashboards/${DASHBOARD_FILE}`, () => {
         });
         expect(response.status).toBe(200);
       }
+      const kept = await send('POST', `${service.url}/v1/responses`, {
+        headers: ACME.headers,
+        json: { model: 'long', input: 'a response too large to keep '.repeat(60) },
+      });
+      expect(kept.status).toBe(200);
       prom = await eventually(async () => {
         const response = await send('GET', `${service.url}/metrics`);
         expect(response.status).toBe(200);
