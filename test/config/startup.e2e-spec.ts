@@ -2,7 +2,13 @@ import { createServer } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { resolve } from 'node:path';
 import { invoke, send } from '../support/http-client';
-import { killAll, listeningPort, spawnService, type ServiceProcess } from '../support/spawn-service';
+import {
+  killAll,
+  listeningPort,
+  SPAWNED_TEST_TIMEOUT_MS,
+  spawnService,
+  type ServiceProcess,
+} from '../support/spawn-service';
 
 /**
  * Start-up of the real process (src/main.ts in a child process) from a config file:
@@ -12,7 +18,8 @@ import { killAll, listeningPort, spawnService, type ServiceProcess } from '../su
 
 const FIXTURES = resolve(__dirname, '../fixtures/service');
 const fixture = (name: string) => resolve(FIXTURES, name);
-const TEST_TIMEOUT_MS = 30_000;
+// Each test starts the service: minutes, so a loaded machine's slow start-up is not a failure.
+const TEST_TIMEOUT_MS = SPAWNED_TEST_TIMEOUT_MS;
 /** A request that opens its own connection and closes it after. */
 const CLOSE = { connection: 'close' };
 

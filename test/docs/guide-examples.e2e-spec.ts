@@ -2,7 +2,7 @@ import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { parseConfig } from '../../src/config';
-import { listeningPort, spawnService } from '../support/spawn-service';
+import { listeningPort, SPAWNED_TEST_TIMEOUT_MS, spawnService, STARTUP_BOUND_MS } from '../support/spawn-service';
 import { codeBlocksOf, runExample } from './code-blocks';
 
 /**
@@ -25,7 +25,10 @@ const ENV = {
 const LANES = { general: { concurrency: 16, queueCapacity: 64 }, llm: { concurrency: 8, queueCapacity: 32 } };
 const WORK = join(ROOT, 'test/docs/.guide-examples');
 const PUBLIC_ENTRY = join(ROOT, 'src/index');
-const TIMEOUT_MS = 60_000;
+/** A bound on one child run (an example, a shell block): minutes, for a loaded machine. */
+const RUN_BOUND_MS = STARTUP_BOUND_MS;
+/** A test starts the service or runs an example in a child: room for the child's bound and the test. */
+const TIMEOUT_MS = SPAWNED_TEST_TIMEOUT_MS;
 
 const blocks = GUIDES.flatMap((guide) =>
   codeBlocksOf(readFileSync(join(ROOT, 'docs', `${guide}.md`), 'utf8')).map((block, index) => ({
@@ -57,7 +60,7 @@ describe("the guides' code blocks", () => {
         const code = block("import Anthropic from '@anthropic-ai/sdk'").replaceAll('http://localhost:3000', base);
         writeFileSync(join(WORK, 'anthropic.mjs'), `${code}\nconsole.log(JSON.stringify(message.content));\n`);
 
-        expect(JSON.parse(await runExample(join(WORK, 'anthropic.mjs'), {}, TIMEOUT_MS))).toEqual([
+        expect(JSON.parse(await runExample(join(WORK, 'anthropic.mjs'), {}, RUN_BOUND_MS))).toEqual([
           { type: 'text', text: 'hi' },
         ]);
       } finally {
@@ -96,7 +99,7 @@ import { AppModule } from './app.module';
 });
 `,
       );
-      const answers = JSON.parse(await runExample(join(WORK, 'main.ts'), {}, TIMEOUT_MS));
+      const answers = JSON.parse(await runExample(join(WORK, 'main.ts'), {}, RUN_BOUND_MS));
 
       expect(answers.anonymous).toEqual([
         401,

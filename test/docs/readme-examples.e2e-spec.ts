@@ -3,7 +3,13 @@ import { createHash } from 'node:crypto';
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
-import { listeningPort, spawnService, type ServiceProcess } from '../support/spawn-service';
+import {
+  listeningPort,
+  SPAWNED_TEST_TIMEOUT_MS,
+  spawnService,
+  STARTUP_BOUND_MS,
+  type ServiceProcess,
+} from '../support/spawn-service';
 import { type CodeBlock, codeBlocksOf, runExample } from './code-blocks';
 
 /**
@@ -18,7 +24,10 @@ const README = readFileSync(join(ROOT, 'README.md'), 'utf8');
 const WORK = join(ROOT, 'test/docs/.examples');
 const PUBLIC_ENTRY = join(ROOT, 'src/index');
 const run = promisify(execFile);
-const TIMEOUT_MS = 60_000;
+/** A bound on one child run (an example, a shell block): minutes, for a loaded machine. */
+const RUN_BOUND_MS = STARTUP_BOUND_MS;
+/** A test starts the service or runs an example in a child: room for the child's bound and the test. */
+const TIMEOUT_MS = SPAWNED_TEST_TIMEOUT_MS;
 
 const blocks = codeBlocksOf(README);
 const untested = new Set(blocks);
@@ -49,7 +58,7 @@ describe('the README, run as written', () => {
 
   /** A shell block, pointed at this run's service. */
   async function shell(code: string): Promise<string> {
-    const { stdout } = await run('sh', ['-c', code.replaceAll('localhost:3000', base)], { timeout: TIMEOUT_MS });
+    const { stdout } = await run('sh', ['-c', code.replaceAll('localhost:3000', base)], { timeout: RUN_BOUND_MS });
     return stdout;
   }
 
@@ -57,7 +66,7 @@ describe('the README, run as written', () => {
   async function node(name: string, code: string, env: Record<string, string> = {}): Promise<string> {
     const file = join(WORK, name);
     writeFileSync(file, code.replaceAll('http://localhost:3000', `http://${base}`));
-    return runExample(file, env, TIMEOUT_MS);
+    return runExample(file, env, RUN_BOUND_MS);
   }
 
   /** A block that uses top-level `await`, as a CommonJS file: its imports first, the rest in an async function. */
