@@ -167,6 +167,8 @@ describe('start-up from the config file', () => {
       async () => {
         const { service, url } = await start({ PORT: '0' });
         expect(service.output()).toContain('with config/default.yaml');
+        // Nothing it names is refused by its own egress rules.
+        expect(service.output()).not.toContain('"event":"config"');
 
         const lanes = await send('GET', `${url}/v1/lanes`, { headers: CLOSE });
         expect(lanes.status).toBe(200);
@@ -230,6 +232,30 @@ describe('start-up from the config file', () => {
         expect(echo.body).toMatchObject({ lane: 'work', result: { n: 1 } });
 
         expect(await stop(service)).toEqual({ code: 0, signal: null });
+      },
+      TEST_TIMEOUT_MS,
+    );
+
+    it(
+      'a target the egress policy will refuse: starts, and warns once naming the target and the key to set',
+      async () => {
+        const { service } = await start({ BULKHEAD_CONFIG: fixture('local-model-server.yaml'), PORT: '0' });
+        expect(await stop(service)).toEqual({ code: 0, signal: null });
+
+        const warnings = service
+          .output()
+          .split('\n')
+          .filter((line) => line.startsWith('{'))
+          .map((line) => JSON.parse(line) as { level: string; event?: string; msg: string })
+          .filter((line) => line.event === 'config');
+        expect(warnings).toEqual([
+          expect.objectContaining({
+            level: 'warn',
+            msg: expect.stringMatching(
+              /^llm\.routes\.local\.targets\.0 \(openai\/llama3 at http:\/\/127\.0\.0\.1:11434\): .*egress_denied.*set containment\.egress\.allowPrivateCidrs/,
+            ),
+          }),
+        ]);
       },
       TEST_TIMEOUT_MS,
     );
