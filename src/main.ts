@@ -34,11 +34,12 @@ async function main(): Promise<void> {
   const shutdown = new ProcessShutdown(app, { drainMs: config.server.shutdownDrainMs, clock: app.get<Clock>(CLOCK) });
   installProcessSafetyNet(app, { shutdown });
   await listenOrExplain(app, config, path);
-  logger.log(logRecord({ msg: `listening on ${await app.getUrl()} with ${path}`, event: 'listening' }));
-
   const stop = (signal: NodeJS.Signals) => shutdown.stop({ signal });
   process.once('SIGTERM', stop);
   process.once('SIGINT', stop);
+  // Last: whoever waits for this line (a supervisor, a test) may signal at once, and a signal
+  // before the handlers above would end the process without its drain.
+  logger.log(logRecord({ msg: `listening on ${await app.getUrl()} with ${path}`, event: 'listening' }));
 }
 
 /** Listens; a port held by another process is said plainly, naming where the port came from. */
