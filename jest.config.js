@@ -11,7 +11,8 @@ module.exports = {
   transform: { '^.+\\.(t|j|mj|cj)s$': swc },
   transformIgnorePatterns: [],
   moduleFileExtensions: ['ts', 'js', 'mjs', 'cjs', 'json'],
-  testTimeout: 20000,
+  // Generous: a loaded laptop (load 10 on 2 cores) stalls a test for seconds; a passing test never waits for it.
+  testTimeout: 60000,
   // Jest's default is one worker fewer than the cores: one on a 2-core machine, the whole suite in
   // a row. Most suites wait on loopback sockets, Redis and child processes rather than the CPU, and
   // every one is safe beside the others (its own ports, servers and Redis keys), so one worker more

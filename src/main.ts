@@ -6,7 +6,14 @@ import { NestFactory } from '@nestjs/core';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { AppModule } from './app.module';
 import { appOptions, configureApp, createAdapter, serviceLogger } from './bootstrap';
-import { bulkheadConfig, type BulkheadConfig, bulkheadConfigValue, ConfigError, configPath } from './config';
+import {
+  bulkheadConfig,
+  type BulkheadConfig,
+  bulkheadConfigValue,
+  ConfigError,
+  configPath,
+  egressWarnings,
+} from './config';
 import { CLOCK, type Clock, logRecord, noop } from './common';
 import { installProcessSafetyNet, ProcessShutdown } from './lifecycle';
 
@@ -20,16 +27,19 @@ async function main(): Promise<void> {
     appOptions(serviceLogger(config, process.env)),
   );
   configureApp(app);
+  const logger = new Logger('Bulkhead');
+  // Upstreams the egress policy will refuse: said once, before the first request finds out.
+  for (const warning of egressWarnings(config)) logger.warn(logRecord({ msg: warning, event: 'config' }));
   // From here on, signals and an error nobody handled end the process the same way, once.
   const shutdown = new ProcessShutdown(app, { drainMs: config.server.shutdownDrainMs, clock: app.get<Clock>(CLOCK) });
   installProcessSafetyNet(app, { shutdown });
   await listenOrExplain(app, config, path);
-  const logger = new Logger('Bulkhead');
-  logger.log(logRecord({ msg: `listening on ${await app.getUrl()} with ${path}`, event: 'listening' }));
-
   const stop = (signal: NodeJS.Signals) => shutdown.stop({ signal });
   process.once('SIGTERM', stop);
   process.once('SIGINT', stop);
+  // Last: whoever waits for this line (a supervisor, a test) may signal at once, and a signal
+  // before the handlers above would end the process without its drain.
+  logger.log(logRecord({ msg: `listening on ${await app.getUrl()} with ${path}`, event: 'listening' }));
 }
 
 /** Listens; a port held by another process is said plainly, naming where the port came from. */

@@ -15,3 +15,4 @@ export * from './redis-containment.store';
 export * from './containment-cache';
 export * from './redis-invalidations';
 export * from './containment.options';
+export { EgressPolicy, egressRefusalOf, type EgressRefusal } from './egress';

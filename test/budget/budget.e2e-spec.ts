@@ -184,8 +184,9 @@ describe('USD budgets over HTTP', () => {
       expectEnvelope(paid, 503, 'unavailable');
       expect({ status: free.status, result: free.body.result }).toEqual({ status: 200, result: { hello: 'world' } });
       expectEnvelope(view, 503, 'unavailable');
-      // Decisions fail at once instead of waiting for Redis (a generous bound, not a timing claim).
-      expect(elapsedMs).toBeLessThan(5_000);
+      // Decisions fail at once instead of waiting for Redis (a generous bound, not a timing claim:
+      // half the 60 s command timeout a wait would take, so a loaded machine's stall is not a failure).
+      expect(elapsedMs).toBeLessThan(30_000);
     });
   });
 

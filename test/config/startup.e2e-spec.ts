@@ -2,7 +2,13 @@ import { createServer } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { resolve } from 'node:path';
 import { invoke, send } from '../support/http-client';
-import { killAll, listeningPort, spawnService, type ServiceProcess } from '../support/spawn-service';
+import {
+  killAll,
+  listeningPort,
+  SPAWNED_TEST_TIMEOUT_MS,
+  spawnService,
+  type ServiceProcess,
+} from '../support/spawn-service';
 
 /**
  * Start-up of the real process (src/main.ts in a child process) from a config file:
@@ -12,7 +18,8 @@ import { killAll, listeningPort, spawnService, type ServiceProcess } from '../su
 
 const FIXTURES = resolve(__dirname, '../fixtures/service');
 const fixture = (name: string) => resolve(FIXTURES, name);
-const TEST_TIMEOUT_MS = 30_000;
+// Each test starts the service: minutes, so a loaded machine's slow start-up is not a failure.
+const TEST_TIMEOUT_MS = SPAWNED_TEST_TIMEOUT_MS;
 /** A request that opens its own connection and closes it after. */
 const CLOSE = { connection: 'close' };
 
@@ -160,6 +167,8 @@ describe('start-up from the config file', () => {
       async () => {
         const { service, url } = await start({ PORT: '0' });
         expect(service.output()).toContain('with config/default.yaml');
+        // Nothing it names is refused by its own egress rules.
+        expect(service.output()).not.toContain('"event":"config"');
 
         const lanes = await send('GET', `${url}/v1/lanes`, { headers: CLOSE });
         expect(lanes.status).toBe(200);
@@ -223,6 +232,30 @@ describe('start-up from the config file', () => {
         expect(echo.body).toMatchObject({ lane: 'work', result: { n: 1 } });
 
         expect(await stop(service)).toEqual({ code: 0, signal: null });
+      },
+      TEST_TIMEOUT_MS,
+    );
+
+    it(
+      'a target the egress policy will refuse: starts, and warns once naming the target and the key to set',
+      async () => {
+        const { service } = await start({ BULKHEAD_CONFIG: fixture('local-model-server.yaml'), PORT: '0' });
+        expect(await stop(service)).toEqual({ code: 0, signal: null });
+
+        const warnings = service
+          .output()
+          .split('\n')
+          .filter((line) => line.startsWith('{'))
+          .map((line) => JSON.parse(line) as { level: string; event?: string; msg: string })
+          .filter((line) => line.event === 'config');
+        expect(warnings).toEqual([
+          expect.objectContaining({
+            level: 'warn',
+            msg: expect.stringMatching(
+              /^llm\.routes\.local\.targets\.0 \(openai\/llama3 at http:\/\/127\.0\.0\.1:11434\): .*egress_denied.*set containment\.egress\.allowPrivateCidrs/,
+            ),
+          }),
+        ]);
       },
       TEST_TIMEOUT_MS,
     );

@@ -76,7 +76,7 @@ describeRedisServer('containment cache: a replica on a Redis Cluster', () => {
     await eventually(async () => {
       expect((await call()).status).toBe(200);
       expect(cacheOf(app!).get('acme')).toBeDefined();
-    }, 10_000);
+    });
   }
 
   it('hears a change written by another replica on any node, and routes the next call by it', async () => {
@@ -102,7 +102,7 @@ describeRedisServer('containment cache: a replica on a Redis Cluster', () => {
     await change(HARD);
     await eventually(() => expect(cacheOf(app!).get('acme')).toBeUndefined());
     expect((await call()).status).toBe(403);
-  }, 30_000);
+  }, 120_000);
 
   it('reads the snapshots its decisions rest on from primaries, whatever scaleReads says', async () => {
     await app!.close();
@@ -123,7 +123,7 @@ describeRedisServer('containment cache: a replica on a Redis Cluster', () => {
     for (const node of replicas) await redisCli(node.port, 'config', 'resetstat');
 
     await warm();
-    await eventually(() => change(HARD), 10_000);
+    await eventually(() => change(HARD));
     await eventually(() => expect(cacheOf(app!).get('acme')).toBeUndefined());
     expect((await call()).status).toBe(403);
 
@@ -132,7 +132,7 @@ describeRedisServer('containment cache: a replica on a Redis Cluster', () => {
       const stats = await redisCli(node.port, 'info', 'commandstats');
       expect(stats).not.toMatch(/cmdstat_(hmget|hgetall|evalsha|eval):/);
     }
-  }, 30_000);
+  }, 120_000);
 
   it('stops listening, on every node, when the app closes', async () => {
     await eventually(async () => expect(await listeningNodes()).toHaveLength(1));
@@ -160,9 +160,9 @@ describeRedisServer('containment cache: a replica on a Redis Cluster', () => {
     await eventually(async () => {
       expect(cacheOf(app!).live).toBe(true);
       expect(await listeningNodes()).toHaveLength(1);
-    }, 15_000);
+    });
     await warm();
-    await eventually(() => change(HARD), 10_000);
+    await eventually(() => change(HARD));
     await eventually(() => expect(cacheOf(app!).get('acme')).toBeUndefined());
 
     expect((await call()).status).toBe(403);

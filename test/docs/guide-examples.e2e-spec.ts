@@ -2,7 +2,7 @@ import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { parseConfig } from '../../src/config';
-import { listeningPort, spawnService } from '../support/spawn-service';
+import { listeningPort, SPAWNED_TEST_TIMEOUT_MS, spawnService, STARTUP_BOUND_MS } from '../support/spawn-service';
 import { codeBlocksOf, runExample } from './code-blocks';
 
 /**
@@ -25,7 +25,10 @@ const ENV = {
 const LANES = { general: { concurrency: 16, queueCapacity: 64 }, llm: { concurrency: 8, queueCapacity: 32 } };
 const WORK = join(ROOT, 'test/docs/.guide-examples');
 const PUBLIC_ENTRY = join(ROOT, 'src/index');
-const TIMEOUT_MS = 60_000;
+/** A bound on one child run (an example, a shell block): minutes, for a loaded machine. */
+const RUN_BOUND_MS = STARTUP_BOUND_MS;
+/** A test starts the service or runs an example in a child: room for the child's bound and the test. */
+const TIMEOUT_MS = SPAWNED_TEST_TIMEOUT_MS;
 
 const blocks = GUIDES.flatMap((guide) =>
   codeBlocksOf(readFileSync(join(ROOT, 'docs', `${guide}.md`), 'utf8')).map((block, index) => ({
@@ -48,18 +51,30 @@ describe("the guides' code blocks", () => {
   afterAll(() => rmSync(WORK, { recursive: true, force: true }));
 
   it(
-    "the LLM gateway: Anthropic's SDK asks the default config's route",
+    "the LLM gateway's clients, as written, against the default config: Anthropic's SDK, the Vercel AI SDK, the Agents SDK",
     async () => {
       mkdirSync(WORK, { recursive: true });
       const service = spawnService({ PORT: '0' });
       try {
         const base = `http://127.0.0.1:${await listeningPort(service)}`;
-        const code = block("import Anthropic from '@anthropic-ai/sdk'").replaceAll('http://localhost:3000', base);
-        writeFileSync(join(WORK, 'anthropic.mjs'), `${code}\nconsole.log(JSON.stringify(message.content));\n`);
+        /** The guide's block containing `marker`, pointed at this run's service, with `tail` after it. */
+        const program = (name: string, marker: string, tail: string) => {
+          writeFileSync(join(WORK, name), `${block(marker).replaceAll('http://localhost:3000', base)}\n${tail}\n`);
+          return runExample(join(WORK, name), {}, RUN_BOUND_MS);
+        };
 
-        expect(JSON.parse(await runExample(join(WORK, 'anthropic.mjs'), {}, TIMEOUT_MS))).toEqual([
-          { type: 'text', text: 'hi' },
+        const [messages, anthropic, aiSdk, agents] = await Promise.all([
+          program('messages.mjs', 'const client = new Anthropic(', 'console.log(JSON.stringify(message.content));'),
+          program('anthropic.mjs', 'const anthropic = new Anthropic(', 'console.log(JSON.stringify(message.content));'),
+          program('ai-sdk.mjs', "import { createOpenAI } from '@ai-sdk/openai'", 'console.log(text);'),
+          program('agents.mjs', "from '@openai/agents'", 'console.log(result.finalOutput);'),
         ]);
+
+        // The demo route's fake answers with the last message: each reached it as the tenant of the shipped key.
+        expect(JSON.parse(messages)).toEqual([{ type: 'text', text: 'hi' }]);
+        expect(JSON.parse(anthropic)).toEqual([{ type: 'text', text: 'hi from Anthropic' }]);
+        expect(aiSdk.trim()).toBe('hi from the AI SDK');
+        expect(agents.trim()).toBe('hi from the Agents SDK');
       } finally {
         service.child.kill('SIGTERM');
         await service.exited;
@@ -96,7 +111,7 @@ import { AppModule } from './app.module';
 });
 `,
       );
-      const answers = JSON.parse(await runExample(join(WORK, 'main.ts'), {}, TIMEOUT_MS));
+      const answers = JSON.parse(await runExample(join(WORK, 'main.ts'), {}, RUN_BOUND_MS));
 
       expect(answers.anonymous).toEqual([
         401,

@@ -3,7 +3,15 @@ import { createHash } from 'node:crypto';
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
-import { listeningPort, spawnService, type ServiceProcess } from '../support/spawn-service';
+import {
+  listeningPort,
+  SPAWNED_TEST_TIMEOUT_MS,
+  spawnService,
+  STARTUP_BOUND_MS,
+  type ServiceProcess,
+} from '../support/spawn-service';
+import { anthropicMessage } from '../support/llm-answers';
+import { Upstream } from '../support/upstream';
 import { type CodeBlock, codeBlocksOf, runExample } from './code-blocks';
 
 /**
@@ -18,7 +26,10 @@ const README = readFileSync(join(ROOT, 'README.md'), 'utf8');
 const WORK = join(ROOT, 'test/docs/.examples');
 const PUBLIC_ENTRY = join(ROOT, 'src/index');
 const run = promisify(execFile);
-const TIMEOUT_MS = 60_000;
+/** A bound on one child run (an example, a shell block): minutes, for a loaded machine. */
+const RUN_BOUND_MS = STARTUP_BOUND_MS;
+/** A test starts the service or runs an example in a child: room for the child's bound and the test. */
+const TIMEOUT_MS = SPAWNED_TEST_TIMEOUT_MS;
 
 const blocks = codeBlocksOf(README);
 const untested = new Set(blocks);
@@ -49,7 +60,7 @@ describe('the README, run as written', () => {
 
   /** A shell block, pointed at this run's service. */
   async function shell(code: string): Promise<string> {
-    const { stdout } = await run('sh', ['-c', code.replaceAll('localhost:3000', base)], { timeout: TIMEOUT_MS });
+    const { stdout } = await run('sh', ['-c', code.replaceAll('localhost:3000', base)], { timeout: RUN_BOUND_MS });
     return stdout;
   }
 
@@ -57,7 +68,7 @@ describe('the README, run as written', () => {
   async function node(name: string, code: string, env: Record<string, string> = {}): Promise<string> {
     const file = join(WORK, name);
     writeFileSync(file, code.replaceAll('http://localhost:3000', `http://${base}`));
-    return runExample(file, env, TIMEOUT_MS);
+    return runExample(file, env, RUN_BOUND_MS);
   }
 
   /** A block that uses top-level `await`, as a CommonJS file: its imports first, the rest in an async function. */
@@ -169,6 +180,85 @@ import { AppModule } from './app.module';
       expect(output).toContain('without a key 401');
       // Through authentication to the route: its renderer is not reachable from here, so the call fails there.
       expect(output).toMatch(/with the key (?!401)\d{3}/);
+    },
+    TIMEOUT_MS,
+  );
+
+  it('refuses a key the shipped config does not know, even though it takes callers without one', async () => {
+    const answer = await fetch(`http://${base}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: 'Bearer not-a-key-of-this-config' },
+      body: JSON.stringify({ model: 'demo', messages: [{ role: 'user', content: 'hi' }] }),
+    });
+
+    expect(answer.status).toBe(401);
+  });
+
+  it(
+    "Claude Code's section: its config with a model server behind, each tier through its route with its key",
+    async () => {
+      // A loopback Anthropic-wire model server stands in for api.anthropic.com: the one change to the config.
+      const upstream = await Upstream.start((request, response) => {
+        const { model } = JSON.parse(request.body) as { model: string };
+        response
+          .writeHead(200, { 'content-type': 'application/json' })
+          .end(JSON.stringify(anthropicMessage({ model, content: [{ type: 'text', text: `from ${model}` }] })));
+      });
+      const config = `${block('# claude-code.yaml').code.replaceAll(
+        "apiKey: '${ANTHROPIC_API_KEY}'",
+        `apiKey: '\${ANTHROPIC_API_KEY}', baseUrl: '${upstream.url('/v1')}'`,
+      )}containment: { egress: { allowPrivateCidrs: ['127.0.0.1/32'] } }\n`;
+      writeFileSync(join(WORK, 'claude-code.yaml'), config);
+      // The shell block as written, but for \`claude\`: the environment Claude Code would start with.
+      const launch = block('ANTHROPIC_DEFAULT_OPUS_MODEL').code.replace(/\bclaude\s*$/, 'env -0');
+      const env = Object.fromEntries(
+        (await run('sh', ['-c', launch], { timeout: RUN_BOUND_MS })).stdout
+          .split('\0')
+          .filter((entry) => entry.includes('='))
+          .map((entry) => [entry.slice(0, entry.indexOf('=')), entry.slice(entry.indexOf('=') + 1)]),
+      );
+      expect(env.ANTHROPIC_API_KEY).toBe('');
+      expect(env.ANTHROPIC_AUTH_TOKEN).toMatch(/^[0-9a-f]{48}$/);
+
+      const service = spawnService({
+        BULKHEAD_CONFIG: join(WORK, 'claude-code.yaml'),
+        PORT: '0',
+        BULKHEAD_KEY_SHA256: env.BULKHEAD_KEY_SHA256,
+        ANTHROPIC_API_KEY: 'sk-ant-provider-key-0123456789',
+      });
+      try {
+        const port = await listeningPort(service);
+        // Claude Code's wire: Anthropic's SDK with the token as a bearer, each tier's model as mapped.
+        const claude = `import Anthropic from '@anthropic-ai/sdk';
+const client = new Anthropic({
+  baseURL: process.env.ANTHROPIC_BASE_URL.replace('localhost:3000', '127.0.0.1:${port}'),
+  authToken: process.env.ANTHROPIC_AUTH_TOKEN,
+  apiKey: process.env.ANTHROPIC_API_KEY || null,
+});
+const tiers = ['OPUS', 'SONNET', 'HAIKU'];
+const answers = [];
+for (const tier of tiers) {
+  const message = await client.messages.create({
+    model: process.env['ANTHROPIC_DEFAULT_' + tier + '_MODEL'],
+    max_tokens: 64,
+    messages: [{ role: 'user', content: 'hi' }],
+  });
+  answers.push(message.content[0].text);
+}
+console.log(JSON.stringify(answers));
+`;
+        writeFileSync(join(WORK, 'claude-code.mjs'), claude);
+        const answers = JSON.parse(await runExample(join(WORK, 'claude-code.mjs'), env, RUN_BOUND_MS));
+
+        expect(answers).toEqual(['from claude-opus-4-6', 'from claude-sonnet-4-6', 'from claude-haiku-4-5']);
+        expect(upstream.requests.map((request) => request.headers['x-api-key'])).toEqual(
+          Array(3).fill('sk-ant-provider-key-0123456789'),
+        );
+      } finally {
+        service.child.kill('SIGTERM');
+        await service.exited;
+        await upstream.close();
+      }
     },
     TIMEOUT_MS,
   );

@@ -3,7 +3,13 @@ import { Agent } from 'undici';
 import { deferred, type Deferred, track } from '../support/deferred';
 import { eventually } from '../support/eventually';
 import { invoke, send } from '../support/http-client';
-import { killAll, listeningPort, spawnService, type ServiceProcess } from '../support/spawn-service';
+import {
+  killAll,
+  listeningPort,
+  SPAWNED_TEST_TIMEOUT_MS,
+  spawnService,
+  type ServiceProcess,
+} from '../support/spawn-service';
 import { hang, Upstream } from '../support/upstream';
 
 /**
@@ -13,10 +19,11 @@ import { hang, Upstream } from '../support/upstream';
  */
 
 const CONFIG = resolve(__dirname, '../fixtures/service/drain.yaml');
-/** Long enough for the test's own steps during the drain; the drain ends early when idle. */
-const LONG_DRAIN_MS = 5_000;
+/** Longer than the test's own steps during a drain on a loaded machine; an idle drain ends at once. */
+const LONG_DRAIN_MS = 120_000;
 const SHORT_DRAIN_MS = 300;
-const TEST_TIMEOUT_MS = 30_000;
+// Each test starts the service: minutes, so a loaded machine's slow start-up is not a failure.
+const TEST_TIMEOUT_MS = SPAWNED_TEST_TIMEOUT_MS;
 
 /** A request that opens its own connection and closes it after: no keep-alive races. */
 const CLOSE = { connection: 'close' };

@@ -3,7 +3,13 @@ import { deferred, type Deferred, track } from '../support/deferred';
 import { eventually } from '../support/eventually';
 import { invoke, send } from '../support/http-client';
 import { parsePromText, sampleValue } from '../support/prom-text';
-import { killAll, listeningPort, spawnService, type ServiceProcess } from '../support/spawn-service';
+import {
+  killAll,
+  listeningPort,
+  SPAWNED_TEST_TIMEOUT_MS,
+  spawnService,
+  type ServiceProcess,
+} from '../support/spawn-service';
 import { Upstream } from '../support/upstream';
 
 /**
@@ -15,9 +21,10 @@ import { Upstream } from '../support/upstream';
 
 const CONFIG = resolve(__dirname, '../fixtures/service/unexpected-errors.yaml');
 const ENTRY = resolve(__dirname, '../fixtures/service/unexpected-errors.ts');
-/** Long enough for the test's own steps during the drain; the drain ends early when idle. */
-const DRAIN_MS = 5_000;
-const TEST_TIMEOUT_MS = 30_000;
+/** Long enough for the test's own steps during the drain on a loaded machine; the drain ends early when idle. */
+const DRAIN_MS = 120_000;
+// Each test starts the service: minutes, so a loaded machine's slow start-up is not a failure.
+const TEST_TIMEOUT_MS = SPAWNED_TEST_TIMEOUT_MS;
 const CLOSE = { connection: 'close' };
 /** What the planted error's message quotes (V8 quotes about ten characters): never in the log. */
 const PLANTED_PAYLOAD = 'SECRETBYTE';

@@ -1,12 +1,19 @@
 import { invoke } from '../support/http-client';
-import { killAll, listeningPort, spawnService, type ServiceProcess } from '../support/spawn-service';
+import {
+  killAll,
+  listeningPort,
+  SPAWNED_TEST_TIMEOUT_MS,
+  spawnService,
+  type ServiceProcess,
+} from '../support/spawn-service';
 
 /**
  * What the real process (src/main.ts, the default config) writes on stdout: JSON lines, a few
  * at start-up, one per refused call, the shutdown; pretty lines when a person asks for them.
  */
 
-const TEST_TIMEOUT_MS = 30_000;
+// Each test starts the service: minutes, so a loaded machine's slow start-up is not a failure.
+const TEST_TIMEOUT_MS = SPAWNED_TEST_TIMEOUT_MS;
 const CLOSE = { connection: 'close' };
 
 describe('the service’s own output', () => {

@@ -380,7 +380,8 @@ describe('rate limits over HTTP', () => {
   });
 
   describe('with Redis unreachable', () => {
-    const BOOT_TIMEOUT_MS = 15_000;
+    // Generous: an in-process start and a few calls on a loaded machine; a hang still fails.
+    const BOOT_TIMEOUT_MS = 60_000;
 
     /** An app whose Redis is a closed port; start-up gives up waiting for it after 3 s. */
     const startWithoutRedis = (failMode: 'open' | 'closed') =>
@@ -391,11 +392,14 @@ describe('rate limits over HTTP', () => {
         }),
       );
 
-    /** A call that must be answered promptly, not held until Redis comes back. */
+    /**
+     * A call that must be answered promptly, not held until Redis comes back (it never does here:
+     * a held call would wait out the test). 10 s is far from either, even on a loaded machine.
+     */
     const promptly = async (request: Promise<Response>) => {
       const startedAt = performance.now();
       const response = await request;
-      expect(performance.now() - startedAt).toBeLessThan(2 * SECOND);
+      expect(performance.now() - startedAt).toBeLessThan(10 * SECOND);
       return response;
     };
 

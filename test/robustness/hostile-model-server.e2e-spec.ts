@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { request } from 'undici';
-import { listeningPort, spawnService, type ServiceProcess } from '../support/spawn-service';
+import { listeningPort, SPAWNED_TEST_TIMEOUT_MS, spawnService, type ServiceProcess } from '../support/spawn-service';
 import { ADMIN_TOKEN, AS_ADMIN, testTenant } from '../support/tenants';
 import { Upstream } from '../support/upstream';
 
@@ -15,7 +15,7 @@ import { Upstream } from '../support/upstream';
  */
 
 const ACME = testTenant('acme');
-const TEST_TIMEOUT_MS = 120_000;
+const TEST_TIMEOUT_MS = SPAWNED_TEST_TIMEOUT_MS;
 /**
  * The slowest a liveness probe may be while a hostile answer is read. The issue's figure is
  * 100 ms on a quiet machine; this bound is wider so a loaded one passes, and still an order of

@@ -6,7 +6,7 @@ import { delimiter, join } from 'node:path';
 import { setTimeout as wait } from 'node:timers/promises';
 
 /** How long a fresh redis-server may take to answer PING before start() gives up. */
-const START_WITHIN_MS = 10_000;
+const START_WITHIN_MS = 60_000;
 /** How long one raw command may take before it counts as unanswered. */
 const COMMAND_TIMEOUT_MS = 1_000;
 /** Output kept from the child, for the message when it fails to start. */

@@ -5,7 +5,7 @@ import { freePort, PrivateRedis } from './private-redis';
 
 const run = promisify(execFile);
 /** How long a fresh cluster or Sentinel group may take to agree before start() gives up. */
-const READY_WITHIN_MS = 20_000;
+const READY_WITHIN_MS = 120_000;
 
 /** `redis-cli` with `args` against 127.0.0.1:`port`: its output. */
 export async function redisCli(port: number, ...args: string[]): Promise<string> {

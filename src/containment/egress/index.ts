@@ -1,2 +1,3 @@
 export * from './egress-connector';
 export * from './egress-policy';
+export * from './egress-refusal';

@@ -3,6 +3,7 @@ import type { ChatCompletion } from '../chat.types';
 import { isProviderFailure } from '../providers/provider-errors';
 import { AttemptRace, CommittedFailure } from './attempt-race';
 import type { RouteRun, Served } from './failover-call';
+import { TargetFailures } from './target-failures';
 import { TargetRetryContext } from './target-retry-context';
 import { TargetWalk } from './target-walk';
 
@@ -19,7 +20,7 @@ const FINAL = new Set(['stopped']);
  * retry budget allows; any other failure moves to the next target at once. One deadline covers every
  * attempt and wait. Every attempt's worst case is held before it starts and settled after.
  * When every target failed, the answer is the last failure (`circuit_open` when every breaker
- * was open). Each attempt may grow hedges ({@link AttemptRace}). A provider's
+ * was open), its message naming each target's failure in order ({@link TargetFailures}). Each attempt may grow hedges ({@link AttemptRace}). A provider's
  * `context_length_exceeded` moves at once to a target with a larger window; with none left the
  * answer is `invalid_request` naming the sizes.
  *
@@ -43,6 +44,7 @@ export async function serveWithFailover<A = ChatCompletion>(
   const race = new AttemptRace<A>(clock, call, walk);
   route.hedges.requested();
   let last: ResilienceError | undefined;
+  const failures = new TargetFailures();
   let reached = 0;
   let retry: TargetRetryContext | undefined;
   try {
@@ -50,7 +52,7 @@ export async function serveWithFailover<A = ChatCompletion>(
       const reason = walk.reason;
       for (let attempt = 1; ; attempt++) {
         const leftMs = deadline - clock.now();
-        if (leftMs <= 0) throw last ?? deadlineError(route.deadlineMs);
+        if (leftMs <= 0) throw last ? failures.answer(last) : deadlineError(route.deadlineMs);
         // Counted once the next target is really reached, not when the deadline ended it first.
         if (attempt === 1) {
           if (reached++ > 0) progress.failovers++;
@@ -59,6 +61,7 @@ export async function serveWithFailover<A = ChatCompletion>(
         const refusal = target.breaker.refusal(call.tenant);
         if (refusal) {
           last = refusal;
+          failures.failed(target, refusal);
           progress.tried.push({ target, outcome: 'circuit_open' });
           break;
         }
@@ -84,6 +87,7 @@ export async function serveWithFailover<A = ChatCompletion>(
         if (result.ok) return result.served;
         const failure = result.error;
         last = failure;
+        failures.failed(target, failure);
         if (FINAL.has(failure.kind)) throw failure;
         // Not worth another try here: only a larger window can take it.
         if (isProviderFailure(failure) && failure.code === 'context_length_exceeded') {
@@ -104,7 +108,7 @@ export async function serveWithFailover<A = ChatCompletion>(
     }
     // Ended on a refusal of the context: the sizes say more than the provider's bare 400.
     if (isProviderFailure(last) && last.code === 'context_length_exceeded') throw walk.contextError() ?? last;
-    throw last ?? deadlineError(route.deadlineMs);
+    throw last ? failures.answer(last) : deadlineError(route.deadlineMs);
   } catch (error) {
     // Part of a stream reached the client: nothing more may be tried, the failure is final.
     throw error instanceof CommittedFailure ? error.failure : error;
