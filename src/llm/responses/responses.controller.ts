@@ -7,6 +7,7 @@ import { startChatCall } from '../ingress-call';
 import { SseReply } from '../streaming/sse-reply';
 import { ResponseIds, toResponseObject } from './chat-to-responses-answer';
 import type { ResponsesRequest } from '../wire';
+import { nativeResponseObject, nativeResponsesRequest } from './native-responses';
 import { parseResponsesRequest } from './responses-request';
 import { toChatRequest } from './responses-to-chat-request';
 import { ResponsesStreamSink } from './responses-stream-sink';
@@ -56,8 +57,13 @@ export class ResponsesController {
       await this.completions.stream({ ...call, sink });
       return;
     }
+    // Only a whole answer goes natively for now: a stream is translated, whatever its target.
+    call.passThrough = nativeResponsesRequest(responses);
     const answer = await this.completions.complete(call);
-    const body = toResponseObject(responses, answer.completion, ids);
+    const native = answer.completion.passThroughAnswer;
+    const body = native
+      ? nativeResponseObject(responses, native, answer.completion, ids)
+      : toResponseObject(responses, answer.completion, ids);
     const keeping = this.stored.keep(call.tenant, responses, body.id, body.output);
     // The answer goes out once kept (or not: then it says so), so the client's next request finds it.
     body.store = isPromiseLike(keeping) ? await keeping : keeping;
