@@ -225,6 +225,32 @@ describe('the Responses API to an OpenAI target, as sent', () => {
     expect(input[1]).toMatchObject({ id: 'rs_upstream_1', encrypted_content: ENCRYPTED });
   });
 
+  it('answers again from the cache as the target answered, keyed on what only the Responses API says', async () => {
+    const request = { model: 'gpt5', input: QUESTION, reasoning: { effort: 'high' as const }, max_output_tokens: 1000 };
+    await client().responses.create(request);
+    const again = await client().responses.create(request);
+    await client().responses.create({ ...request, reasoning: { effort: 'low' } });
+
+    expect(openai.requests).toHaveLength(2);
+    expect(again.output[0]).toEqual(REASONED.output[0]);
+    expect(again).toMatchObject({ bulkhead: { fromCache: true } });
+  });
+
+  it('refuses an Idempotency-Key sent again with another reasoning effort', async () => {
+    const options = { headers: { 'idempotency-key': 'native-responses-1' } };
+    await client().responses.create({ model: 'gpt5', input: 'Hello', reasoning: { effort: 'high' } }, options);
+    const other = await client()
+      .responses.create({ model: 'gpt5', input: 'Hello', reasoning: { effort: 'low' } }, options)
+      .then(
+        () => undefined,
+        (error: unknown) => error,
+      );
+
+    expect(other).toBeInstanceOf(OpenAI.APIError);
+    expect((other as InstanceType<typeof OpenAI.APIError>).status).toBe(422);
+    expect(openai.requests).toHaveLength(1);
+  });
+
   it('fails over from the native target to one that gets the translation', async () => {
     const answer = await client().responses.create({
       model: 'gpt5-or-fake',

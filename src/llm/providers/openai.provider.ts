@@ -21,6 +21,8 @@ export const OPENAI_BASE_URL = 'https://api.openai.com/v1';
  * llama.cpp): the request goes as the client sent it, fields Bulkhead does not know included,
  * but for the output cap, in the one field the target takes, and what a reasoning model refuses
  * (`openAiRequest`); the answer comes back as given. Only the target's key is sent, and only if it has one.
+ * A whole Responses request to a target that serves the Responses API goes there instead, as it
+ * came (`responses-pass-through.ts`).
  */
 export class OpenAiProvider implements LlmProvider {
   readonly name = 'openai';

@@ -20,7 +20,9 @@ import { StoredResponses } from './stored/stored-responses.service';
  * request's references to kept responses are resolved first (stored/), then it is translated
  * into the Chat Completions request the pipeline runs, and its answer (or stream) back into a
  * response object (or its typed events), kept before it goes out when its `store` says so;
- * errors are OpenAI's.
+ * errors are OpenAI's. A whole (not streamed) request also carries itself as it came, resolved
+ * (`native-responses.ts`): an `openai` target that serves the Responses API is sent that, and
+ * the client gets its answer as it gave it.
  */
 @Controller('v1/responses')
 export class ResponsesController {
