@@ -236,6 +236,17 @@ describe('the Responses API to an OpenAI target, as sent', () => {
     expect(again).toMatchObject({ bulkhead: { fromCache: true } });
   });
 
+  it('streams a cached native answer to the same request streamed, translated', async () => {
+    const request = { model: 'gpt5', input: QUESTION, reasoning: { effort: 'high' as const }, max_output_tokens: 1000 };
+    await client().responses.create(request);
+    const stream = await client().responses.create({ ...request, stream: true });
+    let text = '';
+    for await (const event of stream) if (event.type === 'response.output_text.delta') text += event.delta;
+
+    expect(text).toBe('Paris.');
+    expect(openai.requests.map((sent) => sent.path)).toEqual(['/v1/responses']);
+  });
+
   it('refuses an Idempotency-Key sent again with another reasoning effort', async () => {
     const options = { headers: { 'idempotency-key': 'native-responses-1' } };
     await client().responses.create({ model: 'gpt5', input: 'Hello', reasoning: { effort: 'high' } }, options);

@@ -46,7 +46,9 @@ export function nativeResponseObject(
   completion: ChatCompletion,
   ids: ResponseIds,
 ): ResponseObject {
-  const output = (answer.output as Array<Record<string, unknown>>).map(renamed(ids));
+  // Read when the target answered (wire/openai-responses); a cached entry is checked again all the same.
+  const given = Array.isArray(answer.output) ? (answer.output as unknown[]) : [];
+  const output = given.filter(isItem).map(renamed(ids));
   return {
     ...(answer as unknown as ResponseObject),
     id: ids.response,
@@ -67,6 +69,10 @@ function renamed(ids: ResponseIds): (item: Record<string, unknown>) => Record<st
     if (item.type === 'function_call') return { ...item, id: ids.functionCall(calls++) };
     return item;
   };
+}
+
+function isItem(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 function reasoningBytes(input: ResolvedResponsesRequest['input']): number {

@@ -44,6 +44,9 @@ export class ResponsesController {
     const responses = isPromiseLike(resolving) ? await resolving : resolving;
     // What the model sees, references resolved: the exact cache and the idempotency fingerprint read this.
     call.request = toChatRequest(responses);
+    // The request as it came, for a target that speaks it; streamed too, though a stream is
+    // translated for now: the cache and the idempotency fingerprint key both ways of asking alike.
+    call.passThrough = nativeResponsesRequest(responses);
     const ids = new ResponseIds(call.callId);
     if (call.request.stream === true) {
       const labels = { callId: call.callId };
@@ -59,8 +62,6 @@ export class ResponsesController {
       await this.completions.stream({ ...call, sink });
       return;
     }
-    // Only a whole answer goes natively for now: a stream is translated, whatever its target.
-    call.passThrough = nativeResponsesRequest(responses);
     const answer = await this.completions.complete(call);
     const native = answer.completion.passThroughAnswer;
     const body = native
