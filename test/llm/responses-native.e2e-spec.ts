@@ -207,16 +207,14 @@ describe('the Responses API to an OpenAI target, as sent', () => {
     expect(input[2].id).toBeUndefined();
   });
 
-  it('keeps the native answer, reasoning included, for the next request that names it', async () => {
-    const first = await client().responses.create({
-      model: 'gpt5',
-      input: QUESTION,
-      include: ['reasoning.encrypted_content'],
-      store: true,
-    });
+  it('keeps the native answer, encrypted reasoning included, for the next request that names it', async () => {
+    // As the Agents SDK and the Vercel AI SDK ask by default: kept, continued by its id, no include.
+    const first = await client().responses.create({ model: 'gpt5', input: QUESTION, store: true });
     expect((first as unknown as { store: boolean }).store).toBe(true);
     await client().responses.create({ model: 'gpt5', previous_response_id: first.id, input: 'And of Spain?' });
 
+    // A reasoning model that keeps nothing is always asked for what it can read its reasoning back by.
+    expect(sentBody(openai, 0).include).toEqual(['reasoning.encrypted_content']);
     const sent = sentBody(openai, 1);
     expect(sent.previous_response_id).toBeUndefined();
     expect(sent.store).toBe(false);

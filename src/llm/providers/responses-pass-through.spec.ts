@@ -53,6 +53,29 @@ describe('nativeResponsesBody', () => {
     expect(body).toEqual({ ...NATIVE.body, model: 'gpt-4o', max_output_tokens: 700, store: false, stream: false });
   });
 
+  it('always asks a reasoning model for its encrypted reasoning, once, and never a model that does not reason', () => {
+    const attempt = providerAttempt(GPT_5, CHAT);
+    expect(nativeResponsesBody(attempt, { ...NATIVE, body: { input: 'hi' } }).include).toEqual([
+      'reasoning.encrypted_content',
+    ]);
+    const asked = { ...NATIVE, body: { input: 'hi', include: ['message.output_text.logprobs'] } };
+    expect(nativeResponsesBody(attempt, asked).include).toEqual([
+      'message.output_text.logprobs',
+      'reasoning.encrypted_content',
+    ]);
+    expect(nativeResponsesBody(attempt, NATIVE).include).toEqual(['reasoning.encrypted_content']);
+    expect(nativeResponsesBody(providerAttempt(GPT_4O, CHAT), { ...NATIVE, body: { input: 'hi' } }).include).toBe(
+      undefined,
+    );
+  });
+
+  it('leaves out reasoning items named by their id alone, which a target that keeps nothing cannot read', () => {
+    const idOnly = { type: 'reasoning', id: 'rs_0', summary: [] };
+    const input = [{ role: 'user', content: 'hi' }, idOnly, ...(NATIVE.body.input as unknown[])];
+    const body = nativeResponsesBody(providerAttempt(GPT_5, CHAT), { ...NATIVE, body: { ...NATIVE.body, input } });
+    expect(body.input).toEqual([{ role: 'user', content: 'hi' }, ...(NATIVE.body.input as unknown[])]);
+  });
+
   it('leaves out what a reasoning model refuses, and keeps reasoning, include, text and reasoning items', () => {
     const body = nativeResponsesBody(providerAttempt(GPT_5, CHAT, { maxOutputTokens: 700 }), NATIVE);
     expect(body.temperature).toBeUndefined();
