@@ -163,8 +163,11 @@ export interface AnthropicStreamEvent {
  * format do.
  */
 export interface PassThroughRequest {
-  /** The wire format of `body`: today Anthropic's Messages API (`anthropic` and `bedrock` targets speak it). */
-  readonly format: 'anthropic-messages';
+  /**
+   * The wire format of `body`: Anthropic's Messages API (`anthropic` and `bedrock` targets speak
+   * it), or OpenAI's Responses API (`openai` targets whose `responsesApi` says they serve it).
+   */
+  readonly format: 'anthropic-messages' | 'openai-responses';
   /**
    * The client's validated body, without `model` and `stream`: the target's model and the
    * attempt's way of answering are set per attempt.

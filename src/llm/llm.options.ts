@@ -63,6 +63,13 @@ const target = z
      * o4-mini, gpt-5 and later, but gpt-5-chat-latest).
      */
     reasoning: bool().optional(),
+    /**
+     * `openai` only: whether the target serves OpenAI's Responses API (`POST {baseUrl}/responses`).
+     * A `/v1/responses` request that is not streamed is then sent to it as it came (reasoning
+     * items, `include`, `reasoning`, `text` kept), not translated into Chat Completions. Left
+     * out: true for OpenAI's own API (api.openai.com), false for any other base URL.
+     */
+    responsesApi: bool().optional(),
     /** Per attempt at this target; the route's otherwise. */
     timeoutMs: intIn(1, 600_000).optional(),
     /** `fake` only: its answers, one per attempt. */
@@ -94,6 +101,10 @@ const target = z
   .refine((value) => value.reasoning === undefined || value.provider === 'openai', {
     error: 'only an openai target has a reasoning setting',
     path: ['reasoning'],
+  })
+  .refine((value) => value.responsesApi === undefined || value.provider === 'openai', {
+    error: 'only an openai target has a responsesApi setting',
+    path: ['responsesApi'],
   });
 
 /** Retries per target: full-jitter backoff, Retry-After honoured. */

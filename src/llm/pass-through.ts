@@ -4,10 +4,13 @@ import { nativeMessageChunks } from './providers/messages-pass-through-answer';
 /**
  * Each pass-through format's replay: a whole answer in that format (a cache hit, an idempotent
  * replay) as the chunks its stream would have carried, each with its event, so that the client's
- * ingress streams it as the target would have.
+ * ingress streams it as the target would have. A format without one (OpenAI's Responses, whose
+ * streams are translated today) is replayed from the completion's own chunks.
  */
 const REPLAYS: Readonly<
-  Record<PassThroughRequest['format'], (completion: ChatCompletion, answer: Record<string, unknown>) => ChatChunk[]>
+  Partial<
+    Record<PassThroughRequest['format'], (completion: ChatCompletion, answer: Record<string, unknown>) => ChatChunk[]>
+  >
 > = {
   'anthropic-messages': nativeMessageChunks,
 };
@@ -22,5 +25,5 @@ export function passThroughChunks(
   completion: ChatCompletion,
 ): ChatChunk[] | undefined {
   const answer = completion.passThroughAnswer;
-  return format && answer ? REPLAYS[format](completion, answer) : undefined;
+  return format && answer ? REPLAYS[format]?.(completion, answer) : undefined;
 }

@@ -147,6 +147,17 @@ describe('exactCacheKey', () => {
   ])('refuses %s with a RangeError', (_label, tenant, route) => {
     expect(() => exactCacheKey(tenant, route, REQUEST)).toThrow(RangeError);
   });
+
+  it('keys a request as it came on what changes its answer, not on what never does', () => {
+    const native = (body: Record<string, unknown>) =>
+      exactCacheKey('acme', ROUTE, REQUEST, { format: 'openai-responses', body, betas: [], extraInputTokens: 0 });
+    const body = { input: 'hi', reasoning: { effort: 'high' } };
+    expect(native({ ...body, user: 'u1', safety_identifier: 's1', prompt_cache_key: 'p1', metadata: { a: 'b' } })).toBe(
+      native(body),
+    );
+    expect(native({ ...body, reasoning: { effort: 'low' } })).not.toBe(native(body));
+    expect(native(body)).not.toBe(key(REQUEST));
+  });
 });
 
 describe('routeCacheScope', () => {

@@ -65,10 +65,12 @@ export function exactCacheKey(
 
 /**
  * A request as it came, as far as it can change an answer: its body (thinking and all) and its
- * betas, not `metadata` (the end user's id, as `user` above).
+ * betas, not `metadata` (the end user's id, as `user` above) nor, as in the request, the fields
+ * that never change an answer (a Responses body has `user`, `safety_identifier`, `prompt_cache_key`).
  */
 function passThroughKeyed({ body, betas }: PassThroughRequest): object {
-  const { metadata: _metadata, ...keyed } = body;
+  const { metadata: _metadata, ...keyed }: Record<string, unknown> = body;
+  for (const field of FIELDS_NOT_KEYED) delete keyed[field];
   return { body: keyed, betas: [...betas].sort() };
 }
 

@@ -22,6 +22,8 @@ export interface ProviderTarget {
   readonly maxTokensField?: MaxTokensField;
   /** `openai`: whether its model is a reasoning model; decided by the model's id when left out. */
   readonly reasoning?: boolean;
+  /** `openai`: whether it serves OpenAI's Responses API; when left out, whether it is OpenAI's own API. */
+  readonly responsesApi?: boolean;
 }
 
 /** What every attempt at one target carries, whatever it asks the target for. */

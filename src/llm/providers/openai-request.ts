@@ -23,6 +23,6 @@ export function openAiRequest(attempt: ProviderAttempt): ChatRequest {
 }
 
 /** The target's `reasoning` setting, else the rule on its model's id. */
-function reasons(target: ProviderTarget): boolean {
+export function reasons(target: ProviderTarget): boolean {
   return target.reasoning ?? isReasoningModel(target.model);
 }

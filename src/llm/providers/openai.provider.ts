@@ -1,5 +1,5 @@
 import type { Clock } from '../../common';
-import type { ChatChunk, ChatCompletion, ChatRequest } from '../chat.types';
+import type { ChatChunk, ChatCompletion, ChatRequest, PassThroughRequest } from '../chat.types';
 import type { EmbeddingsAnswer } from '../wire';
 import type { ChunkBatch } from '../streaming/chunk-batch';
 import { carriesContent } from '../streaming/stream-assembly';
@@ -9,6 +9,8 @@ import { readOpenAiAnswer } from './openai-answer';
 import { readOpenAiChunk } from './openai-chunk';
 import { openAiRequest } from './openai-request';
 import { streamCutError } from './provider-errors';
+import { nativeResponsesBody, responsesPassThrough } from './responses-pass-through';
+import { readResponsesAnswer } from './responses-pass-through-answer';
 import { endpointUrl, postJson, postStream, providerEventBatches } from './provider-exchange';
 
 /** @default base URL of an `openai` target without its own. */
@@ -19,6 +21,8 @@ export const OPENAI_BASE_URL = 'https://api.openai.com/v1';
  * llama.cpp): the request goes as the client sent it, fields Bulkhead does not know included,
  * but for the output cap, in the one field the target takes, and what a reasoning model refuses
  * (`openAiRequest`); the answer comes back as given. Only the target's key is sent, and only if it has one.
+ * A whole Responses request to a target that serves the Responses API goes there instead, as it
+ * came (`responses-pass-through.ts`).
  */
 export class OpenAiProvider implements LlmProvider {
   readonly name = 'openai';
@@ -27,6 +31,8 @@ export class OpenAiProvider implements LlmProvider {
 
   async complete(attempt: ProviderAttempt): Promise<ChatCompletion> {
     const { target } = attempt;
+    const native = responsesPassThrough(attempt, OPENAI_BASE_URL);
+    if (native) return this.completeNatively(attempt, native);
     const url = endpointUrl(target.baseUrl ?? OPENAI_BASE_URL, 'chat/completions');
     const answer = await postJson(
       attempt,
@@ -36,6 +42,23 @@ export class OpenAiProvider implements LlmProvider {
       this.clock,
     );
     return readOpenAiAnswer(target, answer, this.clock.wallNow());
+  }
+
+  /**
+   * A Responses request to a target that serves the Responses API: `POST /responses` with the
+   * client's body as it came (`responses-pass-through.ts`), the answer read in one place
+   * (`responses-pass-through-answer.ts`) and kept as it came beside its chat completion.
+   */
+  private async completeNatively(attempt: ProviderAttempt, native: PassThroughRequest): Promise<ChatCompletion> {
+    const { target } = attempt;
+    const answer = await postJson(
+      attempt,
+      endpointUrl(target.baseUrl ?? OPENAI_BASE_URL, 'responses'),
+      headersOf(target, 'application/json'),
+      nativeResponsesBody(attempt, native),
+      this.clock,
+    );
+    return readResponsesAnswer(target, answer, this.clock.wallNow());
   }
 
   /**

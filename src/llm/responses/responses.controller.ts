@@ -7,6 +7,7 @@ import { startChatCall } from '../ingress-call';
 import { SseReply } from '../streaming/sse-reply';
 import { ResponseIds, toResponseObject } from './chat-to-responses-answer';
 import type { ResponsesRequest } from '../wire';
+import { nativeResponseObject, nativeResponsesRequest } from './native-responses';
 import { parseResponsesRequest } from './responses-request';
 import { toChatRequest } from './responses-to-chat-request';
 import { ResponsesStreamSink } from './responses-stream-sink';
@@ -19,7 +20,9 @@ import { StoredResponses } from './stored/stored-responses.service';
  * request's references to kept responses are resolved first (stored/), then it is translated
  * into the Chat Completions request the pipeline runs, and its answer (or stream) back into a
  * response object (or its typed events), kept before it goes out when its `store` says so;
- * errors are OpenAI's.
+ * errors are OpenAI's. A whole (not streamed) request also carries itself as it came, resolved
+ * (`native-responses.ts`): an `openai` target that serves the Responses API is sent that, and
+ * the client gets its answer as it gave it.
  */
 @Controller('v1/responses')
 export class ResponsesController {
@@ -41,6 +44,9 @@ export class ResponsesController {
     const responses = isPromiseLike(resolving) ? await resolving : resolving;
     // What the model sees, references resolved: the exact cache and the idempotency fingerprint read this.
     call.request = toChatRequest(responses);
+    // The request as it came, for a target that speaks it; streamed too, though a stream is
+    // translated for now: the cache and the idempotency fingerprint key both ways of asking alike.
+    call.passThrough = nativeResponsesRequest(responses);
     const ids = new ResponseIds(call.callId);
     if (call.request.stream === true) {
       const labels = { callId: call.callId };
@@ -57,7 +63,10 @@ export class ResponsesController {
       return;
     }
     const answer = await this.completions.complete(call);
-    const body = toResponseObject(responses, answer.completion, ids);
+    const native = answer.completion.passThroughAnswer;
+    const body = native
+      ? nativeResponseObject(responses, native, answer.completion, ids)
+      : toResponseObject(responses, answer.completion, ids);
     const keeping = this.stored.keep(call.tenant, responses, body.id, body.output);
     // The answer goes out once kept (or not: then it says so), so the client's next request finds it.
     body.store = isPromiseLike(keeping) ? await keeping : keeping;

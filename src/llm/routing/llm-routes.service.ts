@@ -67,6 +67,7 @@ export class LlmRoutes {
             region: target.region,
             maxTokensField: target.maxTokensField,
             reasoning: target.reasoning,
+            responsesApi: target.responsesApi,
           },
           provider: wrappers
             ? wrappers.wrap(provider, { route: name, label, lane: config.lane, config: target, audience })

@@ -1,2 +1,3 @@
 export * from './answer';
 export * from './request';
+export * from './upstream-answer';

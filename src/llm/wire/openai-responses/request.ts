@@ -2,8 +2,9 @@ import { z } from 'zod';
 
 /*
  * OpenAI's Responses request, typed once: the schema the `/v1/responses` ingress reads a client's
- * body with, and the types its translation into Chat Completions reads. No target speaks it
- * upstream: it is an ingress format only.
+ * body with, and the types its translation into Chat Completions reads. An `openai` target that
+ * serves the Responses API (`responsesApi`) is sent the body as it came (the native pass-through);
+ * every other target gets the translation.
  */
 
 const count = z.int().min(1).max(10_000_000);
@@ -33,7 +34,7 @@ const functionCallOutputItem = z.looseObject({
   call_id: z.string().min(1),
   output: z.union([z.string(), z.array(contentPart)]),
 });
-/** An earlier answer's reasoning, which clients send back: accepted, and not passed on. */
+/** An earlier answer's reasoning, which clients send back: passed on only to a target that speaks Responses. */
 const reasoningItem = z.looseObject({ type: z.literal('reasoning') });
 /** An item of a kept response, by its id: the `/v1/responses` ingress replaces it with the item before anything reads it. */
 const itemReference = z.looseObject({ type: z.literal('item_reference'), id: z.string().min(1).max(256) });
@@ -68,7 +69,7 @@ const textFormat = z.discriminatedUnion('type', [
 
 /**
  * OpenAI's Responses request: as far as Bulkhead reads it. `reasoning`, `include` and earlier
- * answers' reasoning items are accepted and not passed on; `store`, `previous_response_id` and
+ * answers' reasoning items are accepted, and passed on only to a target sent the request natively; `store`, `previous_response_id` and
  * item references are the ingress's (kept responses); what needs other state (`conversation`,
  * `prompt`, `background`) and the built-in tools are refused by name.
  */
