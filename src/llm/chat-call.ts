@@ -1,11 +1,9 @@
-import type { LazyAbortController } from '../common';
-import type { PoolName } from '../containment';
-import type { HeaderSink } from '../rate-limit';
 import type { ChatCompletion, ChatRequest, PassThroughRequest } from './chat.types';
+import type { RouteCall } from './route-call';
 import type { ChatStreamSink } from './streaming/chat-stream-sink';
 
 /** One validated chat request, with its caller, ready for the route. */
-export interface ChatCall {
+export interface ChatCall extends RouteCall {
   request: ChatRequest;
   /**
    * The request as it came, when it came in another wire format than Chat Completions: what a
@@ -13,17 +11,6 @@ export interface ChatCall {
    * idempotency fingerprint; nothing else on the route reads it.
    */
   passThrough?: PassThroughRequest;
-  callId: string;
-  tenant: string;
-  /** The HTTP pool the containment snapshot gave this call. */
-  pool: PoolName;
-  abort: LazyAbortController;
-  /** The request's `Cache-Control`. */
-  cacheControl?: string;
-  /** Where the RateLimit headers go. */
-  headers?: HeaderSink;
-  /** The caller's `Idempotency-Key`, validated. */
-  idempotencyKey?: string;
   /** A streamed request (`stream: true`): where its answer goes from the commit point on. */
   sink?: ChatStreamSink;
 }

@@ -1,15 +1,9 @@
 import type { LazyAbortController } from '../common';
+import type { RouteCall } from './route-call';
 import type { PoolName } from '../containment';
 import { scopedIdempotencyKey, type KeyedRun, type StoredOutcome } from '../idempotency';
 import type { FailoverProgress } from './routing/failover';
 import type { LlmRoute } from './routing/llm-route';
-
-/** What a keyed request of a route needs of its call. */
-export interface KeyedRouteCall {
-  tenant: string;
-  abort: LazyAbortController;
-  pool: PoolName;
-}
 
 /**
  * A request to an LLM route with an `Idempotency-Key`, as IdempotencyService.runOnce runs it:
@@ -28,7 +22,7 @@ export abstract class KeyedRouteRun<R> implements KeyedRun<R> {
   readonly pool: PoolName;
 
   constructor(
-    call: KeyedRouteCall,
+    call: RouteCall,
     route: LlmRoute,
     idempotencyKey: string,
     /** What the same key must ask again to be answered the same. */
