@@ -1,3 +1,5 @@
+import type { ChatChoice, ChatCompletion } from '../../src/llm/chat.types';
+
 /** An OpenAI-wire chat.completion answering `text`, with the given usage (its total added). */
 export function openaiAnswer(text: string, usage = { prompt_tokens: 12, completion_tokens: 5 }, model = 'gpt-test') {
   return {
@@ -47,4 +49,21 @@ export function openaiRefusal(
 ) {
   const answer = openaiAnswer('', usage, model);
   return { ...answer, choices: [{ ...answer.choices[0], message: { role: 'assistant', content: null, refusal } }] };
+}
+
+/** A chat completion (the pipeline's shape) whose one choice says `message`, finished by `finish`. */
+export function completionWith(
+  message: Partial<ChatChoice['message']>,
+  finish: ChatChoice['finish_reason'] = 'stop',
+): ChatCompletion {
+  return {
+    id: 'chatcmpl-1',
+    object: 'chat.completion',
+    created: 1_700_000_000,
+    model: 'gpt-test',
+    choices: [
+      { index: 0, message: { role: 'assistant', content: null, ...message }, finish_reason: finish, logprobs: null },
+    ],
+    usage: { prompt_tokens: 12, completion_tokens: 7, total_tokens: 19 },
+  };
 }

@@ -1,21 +1,5 @@
-import type { ChatChoice, ChatCompletion } from '../chat.types';
+import { completionWith as completion } from '../../../test/support/llm-answers';
 import { toMessagesAnswer } from './chat-to-messages-answer';
-
-function completion(
-  message: Partial<ChatChoice['message']>,
-  finish: ChatChoice['finish_reason'] = 'stop',
-): ChatCompletion {
-  return {
-    id: 'chatcmpl-1',
-    object: 'chat.completion',
-    created: 1_700_000_000,
-    model: 'gpt-test',
-    choices: [
-      { index: 0, message: { role: 'assistant', content: null, ...message }, finish_reason: finish, logprobs: null },
-    ],
-    usage: { prompt_tokens: 12, completion_tokens: 7, total_tokens: 19 },
-  };
-}
 
 describe('a completion as a Messages answer', () => {
   it("answers a refusal as Anthropic does: stop_reason refusal, the model's words as a text block, the usage charged", () => {

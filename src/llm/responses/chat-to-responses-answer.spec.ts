@@ -1,23 +1,8 @@
-import type { ChatChoice, ChatCompletion } from '../chat.types';
+import { completionWith as completion } from '../../../test/support/llm-answers';
+import type { ChatCompletion } from '../chat.types';
 import { ResponseIds, toResponseObject } from './chat-to-responses-answer';
 
 const REQUEST = { model: 'chat', input: 'hi' };
-
-function completion(
-  message: Partial<ChatChoice['message']>,
-  finish: ChatChoice['finish_reason'] = 'stop',
-): ChatCompletion {
-  return {
-    id: 'chatcmpl-1',
-    object: 'chat.completion',
-    created: 1_700_000_000,
-    model: 'gpt-test',
-    choices: [
-      { index: 0, message: { role: 'assistant', content: null, ...message }, finish_reason: finish, logprobs: null },
-    ],
-    usage: { prompt_tokens: 12, completion_tokens: 7, total_tokens: 19 },
-  };
-}
 
 const responseOf = (answer: ChatCompletion) => toResponseObject(REQUEST, answer, new ResponseIds('call-1'));
 
