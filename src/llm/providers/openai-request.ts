@@ -13,13 +13,16 @@ export const DEFAULT_MAX_TOKENS_FIELD: MaxTokensField = 'max_completion_tokens';
  * The Chat Completions body an `openai` target gets for one attempt: the attempt's one output cap
  * in the one field the target reads (the client's own `max_tokens` and `max_completion_tokens`
  * never go as a second: OpenAI refuses both together, for every model), and for a reasoning
- * model without the sampling parameters it refuses (`forReasoningModel`).
+ * model without the sampling parameters it refuses (`forReasoningModel`). A new object each
+ * time, the caller's to finish in place.
  */
 export function openAiRequest(attempt: ProviderAttempt): ChatRequest {
   const { target } = attempt;
   const { max_tokens: _maxTokens, max_completion_tokens: _maxCompletionTokens, ...rest } = attempt.request;
+  // `rest` is this attempt's own copy (as is what forReasoningModel makes of it): set in place, not copied again.
   const request = reasons(target) ? forReasoningModel(rest).request : rest;
-  return { ...request, [target.maxTokensField ?? DEFAULT_MAX_TOKENS_FIELD]: attempt.maxOutputTokens };
+  request[target.maxTokensField ?? DEFAULT_MAX_TOKENS_FIELD] = attempt.maxOutputTokens;
+  return request;
 }
 
 /** The target's `reasoning` setting, else the rule on its model's id. */

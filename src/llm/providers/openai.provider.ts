@@ -135,13 +135,17 @@ export function headersOf(target: ProviderTarget, accept: string): Record<string
 
 /** One JSON body: `stream_options` is only valid with a stream. */
 function wireRequest(request: ChatRequest): ChatRequest {
-  const { stream_options: _streamOptions, ...rest } = request;
-  return { ...rest, stream: false };
+  // `request` is the attempt's own (openAiRequest's): finished in place; JSON leaves out undefined.
+  request.stream_options = undefined;
+  request.stream = false;
+  return request;
 }
 
 /** A stream that always reports its usage, in its last chunk. */
 function streamRequest(request: ChatRequest): ChatRequest {
   const options =
     typeof request.stream_options === 'object' && request.stream_options !== null ? request.stream_options : {};
-  return { ...request, stream: true, stream_options: { ...options, include_usage: true } };
+  request.stream = true;
+  request.stream_options = { ...options, include_usage: true };
+  return request;
 }
