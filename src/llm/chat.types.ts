@@ -148,11 +148,14 @@ export interface ChatChunk {
   [field: string]: unknown;
 }
 
-/** One event of Anthropic's stream, parsed: `{ type: 'content_block_delta', … }`. */
-export interface AnthropicStreamEvent {
+/** One event of a typed stream (Anthropic's Messages, OpenAI's Responses), parsed: `{ type: 'content_block_delta', … }`. */
+export interface WireEvent {
   type: string;
   [field: string]: unknown;
 }
+
+/** One event of Anthropic's stream, parsed. */
+export type AnthropicStreamEvent = WireEvent;
 
 /**
  * A request as its client sent it, in a wire format other than Chat Completions, beside the Chat
@@ -185,7 +188,7 @@ export interface PassThroughRequest {
 /** One event of a pass-through stream, with what the route needs to know of it without reading it. */
 export interface PassThroughEvent {
   /** The event as the target sent it. */
-  readonly event: AnthropicStreamEvent;
+  readonly event: WireEvent;
   /** Whether it carries some of the answer (any content, thinking too): the commit point. */
   readonly content: boolean;
   /** Characters of output it carries that no choice shows (thinking), which the target bills. */

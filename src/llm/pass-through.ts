@@ -1,18 +1,17 @@
 import type { ChatChunk, ChatCompletion, PassThroughRequest } from './chat.types';
 import { nativeMessageChunks } from './providers/messages-pass-through-answer';
+import { nativeResponseChunks } from './providers/responses-pass-through-events';
 
 /**
  * Each pass-through format's replay: a whole answer in that format (a cache hit, an idempotent
  * replay) as the chunks its stream would have carried, each with its event, so that the client's
- * ingress streams it as the target would have. A format without one (OpenAI's Responses, whose
- * streams are translated today) is replayed from the completion's own chunks.
+ * ingress streams it as the target would have.
  */
 const REPLAYS: Readonly<
-  Partial<
-    Record<PassThroughRequest['format'], (completion: ChatCompletion, answer: Record<string, unknown>) => ChatChunk[]>
-  >
+  Record<PassThroughRequest['format'], (completion: ChatCompletion, answer: Record<string, unknown>) => ChatChunk[]>
 > = {
   'anthropic-messages': nativeMessageChunks,
+  'openai-responses': nativeResponseChunks,
 };
 
 /**
@@ -25,5 +24,5 @@ export function passThroughChunks(
   completion: ChatCompletion,
 ): ChatChunk[] | undefined {
   const answer = completion.passThroughAnswer;
-  return format && answer ? REPLAYS[format]?.(completion, answer) : undefined;
+  return format && answer ? REPLAYS[format](completion, answer) : undefined;
 }

@@ -1,7 +1,7 @@
 import type { Clock } from '../../common';
 import type { ChatChunk, ChatCompletion, ChatRequest, PassThroughRequest } from '../chat.types';
 import type { EmbeddingsAnswer } from '../wire';
-import type { ChunkBatch } from '../streaming/chunk-batch';
+import { type ChunkBatch, chunkBatches } from '../streaming/chunk-batch';
 import { carriesContent } from '../streaming/stream-assembly';
 import type { EmbeddingAttempt, LlmProvider, ProviderAttempt, ProviderTarget } from './llm-provider';
 import { openAiEmbed } from './openai-embeddings';
@@ -11,7 +11,8 @@ import { openAiRequest } from './openai-request';
 import { streamCutError } from './provider-errors';
 import { nativeResponsesBody, responsesPassThrough } from './responses-pass-through';
 import { readResponsesAnswer } from './responses-pass-through-answer';
-import { endpointUrl, postJson, postStream, providerEventBatches } from './provider-exchange';
+import { responsesChunks } from './responses-to-chat-stream';
+import { endpointUrl, postJson, postStream, providerEventBatches, providerEvents } from './provider-exchange';
 
 /** @default base URL of an `openai` target without its own. */
 export const OPENAI_BASE_URL = 'https://api.openai.com/v1';
@@ -21,8 +22,8 @@ export const OPENAI_BASE_URL = 'https://api.openai.com/v1';
  * llama.cpp): the request goes as the client sent it, fields Bulkhead does not know included,
  * but for the output cap, in the one field the target takes, and what a reasoning model refuses
  * (`openAiRequest`); the answer comes back as given. Only the target's key is sent, and only if it has one.
- * A whole Responses request to a target that serves the Responses API goes there instead, as it
- * came (`responses-pass-through.ts`).
+ * A Responses request to a target that serves the Responses API goes there instead, as it came
+ * (`responses-pass-through.ts`), whole or streamed.
  */
 export class OpenAiProvider implements LlmProvider {
   readonly name = 'openai';
@@ -55,7 +56,7 @@ export class OpenAiProvider implements LlmProvider {
       attempt,
       endpointUrl(target.baseUrl ?? OPENAI_BASE_URL, 'responses'),
       headersOf(target, 'application/json'),
-      nativeResponsesBody(attempt, native),
+      nativeResponsesBody(attempt, native, false),
       this.clock,
     );
     return readResponsesAnswer(target, answer, this.clock.wallNow());
@@ -78,6 +79,11 @@ export class OpenAiProvider implements LlmProvider {
    */
   async *streamBatches(attempt: ProviderAttempt): AsyncGenerator<ChunkBatch> {
     const { target } = attempt;
+    const native = responsesPassThrough(attempt, OPENAI_BASE_URL);
+    if (native) {
+      yield* chunkBatches(this.streamNatively(attempt, native));
+      return;
+    }
     const url = endpointUrl(target.baseUrl ?? OPENAI_BASE_URL, 'chat/completions');
     const body = await postStream(
       attempt,
@@ -117,6 +123,23 @@ export class OpenAiProvider implements LlmProvider {
       if (chunks.length > 0) yield { chunks, wire };
     }
     throw streamCutError(target);
+  }
+
+  /**
+   * A streamed Responses request to a target that serves the Responses API: `POST /responses`
+   * with `stream: true`, its typed events read and checked in one place
+   * (`responses-to-chat-stream.ts`), each passed on to the client as it came.
+   */
+  private async *streamNatively(attempt: ProviderAttempt, native: PassThroughRequest): AsyncGenerator<ChatChunk> {
+    const { target } = attempt;
+    const body = await postStream(
+      attempt,
+      endpointUrl(target.baseUrl ?? OPENAI_BASE_URL, 'responses'),
+      headersOf(target, 'text/event-stream'),
+      nativeResponsesBody(attempt, native, true),
+      this.clock,
+    );
+    yield* responsesChunks(providerEvents(attempt, body), target, this.clock);
   }
 
   /** `POST /embeddings`: the request as the client sent it, with the target's model (`openai-embeddings.ts`). */

@@ -86,7 +86,8 @@ function chatParts(answer: OpenAiResponsesAnswer): {
   };
 }
 
-function finishReason(answer: OpenAiResponsesAnswer, calledTools: boolean): FinishReason {
+/** The finish reason a Chat Completions client would have read for the same answer. */
+export function finishReason(answer: OpenAiResponsesAnswer, calledTools: boolean): FinishReason {
   if (answer.status === 'incomplete') {
     return answer.incomplete_details?.reason === 'content_filter' ? 'content_filter' : 'length';
   }

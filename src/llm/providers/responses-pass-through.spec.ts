@@ -49,35 +49,39 @@ describe('responsesPassThrough', () => {
 
 describe('nativeResponsesBody', () => {
   it("sends the client's body with the target's model, the attempt's cap, one answer and store false", () => {
-    const body = nativeResponsesBody(providerAttempt(GPT_4O, CHAT, { maxOutputTokens: 700 }), NATIVE);
+    const body = nativeResponsesBody(providerAttempt(GPT_4O, CHAT, { maxOutputTokens: 700 }), NATIVE, false);
     expect(body).toEqual({ ...NATIVE.body, model: 'gpt-4o', max_output_tokens: 700, store: false, stream: false });
   });
 
   it('always asks a reasoning model for its encrypted reasoning, once, and never a model that does not reason', () => {
     const attempt = providerAttempt(GPT_5, CHAT);
-    expect(nativeResponsesBody(attempt, { ...NATIVE, body: { input: 'hi' } }).include).toEqual([
+    expect(nativeResponsesBody(attempt, { ...NATIVE, body: { input: 'hi' } }, false).include).toEqual([
       'reasoning.encrypted_content',
     ]);
     const asked = { ...NATIVE, body: { input: 'hi', include: ['message.output_text.logprobs'] } };
-    expect(nativeResponsesBody(attempt, asked).include).toEqual([
+    expect(nativeResponsesBody(attempt, asked, false).include).toEqual([
       'message.output_text.logprobs',
       'reasoning.encrypted_content',
     ]);
-    expect(nativeResponsesBody(attempt, NATIVE).include).toEqual(['reasoning.encrypted_content']);
-    expect(nativeResponsesBody(providerAttempt(GPT_4O, CHAT), { ...NATIVE, body: { input: 'hi' } }).include).toBe(
-      undefined,
-    );
+    expect(nativeResponsesBody(attempt, NATIVE, false).include).toEqual(['reasoning.encrypted_content']);
+    expect(
+      nativeResponsesBody(providerAttempt(GPT_4O, CHAT), { ...NATIVE, body: { input: 'hi' } }, false).include,
+    ).toBe(undefined);
   });
 
   it('leaves out reasoning items named by their id alone, which a target that keeps nothing cannot read', () => {
     const idOnly = { type: 'reasoning', id: 'rs_0', summary: [] };
     const input = [{ role: 'user', content: 'hi' }, idOnly, ...(NATIVE.body.input as unknown[])];
-    const body = nativeResponsesBody(providerAttempt(GPT_5, CHAT), { ...NATIVE, body: { ...NATIVE.body, input } });
+    const body = nativeResponsesBody(
+      providerAttempt(GPT_5, CHAT),
+      { ...NATIVE, body: { ...NATIVE.body, input } },
+      false,
+    );
     expect(body.input).toEqual([{ role: 'user', content: 'hi' }, ...(NATIVE.body.input as unknown[])]);
   });
 
   it('leaves out what a reasoning model refuses, and keeps reasoning, include, text and reasoning items', () => {
-    const body = nativeResponsesBody(providerAttempt(GPT_5, CHAT, { maxOutputTokens: 700 }), NATIVE);
+    const body = nativeResponsesBody(providerAttempt(GPT_5, CHAT, { maxOutputTokens: 700 }), NATIVE, false);
     expect(body.temperature).toBeUndefined();
     expect(body).toMatchObject({
       input: NATIVE.body.input,

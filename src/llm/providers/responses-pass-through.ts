@@ -36,14 +36,19 @@ const ENCRYPTED_REASONING = 'reasoning.encrypted_content';
 
 /**
  * The client's body (references resolved) for this attempt: the target's model, the attempt's
- * output cap (the bound its reservation assumes), one JSON answer, and `store: false`: Bulkhead
+ * output cap (the bound its reservation assumes), a stream or one JSON answer as `stream` says,
+ * and `store: false`: Bulkhead
  * keeps what it keeps itself, and a target's own copy would be a second, unaccounted one. A
  * reasoning model is sent it without the sampling parameters it refuses, as for chat, and always
  * asked for its reasoning's `encrypted_content`: with `store: false` it is all the model can read
  * its reasoning back by, and a kept response continued by `previous_response_id` (the Agents
  * SDK, the Vercel AI SDK by default) sends back the items Bulkhead kept.
  */
-export function nativeResponsesBody(attempt: ProviderAttempt, native: PassThroughRequest): Record<string, unknown> {
+export function nativeResponsesBody(
+  attempt: ProviderAttempt,
+  native: PassThroughRequest,
+  stream: boolean,
+): Record<string, unknown> {
   const { target } = attempt;
   const body: Record<string, unknown> = {
     ...native.body,
@@ -51,7 +56,7 @@ export function nativeResponsesBody(attempt: ProviderAttempt, native: PassThroug
     model: target.model,
     max_output_tokens: attempt.maxOutputTokens,
     store: false,
-    stream: false,
+    stream,
   };
   if (!reasons(target)) return body;
   // A model that does not reason refuses the include ("Encrypted content is not supported with this model").

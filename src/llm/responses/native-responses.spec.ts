@@ -65,7 +65,7 @@ describe('nativeResponseObject', () => {
 
   it("names the response and its messages and calls as the translated path does, the reasoning by the target's id", () => {
     const ids = new ResponseIds('call-1');
-    const body = nativeResponseObject(RESOLVED, answer, completion, ids);
+    const body = nativeResponseObject(RESOLVED, answer, completion.usage, ids);
     expect(body.id).toBe(ids.response);
     expect(body.output.map((item) => (item as { id: string }).id)).toEqual([
       'rs_1',
@@ -77,7 +77,7 @@ describe('nativeResponseObject', () => {
   });
 
   it('shows the counts charged, the rest of the usage as given', () => {
-    const body = nativeResponseObject(RESOLVED, answer, completion, new ResponseIds('call-1'));
+    const body = nativeResponseObject(RESOLVED, answer, completion.usage, new ResponseIds('call-1'));
     expect(body.usage).toEqual({
       input_tokens: 10,
       input_tokens_details: { cached_tokens: 0 },

@@ -1,4 +1,4 @@
-import type { ChatCompletion, PassThroughRequest } from '../chat.types';
+import type { ChatUsage, PassThroughRequest } from '../chat.types';
 import type { OutputItem, ResponseObject } from '../wire';
 import { type ResponseIds, responsesUsage } from './chat-to-responses-answer';
 import type { ResolvedResponsesRequest } from './stored/response-references';
@@ -43,7 +43,7 @@ function withoutBulkheadId<T extends { type?: string }>(item: T): T {
 export function nativeResponseObject(
   request: ResolvedResponsesRequest,
   answer: Record<string, unknown>,
-  completion: ChatCompletion,
+  usage: ChatUsage | undefined,
   ids: ResponseIds,
 ): ResponseObject {
   // Read when the target answered (wire/openai-responses); a cached entry is checked again all the same.
@@ -54,14 +54,14 @@ export function nativeResponseObject(
     id: ids.response,
     object: 'response',
     output: output as unknown as OutputItem[],
-    usage: { ...(answer.usage as object), ...responsesUsage(completion.usage) } as ResponseObject['usage'],
+    usage: { ...(answer.usage as object), ...responsesUsage(usage) } as ResponseObject['usage'],
     previous_response_id: request.previous_response_id ?? null,
     store: request.store === true,
   };
 }
 
-/** Each message and function call by its place among its kind, as the translated path names them. */
-function renamed(ids: ResponseIds): (item: Record<string, unknown>) => Record<string, unknown> {
+/** Each message and function call by its place among its kind (their ids are Bulkhead's); any other item as it came. */
+export function renamed(ids: ResponseIds): (item: Record<string, unknown>) => Record<string, unknown> {
   let messages = 0;
   let calls = 0;
   return (item) => {

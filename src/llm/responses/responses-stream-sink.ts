@@ -2,8 +2,10 @@ import { type ResilienceError, toEnvelope } from '../../common';
 import type { ChatChunk, ChatChunkChoice, FinishReason } from '../chat.types';
 import type { SseReply } from '../streaming/sse-reply';
 import { TranslatedStreamSink } from '../streaming/translated-stream-sink';
-import type { FunctionCallOutput, MessageOutput, OutputItem, ResponsesRequest } from '../wire';
+import type { FunctionCallOutput, MessageOutput, OutputItem } from '../wire';
 import { responseObject, type ResponseIds, responseStatus, responsesUsage } from './chat-to-responses-answer';
+import { NativeResponseStream } from './native-response-stream';
+import type { ResolvedResponsesRequest } from './stored/response-references';
 import { StreamedMessage } from './streamed-message';
 
 /**
@@ -13,6 +15,11 @@ import { StreamedMessage } from './streamed-message';
  * {@link StreamedMessage}; `response.function_call_arguments.delta`), their `.done` events and
  * `response.output_item.done`; then `response.completed` (or `response.incomplete`) with the
  * whole response and its usage. A failure after the commit point is an `error` event.
+ *
+ * A native stream (an `openai` target that serves the Responses API sent the request as it came)
+ * is passed on event by event as the target sent it, reasoning included, its ids made Bulkhead's
+ * ({@link NativeResponseStream}); only its end waits, to carry the usage charged and the
+ * `bulkhead` field.
  */
 export class ResponsesStreamSink extends TranslatedStreamSink {
   private sequence = 0;
@@ -24,10 +31,12 @@ export class ResponsesStreamSink extends TranslatedStreamSink {
   /** A tool call's index in the chunks → its item. */
   private readonly calls = new Map<number, { item: FunctionCallOutput; index: number }>();
   private finish: FinishReason | null = null;
+  /** Set by the first chunk of a native stream. */
+  private native: NativeResponseStream | undefined;
 
   constructor(
     sse: SseReply,
-    private readonly request: ResponsesRequest,
+    private readonly request: ResolvedResponsesRequest,
     private readonly ids: ResponseIds,
     private readonly labels: { callId?: string },
     /** Unix seconds: when the request came, for a stream that would have no chunk to say it. */
@@ -45,6 +54,10 @@ export class ResponsesStreamSink extends TranslatedStreamSink {
 
   /** `response.created` and `response.in_progress`, from the first chunk's time and model. */
   protected begin(first: ChatChunk | undefined): Promise<void> | undefined {
+    if (first?.passThroughEvent) {
+      this.native = new NativeResponseStream(this.request, this.ids);
+      return undefined;
+    }
     this.createdAt = first?.created ?? this.requestedAt;
     this.model = first?.model ?? '';
     const response = responseObject(this.request, this.ids, {
@@ -57,6 +70,13 @@ export class ResponsesStreamSink extends TranslatedStreamSink {
     });
     this.emit('response.created', { response });
     return this.emit('response.in_progress', { response });
+  }
+
+  protected override translateChunk(chunk: ChatChunk): Promise<void> | undefined {
+    const event = chunk.passThroughEvent?.event;
+    if (!event || !this.native) return super.translateChunk(chunk);
+    const passed = this.native.pass(event);
+    return passed && this.emit(passed.type, passed.fields);
   }
 
   protected translate({ delta, finish_reason: finish }: ChatChunkChoice): Promise<void> | undefined {
@@ -101,6 +121,8 @@ export class ResponsesStreamSink extends TranslatedStreamSink {
 
   /** The open item's last events, then `response.completed` (or `.incomplete`) with the whole response. */
   protected closingEvents(): string {
+    const nativeEnd = this.native?.end(this.usage, this.bulkhead);
+    if (nativeEnd) return this.frame(nativeEnd.type, nativeEnd.fields);
     this.closeItem();
     const response = {
       ...responseObject(this.request, this.ids, {

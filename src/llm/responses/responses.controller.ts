@@ -20,9 +20,9 @@ import { StoredResponses } from './stored/stored-responses.service';
  * request's references to kept responses are resolved first (stored/), then it is translated
  * into the Chat Completions request the pipeline runs, and its answer (or stream) back into a
  * response object (or its typed events), kept before it goes out when its `store` says so;
- * errors are OpenAI's. A whole (not streamed) request also carries itself as it came, resolved
+ * errors are OpenAI's. The request also carries itself as it came, resolved
  * (`native-responses.ts`): an `openai` target that serves the Responses API is sent that, and
- * the client gets its answer as it gave it.
+ * the client gets its answer (or its stream's events) as it gave it.
  */
 @Controller('v1/responses')
 export class ResponsesController {
@@ -44,8 +44,8 @@ export class ResponsesController {
     const responses = isPromiseLike(resolving) ? await resolving : resolving;
     // What the model sees, references resolved: the exact cache and the idempotency fingerprint read this.
     call.request = toChatRequest(responses);
-    // The request as it came, for a target that speaks it; streamed too, though a stream is
-    // translated for now: the cache and the idempotency fingerprint key both ways of asking alike.
+    // The request as it came, for a target that speaks it, whole or streamed: the cache and the
+    // idempotency fingerprint key both ways of asking alike.
     call.passThrough = nativeResponsesRequest(responses);
     const ids = new ResponseIds(call.callId);
     if (call.request.stream === true) {
@@ -65,7 +65,7 @@ export class ResponsesController {
     const answer = await this.completions.complete(call);
     const native = answer.completion.passThroughAnswer;
     const body = native
-      ? nativeResponseObject(responses, native, answer.completion, ids)
+      ? nativeResponseObject(responses, native, answer.completion.usage, ids)
       : toResponseObject(responses, answer.completion, ids);
     const keeping = this.stored.keep(call.tenant, responses, body.id, body.output);
     // The answer goes out once kept (or not: then it says so), so the client's next request finds it.
