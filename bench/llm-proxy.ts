@@ -11,6 +11,7 @@
  *   --connections N  autocannon connections (default 32)
  *   --sequential N   requests per side in each sequential round (default 3,000; 0: none)
  *   --no-portkey     leave Portkey out even if it is installed
+ *   --public-runs N  runs of the public method per side (default 3; 0: none; --quick: 1)
  *   --profile        also CPU profiles of the service (a process of its own under V8's
  *                    sampler, after the measured runs), 3 s of load on the route without cache,
  *                    then 3 s of cache hits: the top self-time frames, where the time goes by
@@ -65,14 +66,19 @@
  * less direct's in a block just before it; printed beside the warm figure of the sequential
  * rounds, with the number of requests after which every block stays within 1.2x of it.
  *
+ * And the public gateway benchmark's method (bench/llm-proxy/public-method.ts: a fresh process
+ * per run, the global `fetch`, 15 warm-up calls, 7 rounds of 25 beside direct, the median of the
+ * rounds' added medians), runs of each side alternated: the service as `npm start` runs it, the
+ * same without its warm-up (`server.warmUpMs: 0`), and Portkey when it runs here.
+ *
  * Figures: p50, p99 (of the checked 2xx answers, each response's own time), checked 2xx/s, and
  * the CPU each process used per such answer (from /proc); the added latencies. Prints tables and writes
  * bench/results/llm-proxy.json. Exits 1 if a check fails: an answer that was not 200 with the
  * upstream's text and usage (every answer is checked, Portkey's too), a proxied answer that did
  * not reach the server once, a cache hit that did, a request the server refused, the service's
  * metrics not showing every call through the normal pool and the right route, or a process
- * still running at the end. About 75 s (90 s with --profile); bounded at about 130 s (more with
- * more rounds, longer runs or --profile). `--quick` takes about 9 s, warm-up left out.
+ * still running at the end. About 2 min (more with --profile); bounded at about 3 min (more with
+ * more rounds, longer runs or --profile). `--quick` takes about 30 s.
  */
 import { loadavg } from 'node:os';
 import { describePortkey, leavePortkeyOut, startPortkey } from './proxy/portkey';
@@ -105,7 +111,8 @@ import {
 } from './llm-proxy/sides';
 import { COMPARED, compare, type Run, type Side, SIDES } from './llm-proxy/summary';
 import { printWarmUp, warmUpCurve, type WarmUpBlock } from './llm-proxy/warm-up';
-import { runMain } from './support/processes';
+import { type FreshGateway, printPublicMethod, publicMethodRuns } from './llm-proxy/public-method';
+import { runMain, stopChild } from './support/processes';
 import { fixed, writeResultsUnlessQuick } from './support/report';
 import { cpuMeter, inRounds, summariseSides, withCpu } from './support/rounds';
 import { printRatiosTable, printSidesTable, writeRunHeader, writeRunLine } from './support/rounds-report';
@@ -129,6 +136,7 @@ function settings() {
     portkey: !process.argv.includes('--no-portkey'),
     sequential: process.argv.includes('--quick') ? QUICK_SEQUENTIAL : option('sequential', 3_000, 0),
     profile: process.argv.includes('--profile'),
+    publicRuns: process.argv.includes('--quick') ? 1 : option('public-runs', 3, 0),
   };
 }
 
@@ -186,6 +194,13 @@ async function main(s: Settings): Promise<void> {
   const problems = warmUp.some((block) => block.wrong > 0)
     ? ["warm-up: some answers were not 200 with the upstream's answer"]
     : [];
+  // The public benchmark's method: fresh processes, `fetch`, Portkey beside when it runs here.
+  const publicRuns = await publicMethodRuns(
+    publicMethodSides(upstream, key, s, endpoints.portkey !== undefined),
+    directEndpoint(upstream),
+    s.publicRuns,
+  );
+  if (publicRuns.some((run) => run.wrong > 0)) problems.push('public method: some answers were wrong');
 
   writeRunHeader('llm-proxy', s, sides, describePortkey(portkeyInfo));
 
@@ -261,6 +276,7 @@ async function main(s: Settings): Promise<void> {
   if (added.length > 0) printAddedLatencies(added, s.sequential, s.quick ? 1 : SEQUENTIAL_ROUNDS);
   const warmAdded = added.find((side) => side.side === 'service')?.p50.median;
   if (warmAdded !== undefined) printWarmUp(warmUp, warmAdded);
+  if (publicRuns.length > 0) printPublicMethod(publicRuns);
   for (const profile of profiles) printProfile(profile, TOP_FRAMES);
   process.stdout.write(`\nchecks: ${problems.length === 0 ? 'all passed' : problems.join('; ')}\n`);
 
@@ -270,6 +286,7 @@ async function main(s: Settings): Promise<void> {
     summary: summaries,
     comparisons,
     sequential: { runs: sequential, added, warmUp },
+    publicMethod: publicRuns,
     profiles,
     checks: { problems },
     runs,
@@ -298,6 +315,31 @@ async function freshWarmUp(upstream: OpenAiUpstream, key: ApiKey, s: Settings): 
   }
 }
 
+/**
+ * The public method's sides, each started afresh for every run: the service as `npm start` runs
+ * it, the same without its warm-up (what the warm-up buys, in the same run), and Portkey.
+ */
+function publicMethodSides(upstream: OpenAiUpstream, key: ApiKey, s: Settings, withPortkey: boolean) {
+  const service = (name: string, warmUpMs?: number) => async (): Promise<FreshGateway> => {
+    const config = serviceConfig(upstream, key, s.connections);
+    const started = await startService(warmUpMs === undefined ? config : { ...config, server: { warmUpMs } }, {
+      name,
+    });
+    return { endpoint: serviceEndpoint(started.base, key, false), stop: () => started.stop() };
+  };
+  const portkey = async (): Promise<FreshGateway> => {
+    const started = await startPortkey(true);
+    const child = started.child;
+    if (!child || !started.base) throw new Error(`Portkey did not start: ${JSON.stringify(started.info)}`);
+    return { endpoint: portkeyEndpoint(started.base, upstream), stop: () => stopChild(child) };
+  };
+  return [
+    { side: 'service', start: service('service-public') },
+    { side: 'service, no warm-up', start: service('service-cold', 0) },
+    ...(withPortkey ? [{ side: 'portkey', start: portkey }] : []),
+  ];
+}
+
 const chosen = settings();
 // Start-up (service and Portkey side by side), warm-up, the rounds, the profile; half as much
 // again for a slow machine.
@@ -310,5 +352,7 @@ const estimateMs =
   SEQUENTIAL_ROUNDS * SEQUENTIAL_SIDES.length * chosen.sequential * 1.5 +
   // The fresh service's start and its warm-up blocks (direct's too).
   5_000 +
-  WARM_UP_BLOCKS * WARM_UP_BLOCK_SIZE * 2 * 1.5;
+  WARM_UP_BLOCKS * WARM_UP_BLOCK_SIZE * 2 * 1.5 +
+  // The public method: three fresh processes a run (each started, warmed, 365 calls and as many direct).
+  chosen.publicRuns * 3 * 12_000;
 runMain('llm-proxy', () => main(chosen), { budgetMs: Math.max(BUDGET_MS, 1.5 * estimateMs) });

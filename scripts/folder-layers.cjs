@@ -29,7 +29,7 @@ const LAYERS = [
   },
   // The config file composes the options every folder below owns (each its schema and defaults), and checks what spans sections.
   { name: 'configuration', folders: ['config'] },
-  { name: 'apps', folders: ['example', 'demo'] },
+  { name: 'apps', folders: ['example', 'demo', 'warm-up'] },
 ];
 
 module.exports = { LAYERS };

@@ -13,13 +13,17 @@ import {
   ConfigError,
   configPath,
   egressWarnings,
+  parseConfig,
 } from './config';
 import { CLOCK, type Clock, logRecord, noop } from './common';
 import { installProcessSafetyNet, ProcessShutdown } from './lifecycle';
+import { warmUpRequestPath, type WarmUpReport } from './warm-up';
 
 async function main(): Promise<void> {
   const path = configPath();
   const config = configOrExit();
+  // Before the app exists: its first requests are then served at warm speed.
+  const warmed = await warmUp(config);
   // JSON lines on stdout, at server.logLevel: Nest's own, every module's, one per failed call.
   const app = await NestFactory.create<NestFastifyApplication>(
     AppModule.forRoot({ config: bulkheadConfigValue(config), examples: config.examples }),
@@ -30,6 +34,11 @@ async function main(): Promise<void> {
   const logger = new Logger('Bulkhead');
   // Upstreams the egress policy will refuse: said once, before the first request finds out.
   for (const warning of egressWarnings(config)) logger.warn(logRecord({ msg: warning, event: 'config' }));
+  if (warmed instanceof Error) logger.warn(logRecord({ msg: `warm-up failed: ${warmed.message}`, event: 'warm-up' }));
+  else if (warmed.calls + warmed.failed > 0) {
+    const msg = `warmed the request path: ${warmed.calls} calls (${warmed.failed} failed) in ${Math.round(warmed.elapsedMs)} ms`;
+    logger.log(logRecord({ msg, event: 'warm-up' }));
+  }
   // From here on, signals and an error nobody handled end the process the same way, once.
   const shutdown = new ProcessShutdown(app, { drainMs: config.server.shutdownDrainMs, clock: app.get<Clock>(CLOCK) });
   installProcessSafetyNet(app, { shutdown });
@@ -40,6 +49,36 @@ async function main(): Promise<void> {
   // Last: whoever waits for this line (a supervisor, a test) may signal at once, and a signal
   // before the handlers above would end the process without its drain.
   logger.log(logRecord({ msg: `listening on ${await app.getUrl()} with ${path}`, event: 'listening' }));
+}
+
+/**
+ * The request path run hot in a throwaway app of the same code (src/warm-up), within
+ * `server.warmUpMs`; what went wrong instead, which only costs the service its head start.
+ */
+async function warmUp(config: BulkheadConfig): Promise<WarmUpReport | Error> {
+  try {
+    return await warmUpRequestPath({
+      budgetMs: config.server.warmUpMs,
+      build: warmUpApp,
+      now: () => performance.now(),
+    });
+  } catch (error) {
+    return error instanceof Error ? error : new Error(String(error));
+  }
+}
+
+/** The service's app from a config document (the warm-up's), silent. */
+async function warmUpApp(document: Record<string, unknown>): Promise<NestFastifyApplication> {
+  // An empty environment: PORT and the service's variables are the service's, not the warm-up's.
+  const parsed = parseConfig(document, {});
+  if (!parsed.ok) throw new Error(`its config: ${parsed.problems.join('; ')}`);
+  const app = await NestFactory.create<NestFastifyApplication>(
+    AppModule.forRoot({ config: bulkheadConfigValue(parsed.config), examples: false }),
+    createAdapter(parsed.config),
+    appOptions(false),
+  );
+  configureApp(app);
+  return app;
 }
 
 /** Listens; a port held by another process is said plainly, naming where the port came from. */

@@ -6,8 +6,8 @@ const NOUNS: Record<string, string> = { object: 'a mapping', array: 'a list', re
 export interface ProblemSources {
   /** Key paths whose whole value was an unset environment variable. */
   unset: ReadonlyMap<string, string>;
-  /** Set when `server.port` came from `PORT`. */
-  portFromEnv: boolean;
+  /** Key paths whose value an environment variable overrode (`server.port` by `PORT`), by path. */
+  overridden: ReadonlyMap<string, string>;
 }
 
 /** Keys that were read once and are no more: where what they said goes now. */
@@ -60,7 +60,8 @@ function ruleOf(issue: z.core.$ZodIssue): string {
 function sourceOf(at: string, sources: ProblemSources): string {
   const variable = sources.unset.get(at);
   if (variable) return ` (environment variable ${variable} is not set)`;
-  if (at === 'server.port' && sources.portFromEnv) return ' (from PORT)';
+  const override = sources.overridden.get(at);
+  if (override) return ` (from ${override})`;
   return '';
 }
 

@@ -112,6 +112,7 @@ describe('config loader', () => {
         host: '0.0.0.0',
         bodyLimitBytes: 1048576,
         shutdownDrainMs: 10000,
+        warmUpMs: 3000,
         onUnhandledRejection: 'serve',
         requestTimeoutMs: 30000,
         connectionTimeoutMs: 10000,
@@ -677,6 +678,26 @@ describe('config loader', () => {
     it.each(['abc', '70000', '-1', '1.5'])('reports PORT=%p as a server.port problem', (port) => {
       expect(problemsOf(parseConfig(document(), { PORT: port }))).toEqual([
         'server.port: must be an integer from 0 to 65535 (from PORT)',
+      ]);
+    });
+  });
+
+  describe('BULKHEAD_WARM_UP_MS', () => {
+    it('overrides server.warmUpMs beside PORT, which still applies', () => {
+      const config = configOf(
+        parseConfig(document({ server: { warmUpMs: 5000 } }), { BULKHEAD_WARM_UP_MS: '0', PORT: '8080' }),
+      );
+
+      expect(config.server).toMatchObject({ warmUpMs: 0, port: 8080 });
+    });
+
+    it('leaves the default of three seconds when unset', () => {
+      expect(configOf(parseConfig(document(), {})).server.warmUpMs).toBe(3000);
+    });
+
+    it('reports a bad value as a server.warmUpMs problem naming the variable', () => {
+      expect(problemsOf(parseConfig(document(), { BULKHEAD_WARM_UP_MS: 'soon' }))).toEqual([
+        'server.warmUpMs: must be an integer from 0 to 60000 (from BULKHEAD_WARM_UP_MS)',
       ]);
     });
   });

@@ -74,24 +74,44 @@ function parseYamlWithUniqueKeys(text: string): unknown {
 }
 
 /**
- * Validates a parsed config document: `${ENV}` substitution, the `PORT` override, then the
- * schema. Every problem is one line naming its key path and the rule it breaks.
+ * The `server` keys an environment variable overrides, by variable: what a platform or a
+ * developer sets per process without another file.
+ */
+const SERVER_OVERRIDES: ReadonlyArray<[variable: string, key: string]> = [
+  ['PORT', 'port'],
+  // 0 starts at once, without the warm-up (tests that start many services, a quick local try).
+  ['BULKHEAD_WARM_UP_MS', 'warmUpMs'],
+];
+
+/**
+ * Validates a parsed config document: `${ENV}` substitution, the environment's overrides of
+ * `server` keys (`PORT`, `BULKHEAD_WARM_UP_MS`), then the schema. Every problem is one line
+ * naming its key path and the rule it breaks.
  */
 export function parseConfig(document: unknown, env: Environment = process.env): ConfigResult {
   const report: SubstitutionReport = { problems: [], failed: new Set(), unset: new Map() };
   const substituted = substituteEnv(document, env, report);
-  const portFromEnv = Boolean(env.PORT) && canOverridePort(substituted);
-  const withPort = portFromEnv ? overridePort(substituted as Record<string, unknown>, env.PORT!) : substituted;
-  return validate(withPort, report.problems, { unset: report.unset, portFromEnv }, report.failed, env);
+  const overrides = canOverrideServer(substituted)
+    ? SERVER_OVERRIDES.filter(([variable]) => Boolean(env[variable]))
+    : [];
+  const overridden = new Map(overrides.map(([variable, key]) => [`server.${key}`, variable]));
+  const withOverrides =
+    overrides.length === 0
+      ? substituted
+      : overrideServer(
+          substituted as Record<string, unknown>,
+          Object.fromEntries(overrides.map(([variable, key]) => [key, env[variable]])),
+        );
+  return validate(withOverrides, report.problems, { unset: report.unset, overridden }, report.failed, env);
 }
 
 /**
  * Validates options given in code (`BulkheadModule.forRoot`) as the file would be, with no
- * `${ENV}` substitution and no `PORT`: the same defaults, the same one line per problem. `env`
+ * `${ENV}` substitution and no environment overrides: the same defaults, the same one line per problem. `env`
  * is read only for what needs its consent (`BULKHEAD_ALLOW_CHAOS`).
  */
 export function validateConfig(document: unknown, env: Environment = process.env): ConfigResult {
-  return validate(document, [], { unset: new Map(), portFromEnv: false }, new Set(), env);
+  return validate(document, [], { unset: new Map(), overridden: new Map() }, new Set(), env);
 }
 
 function validate(
@@ -112,13 +132,13 @@ function validate(
   return { ok: true, config: result.data! };
 }
 
-/** `PORT` overrides `server.port` only where the file's `server` is a mapping (or absent). */
-function canOverridePort(document: unknown): boolean {
+/** The environment overrides `server` keys only where the file's `server` is a mapping (or absent). */
+function canOverrideServer(document: unknown): boolean {
   if (document === null || typeof document !== 'object' || Array.isArray(document)) return false;
   const server = (document as Record<string, unknown>).server;
   return server === undefined || (typeof server === 'object' && server !== null && !Array.isArray(server));
 }
 
-function overridePort(root: Record<string, unknown>, port: string): unknown {
-  return { ...root, server: { ...(root.server as object | undefined), port } };
+function overrideServer(root: Record<string, unknown>, values: Record<string, unknown>): unknown {
+  return { ...root, server: { ...(root.server as object | undefined), ...values } };
 }

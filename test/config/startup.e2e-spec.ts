@@ -163,12 +163,23 @@ describe('start-up from the config file', () => {
 
   describe('starts and serves', () => {
     it(
-      'the default config (BULKHEAD_CONFIG unset, PORT=0): the demo lanes, an echo call, exit 0 on SIGTERM',
+      'the default config (BULKHEAD_CONFIG unset, PORT=0): warmed up, the demo lanes, an echo call, exit 0 on SIGTERM',
       async () => {
-        const { service, url } = await start({ PORT: '0' });
+        // As `npm start` runs it: with its warm-up (empty: the file's, which is the default).
+        const { service, url } = await start({ PORT: '0', BULKHEAD_WARM_UP_MS: '' });
         expect(service.output()).toContain('with config/default.yaml');
         // Nothing it names is refused by its own egress rules.
         expect(service.output()).not.toContain('"event":"config"');
+        // The request path ran hot before the service listened, every call of it answered...
+        const warmed = /warmed the request path: (\d+) calls \((\d+) failed\)/.exec(service.output());
+        expect(warmed).not.toBeNull();
+        expect(Number(warmed![1])).toBeGreaterThan(0);
+        expect(warmed![2]).toBe('0');
+        expect(service.output().indexOf(warmed![0])).toBeLessThan(service.output().indexOf('listening on'));
+        // ...and left nothing in what the service counts: no call, no tenant, no route of its own.
+        const metrics = await send('GET', `${url}/metrics`, { headers: CLOSE });
+        expect(metrics.body).not.toMatch(/warm/);
+        expect(metrics.body).not.toMatch(/^bulkhead_(calls|llm_requests)_total\{/m);
 
         const lanes = await send('GET', `${url}/v1/lanes`, { headers: CLOSE });
         expect(lanes.status).toBe(200);

@@ -35,7 +35,8 @@ export interface ServiceProcess {
 export function spawnService(env: Record<string, string>, entry = resolve(ROOT, 'src/main.ts')): ServiceProcess {
   const child = spawn(process.execPath, ['-r', resolve(__dirname, 'swc-register.js'), entry], {
     cwd: ROOT,
-    env: { PATH: process.env.PATH ?? '', NO_COLOR: '1', ...env },
+    // Without the warm-up (a few seconds each) unless the test asks for it: suites start many services.
+    env: { PATH: process.env.PATH ?? '', NO_COLOR: '1', BULKHEAD_WARM_UP_MS: '0', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';
