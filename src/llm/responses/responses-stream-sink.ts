@@ -72,11 +72,11 @@ export class ResponsesStreamSink extends TranslatedStreamSink {
     return this.emit('response.in_progress', { response });
   }
 
+  /** A native stream's chunks say nothing but their events: the finish and usage chunks are the books'. */
   protected override translateChunk(chunk: ChatChunk): Promise<void> | undefined {
-    const event = chunk.passThroughEvent?.event;
-    if (!event || !this.native) return super.translateChunk(chunk);
-    const passed = this.native.pass(event);
-    return passed && this.emit(passed.type, passed.fields);
+    if (!this.native) return super.translateChunk(chunk);
+    const passed = chunk.passThroughEvent && this.native.pass(chunk.passThroughEvent.event);
+    return passed ? this.emit(passed.type, passed.fields) : undefined;
   }
 
   protected translate({ delta, finish_reason: finish }: ChatChunkChoice): Promise<void> | undefined {
