@@ -1,5 +1,6 @@
 import type { AnthropicStreamEvent, ChatChunk, ChatCompletion, PassThroughEvent } from '../chat.types';
 import { isObject } from './json-shape';
+import { eventChunks } from './stream-chunks';
 
 type Block = Record<string, unknown>;
 
@@ -122,17 +123,7 @@ export function nativeMessageEvents(message: Record<string, unknown>): Anthropic
  * the Messages API replays of a cached or idempotent native answer.
  */
 export function nativeMessageChunks(completion: ChatCompletion, message: Record<string, unknown>): ChatChunk[] {
-  const { id, created, model, usage } = completion;
-  const events = nativeMessageEvents(message);
-  return events.map((event, index) => ({
-    id,
-    object: 'chat.completion.chunk',
-    created,
-    model,
-    choices: [],
-    ...(index === events.length - 1 ? { usage } : {}),
-    passThroughEvent: passThroughEventOf(event),
-  }));
+  return eventChunks(completion, nativeMessageEvents(message), passThroughEventOf);
 }
 
 /** `message_start` says the input; the output is counted in `message_delta`. */

@@ -6,6 +6,7 @@ import { chatUsage } from './messages-to-chat-answer';
 import { isCount, isObject } from './json-shape';
 import type { ProviderTarget } from './llm-provider';
 import { malformedAnswerError, streamCutError, streamErrorEvent } from './provider-errors';
+import { choiceChunk, type ChunkHead } from './stream-chunks';
 import type { SseEvent } from '../wire';
 
 /**
@@ -73,9 +74,6 @@ interface ToolCallState {
   readonly index: number;
   argued: boolean;
 }
-
-/** What every chunk of one answer repeats. */
-type ChunkHead = Pick<ChatChunk, 'id' | 'model' | 'created'>;
 
 /** The counts of Anthropic's usage that {@link chatUsage} reads. */
 const USAGE_COUNTS = ['input_tokens', 'output_tokens', 'cache_read_input_tokens', 'cache_creation_input_tokens'];
@@ -208,16 +206,7 @@ class AnthropicStreamTranslation {
   }
 
   private chunk(delta: ChatDelta, finishReason: FinishReason | null = null): ChatChunk {
-    const { id, model, created } = this.head as ChunkHead;
-    return {
-      id,
-      object: 'chat.completion.chunk',
-      created,
-      model,
-      choices: [{ index: 0, delta, finish_reason: finishReason, logprobs: null }],
-      // OpenAI's chunks say `usage: null` until the last one when usage is asked for.
-      usage: null,
-    };
+    return choiceChunk(this.head as ChunkHead, delta, finishReason);
   }
 
   private malformed(): Error {

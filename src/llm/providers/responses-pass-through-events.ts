@@ -1,5 +1,6 @@
 import type { ChatChunk, ChatCompletion, PassThroughEvent, WireEvent } from '../chat.types';
 import { isObject } from './json-shape';
+import { eventChunks } from './stream-chunks';
 
 /** Events that carry some of the answer: the client has seen it once one is sent (the commit point). */
 const CONTENT_EVENTS = new Set([
@@ -57,17 +58,7 @@ export function nativeResponseEvents(response: Item): WireEvent[] {
  * What `/v1/responses` replays of a cached or idempotent native answer.
  */
 export function nativeResponseChunks(completion: ChatCompletion, response: Item): ChatChunk[] {
-  const { id, created, model, usage } = completion;
-  const events = nativeResponseEvents(response);
-  return events.map((event, index) => ({
-    id,
-    object: 'chat.completion.chunk',
-    created,
-    model,
-    choices: [],
-    ...(index === events.length - 1 ? { usage } : {}),
-    passThroughEvent: responsesEventOf(event),
-  }));
+  return eventChunks(completion, nativeResponseEvents(response), responsesEventOf);
 }
 
 /** An item as its `output_item.added` says it: what its deltas will carry left empty. */

@@ -5,6 +5,7 @@ import { isObject } from './json-shape';
 import type { ProviderTarget } from './llm-provider';
 import { malformedAnswerError, streamCutError, streamErrorEvent } from './provider-errors';
 import { responsesEventOf } from './responses-pass-through-events';
+import { choiceChunk, type ChunkHead } from './stream-chunks';
 import { chatUsage, finishReason } from './responses-pass-through-answer';
 
 /**
@@ -45,9 +46,6 @@ export async function* responsesChunks(
   }
   throw streamCutError(target);
 }
-
-/** What every chunk of one answer repeats. */
-type ChunkHead = Pick<ChatChunk, 'id' | 'model' | 'created'>;
 
 /** Error codes of a Responses failure as the error types a status is read from (`streamErrorEvent`). */
 const FAILURE_TYPES: ReadonlyMap<string, string> = new Map([
@@ -150,15 +148,7 @@ class ResponsesStreamTranslation {
   }
 
   private chunk(delta: ChatDelta, finishReason: FinishReason | null = null): ChatChunk {
-    const { id, model, created } = this.head as ChunkHead;
-    return {
-      id,
-      object: 'chat.completion.chunk',
-      created,
-      model,
-      choices: [{ index: 0, delta, finish_reason: finishReason, logprobs: null }],
-      usage: null,
-    };
+    return choiceChunk(this.head as ChunkHead, delta, finishReason);
   }
 
   private malformed(): Error {
