@@ -5,7 +5,7 @@ import { Logger } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { AppModule } from './app.module';
-import { appOptions, configureApp, createAdapter, serviceLogger } from './bootstrap';
+import { appOptions, configureApp, createAdapter, serviceLogger, silentAppOf } from './bootstrap';
 import {
   bulkheadConfig,
   type BulkheadConfig,
@@ -13,7 +13,6 @@ import {
   ConfigError,
   configPath,
   egressWarnings,
-  parseConfig,
 } from './config';
 import { CLOCK, type Clock, logRecord, noop } from './common';
 import { installProcessSafetyNet, ProcessShutdown } from './lifecycle';
@@ -59,26 +58,12 @@ async function warmUp(config: BulkheadConfig): Promise<WarmUpReport | Error> {
   try {
     return await warmUpRequestPath({
       budgetMs: config.server.warmUpMs,
-      build: warmUpApp,
+      build: silentAppOf,
       now: () => performance.now(),
     });
   } catch (error) {
     return error instanceof Error ? error : new Error(String(error));
   }
-}
-
-/** The service's app from a config document (the warm-up's), silent. */
-async function warmUpApp(document: Record<string, unknown>): Promise<NestFastifyApplication> {
-  // An empty environment: PORT and the service's variables are the service's, not the warm-up's.
-  const parsed = parseConfig(document, {});
-  if (!parsed.ok) throw new Error(`its config: ${parsed.problems.join('; ')}`);
-  const app = await NestFactory.create<NestFastifyApplication>(
-    AppModule.forRoot({ config: bulkheadConfigValue(parsed.config), examples: false }),
-    createAdapter(parsed.config),
-    appOptions(false),
-  );
-  configureApp(app);
-  return app;
 }
 
 /** Listens; a port held by another process is said plainly, naming where the port came from. */
