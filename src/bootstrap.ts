@@ -1,5 +1,4 @@
 import type { LoggerService, LogLevel, NestApplicationOptions } from '@nestjs/common';
-import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
 import type { FastifyInstance } from 'fastify';
 import { jsonDepthExceeds, logRecord, MAX_JSON_DEPTH, ResilienceError } from './common';
@@ -10,8 +9,7 @@ import {
   connectionServerOptions,
   limitConnections,
 } from './common/nest';
-import { AppModule } from './app.module';
-import { type BulkheadConfig, bulkheadConfigValue, parseConfig } from './config';
+import type { BulkheadConfig } from './config';
 import {
   createServiceLogger,
   logFormatFrom,
@@ -101,21 +99,4 @@ export function limitJsonDepth(fastify: FastifyInstance): void {
 
 function tooDeep(): ResilienceError {
   return new ResilienceError('invalid_request', `request body is nested deeper than ${MAX_JSON_DEPTH} levels`);
-}
-
-/**
- * The service's app from a config document instead of the file, logging nothing: the warm-up's
- * throwaway app (src/warm-up). An empty environment: `PORT` and the service's variables are the
- * service's, not this app's.
- */
-export async function silentAppOf(document: Record<string, unknown>): Promise<NestFastifyApplication> {
-  const parsed = parseConfig(document, {});
-  if (!parsed.ok) throw new Error(`its config: ${parsed.problems.join('; ')}`);
-  const app = await NestFactory.create<NestFastifyApplication>(
-    AppModule.forRoot({ config: bulkheadConfigValue(parsed.config), examples: false }),
-    createAdapter(parsed.config),
-    appOptions(false),
-  );
-  configureApp(app);
-  return app;
 }

@@ -5,7 +5,8 @@ import { Logger } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { AppModule } from './app.module';
-import { appOptions, configureApp, createAdapter, serviceLogger, silentAppOf } from './bootstrap';
+import { appOptions, configureApp, createAdapter, serviceLogger } from './bootstrap';
+import { silentAppOf } from './silent-app';
 import {
   bulkheadConfig,
   type BulkheadConfig,

@@ -1,4 +1,4 @@
-import { silentAppOf } from '../../src/bootstrap';
+import { silentAppOf } from '../../src/silent-app';
 import { warmUpRequestPath } from '../../src/warm-up';
 import { eventually } from '../support/eventually';
 
