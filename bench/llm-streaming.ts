@@ -49,10 +49,12 @@
 import { loadavg } from 'node:os';
 import { stopAll } from './llm-proxy/checks';
 import { checkAttempts, checkRun } from './llm-streaming/checks';
+import { startStreamFloorProxy } from './llm-streaming/floor-proxy';
 import { endpoint, LANE, type Scenario, serviceConfig, type Side, SIDES, userOf } from './llm-streaming/setup';
 import { startSseUpstream } from './llm-streaming/sse-upstream';
 import { runStreams } from './llm-streaming/stream-client';
 import { printSummaries, runFigures, type StreamRun, summariseScenario, writeRunLine } from './llm-streaming/summary';
+import { checkTargets, printTargets } from './llm-streaming/targets';
 import { cpuSecondsOf, ownCpuSeconds } from './support/cpu';
 import { countsSince, metricBy } from './support/metric-sum';
 import { option } from './support/options';
@@ -88,19 +90,23 @@ async function main(s: Settings): Promise<void> {
   const loadAverageAtStart = loadavg();
   const key = apiKey('agent');
   const upstream = await startSseUpstream();
-  const service = await startService(serviceConfig(upstream, key, Math.max(...CONCURRENCY)));
+  const [service, floor] = await Promise.all([
+    startService(serviceConfig(upstream, key, Math.max(...CONCURRENCY))),
+    startStreamFloorProxy(new URL(upstream.baseUrl).origin),
+  ]);
+  const bases = { service: service.base, floor: floor.base };
   const scenarios: Scenario[] = (['immediate', 'delayed'] as const).flatMap((variant) =>
     CONCURRENCY.map((concurrency) => ({ variant, concurrency })),
   );
   process.stdout.write(
     `llm-streaming: ${s.rounds} rounds of ${scenarios.map((c) => `${c.variant} x${c.concurrency}`).join(', ')}; ` +
-      `direct then service; ${s.streams[1]} streams at 1 at a time, ${s.streams[16]} at 16\n` +
+      `${SIDES.join(' then ')}; ${s.streams[1]} streams at 1 at a time, ${s.streams[16]} at 16\n` +
       `node ${process.version}, load average ${loadAverageAtStart.map((load) => load.toFixed(2)).join(' ')}\n`,
   );
 
   const run = (scenario: Scenario, side: Side, streams: number, concurrency: number) =>
     runStreams({
-      ...endpoint(side, scenario.variant, upstream, service.base, key),
+      ...endpoint(side, scenario.variant, upstream, bases, key),
       streams,
       concurrency,
       maxDurationMs: s.maxDurationMs,
@@ -117,6 +123,7 @@ async function main(s: Settings): Promise<void> {
 
   const cpu = () => ({
     service: cpuSecondsOf(service.child.process.pid),
+    floor: cpuSecondsOf(floor.child.process.pid),
     upstream: cpuSecondsOf(upstream.child.process.pid),
     client: ownCpuSeconds(),
   });
@@ -137,7 +144,12 @@ async function main(s: Settings): Promise<void> {
       failed: result.failed,
       firstFailure: result.firstFailure,
       ...runFigures(result),
-      cpuUsPerStream: { service: perStream('service'), upstream: perStream('upstream'), client: perStream('client') },
+      cpuUsPerStream: {
+        service: perStream('service'),
+        floor: perStream('floor'),
+        upstream: perStream('upstream'),
+        client: perStream('client'),
+      },
       upstream: {
         streams: (after.byUser[userOf(side)] ?? 0) - (before.byUser[userOf(side)] ?? 0),
         cancelled: after.cancelled - before.cancelled,
@@ -173,16 +185,19 @@ async function main(s: Settings): Promise<void> {
         () => untilQuiet(() => upstream.stats()),
       )
     : [];
-  problems.push(...(await stopAll([service.child, upstream.child])));
+  problems.push(...(await stopAll([service.child, floor.child, upstream.child])));
 
   const summaries = scenarios.map((scenario) => summariseScenario(scenario, runs));
+  const targets = checkTargets(summaries);
   printSummaries(summaries);
+  printTargets(targets);
   for (const profile of profiles) printProfile(profile, TOP_FRAMES);
   process.stdout.write(`\nchecks: ${problems.length === 0 ? 'all passed' : problems.join('; ')}\n`);
 
   writeResultsUnlessQuick('llm-streaming', s.quick, {
     settings: { ...s, concurrency: CONCURRENCY, loadAverageAtStart, loadAverageAtEnd: loadavg() },
     summary: summaries,
+    targets,
     checks: { problems, attempts },
     profiles,
     runs,
