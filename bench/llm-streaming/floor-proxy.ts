@@ -36,10 +36,11 @@ function serve(upstreamOrigin: string): void {
     response.writeHead(502, { 'content-type': 'application/json' }).end('{"error":{"message":"upstream failed"}}');
   };
   // undici's `stream` writes each read of the upstream's body straight to the response (no
-  // Readable in between, so nothing a framework-less pass-through could skip), pauses the upstream
-  // while the client's socket is full, and aborts the upstream's request if the client leaves
-  // after the head. Each read leaves in its own write: it is written from the socket's callback,
-  // and the response's cork is lifted on the next tick, right after it (docs/pitfalls.md #32).
+  // Readable in between: nothing a framework-less pass-through could skip), pauses the upstream
+  // while the client's socket is full, and aborts the upstream's request if the client leaves once
+  // the upstream's head has come. Each read leaves in a write of its own: it is written from the
+  // socket's callback, and the response's cork is lifted on the next tick, right after it
+  // (docs/pitfalls.md #32).
   const forward = (request: IncomingMessage, response: ServerResponse, body: Buffer) =>
     pool.stream(
       {

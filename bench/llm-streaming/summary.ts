@@ -64,9 +64,11 @@ export function summariseScenario(scenario: Scenario, runs: readonly StreamRun[]
       clientCpuUsPerStream: median(series.map((r) => r.cpuUsPerStream.client)),
     };
   });
-  // Per round: side `b`'s run against side `a`'s run of the same round (a ran just before it).
-  const perRound = (a: Side, b: Side, pick: (a: StreamRun, b: StreamRun) => number) =>
-    summary(of(b).map((run) => pick(of(a).find((r) => r.round === run.round)!, run)));
+  // Per round: side `b`'s run against side `a`'s run of the same round, which ran before it.
+  const perRound = (a: Side, b: Side, pick: (a: StreamRun, b: StreamRun) => number) => {
+    const baseline = new Map(of(a).map((run) => [run.round, run]));
+    return summary(of(b).map((run) => pick(baseline.get(run.round)!, run)));
+  };
   return {
     scenario: scenarioName(scenario),
     ...scenario,
