@@ -32,7 +32,7 @@ export async function profileStreams(
   });
   const load = (streams: number) =>
     runStreams({
-      ...endpoint('service', 'immediate', upstream, service.base, key),
+      ...endpoint('service', 'immediate', upstream, { service: service.base }, key),
       streams,
       concurrency: settings.concurrency,
       maxDurationMs: 60_000,

@@ -5,9 +5,12 @@
 import type { ApiKey } from '../support/service';
 import { MODEL, type SseUpstream } from './sse-upstream';
 
-/** direct: the upstream itself; service: the route, `stream: true`. */
-export type Side = 'direct' | 'service';
-export const SIDES: readonly Side[] = ['direct', 'service'];
+/**
+ * direct: the upstream itself; floor: the least proxy in Node in front of it (./floor-proxy.ts);
+ * service: the route, `stream: true`. Each round runs them in this order.
+ */
+export type Side = 'direct' | 'floor' | 'service';
+export const SIDES: readonly Side[] = ['direct', 'floor', 'service'];
 
 /** immediate: the chunks at once; delayed: the first one {@link FIRST_CHUNK_DELAY_MS} after the headers. */
 export type Variant = 'immediate' | 'delayed';
@@ -58,12 +61,19 @@ export interface Endpoint {
   body(index: number): string;
 }
 
+/** Where the proxy sides listen (`http://host:port`); a run without the floor has none for it. */
+export interface ProxyBases {
+  service: string;
+  floor?: string;
+}
+
 /**
- * The same streamed chat request from both sides (the client asks for the usage chunk, as the
+ * The same streamed chat request from every side (the client asks for the usage chunk, as the
  * service always does of its provider), each with a question of its own; the side names itself
- * in `user`, so the upstream counts the service's streams apart.
+ * in `user`, so the upstream counts each side's streams apart. The floor passes the direct
+ * side's request on as it is, at the same path.
  */
-export function endpoint(side: Side, variant: Variant, upstream: SseUpstream, serviceBase: string, key: ApiKey) {
+export function endpoint(side: Side, variant: Variant, upstream: SseUpstream, bases: ProxyBases, key: ApiKey) {
   const body = (model: string) => (index: number) =>
     JSON.stringify({
       model,
@@ -75,14 +85,16 @@ export function endpoint(side: Side, variant: Variant, upstream: SseUpstream, se
       stream_options: { include_usage: true },
       user: userOf(side),
     });
-  if (side === 'direct') {
-    return {
-      url: `${baseUrlOf(upstream, variant)}/chat/completions`,
-      headers: { 'content-type': 'application/json', authorization: `Bearer ${PROVIDER_KEY}` },
-      body: body(MODEL),
-    };
+  if (side === 'service') {
+    return { url: `${bases.service}/v1/chat/completions`, headers: key.headers, body: body(ROUTES[variant]) };
   }
-  return { url: `${serviceBase}/v1/chat/completions`, headers: key.headers, body: body(ROUTES[variant]) };
+  const direct = new URL(`${baseUrlOf(upstream, variant)}/chat/completions`);
+  if (side === 'floor' && bases.floor === undefined) throw new Error('the floor side needs the floor proxy');
+  return {
+    url: side === 'floor' ? `${bases.floor}${direct.pathname}` : direct.href,
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${PROVIDER_KEY}` },
+    body: body(MODEL),
+  };
 }
 
 export function userOf(side: Side): string {

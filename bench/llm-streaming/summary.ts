@@ -1,6 +1,9 @@
-/** The streaming benchmark's runs, each scenario's sides summarised, and service against direct. */
+/**
+ * The streaming benchmark's runs, each scenario's sides summarised, and the floor and the service
+ * against direct, and the service against the floor.
+ */
 import { fixed, printTable, range } from '../support/report';
-import { median, percentile, spread, summary } from '../support/stats';
+import { median, percentile, summary } from '../support/stats';
 import { type Scenario, type Side, SIDES } from './setup';
 import { CONTENT_CHUNKS } from './sse-upstream';
 import type { StreamsResult } from './stream-client';
@@ -23,8 +26,8 @@ export interface StreamRun {
   /** Whole streams per second of the run, and their content chunks per second. */
   streamsPerS: number;
   chunksPerS: number;
-  /** CPU time each process spent per whole stream, in µs. */
-  cpuUsPerStream: { service: number; upstream: number; client: number };
+  /** CPU time each process spent per whole stream, in µs (a proxy the side does not pass idles). */
+  cpuUsPerStream: { service: number; floor: number; upstream: number; client: number };
   /** What the upstream saw of this side's streams during the run. */
   upstream: { streams: number; cancelled: number; rejected: number; connections: number };
 }
@@ -43,7 +46,7 @@ export function runFigures(result: StreamsResult) {
 
 const scenarioName = (s: Scenario) => `${s.variant}, ${s.concurrency} at a time`;
 
-/** Each side of a scenario over its rounds: median (min-max) of each figure. */
+/** Each side of a scenario over its rounds, and the sides against each other round by round. */
 export function summariseScenario(scenario: Scenario, runs: readonly StreamRun[]) {
   const of = (side: Side) =>
     runs.filter((r) => r.variant === scenario.variant && r.concurrency === scenario.concurrency && r.side === side);
@@ -57,25 +60,33 @@ export function summariseScenario(scenario: Scenario, runs: readonly StreamRun[]
       streamsPerS: summary(series.map((r) => r.streamsPerS)),
       chunksPerS: summary(series.map((r) => r.chunksPerS)),
       serviceCpuUsPerStream: median(series.map((r) => r.cpuUsPerStream.service)),
+      floorCpuUsPerStream: median(series.map((r) => r.cpuUsPerStream.floor)),
       clientCpuUsPerStream: median(series.map((r) => r.cpuUsPerStream.client)),
     };
   });
-  // Per round: the service's run against the direct run just before it.
-  const direct = of('direct');
-  const service = of('service');
-  const perRound = (pick: (d: StreamRun, s: StreamRun) => number) => {
-    const values = service.map((s, i) => pick(direct[i]!, s));
-    return { median: median(values), ...spread(values) };
+  // Per round: side `b`'s run against side `a`'s run of the same round, which ran before it.
+  const perRound = (a: Side, b: Side, pick: (a: StreamRun, b: StreamRun) => number) => {
+    const baseline = new Map(of(a).map((run) => [run.round, run]));
+    return summary(of(b).map((run) => pick(baseline.get(run.round)!, run)));
   };
   return {
     scenario: scenarioName(scenario),
     ...scenario,
     sides,
     /** service - direct, per round, in ms. */
-    addedTtftP50Ms: perRound((d, s) => s.ttftP50Ms - d.ttftP50Ms),
-    addedTtftP99Ms: perRound((d, s) => s.ttftP99Ms - d.ttftP99Ms),
+    addedTtftP50Ms: perRound('direct', 'service', (d, s) => s.ttftP50Ms - d.ttftP50Ms),
+    addedTtftP99Ms: perRound('direct', 'service', (d, s) => s.ttftP99Ms - d.ttftP99Ms),
     /** service / direct, per round. */
-    streamsPerSRatio: perRound((d, s) => s.streamsPerS / d.streamsPerS),
+    streamsPerSRatio: perRound('direct', 'service', (d, s) => s.streamsPerS / d.streamsPerS),
+    /** floor - direct, per round, in ms: what the least proxy adds. */
+    floorAddedTtftP50Ms: perRound('direct', 'floor', (d, f) => f.ttftP50Ms - d.ttftP50Ms),
+    /** floor / direct, per round. */
+    floorStreamsPerSRatio: perRound('direct', 'floor', (d, f) => f.streamsPerS / d.streamsPerS),
+    /** service - floor, per round, in ms: what the route adds beyond the least proxy. */
+    serviceOverFloorTtftP50Ms: perRound('floor', 'service', (f, s) => s.ttftP50Ms - f.ttftP50Ms),
+    serviceOverFloorTtftP99Ms: perRound('floor', 'service', (f, s) => s.ttftP99Ms - f.ttftP99Ms),
+    /** service / floor, per round. */
+    serviceToFloorStreamsPerSRatio: perRound('floor', 'service', (f, s) => s.streamsPerS / f.streamsPerS),
   };
 }
 
@@ -93,21 +104,38 @@ export function printSummaries(summaries: readonly ScenarioSummary[]): void {
         'end p50 ms': range(side.totalP50Ms),
         'streams/s': range(side.streamsPerS, 0),
         'chunks/s': range(side.chunksPerS, 0),
-        // The direct side's streams never pass the service: its CPU then is its idle work.
-        'service CPU µs/stream': side.side === 'direct' ? '-' : fixed(side.serviceCpuUsPerStream, 0),
+        // The CPU of the process the side's streams pass (the direct side's pass none).
+        'proxy CPU µs/stream': proxyCpu(side),
         'client CPU µs/stream': fixed(side.clientCpuUsPerStream, 0),
       })),
     ),
   );
   printTable(
-    'service against direct, per round: median (min-max)',
+    'floor and service against direct, per round: median (min-max)',
     summaries.map((s) => ({
       scenario: s.scenario,
-      'added TTFT p50 ms': range(s.addedTtftP50Ms),
-      'added TTFT p99 ms': range(s.addedTtftP99Ms),
+      'added TTFT p50 ms floor': range(s.floorAddedTtftP50Ms),
+      'added TTFT p50 ms service': range(s.addedTtftP50Ms),
+      'added TTFT p99 ms service': range(s.addedTtftP99Ms),
+      'streams/s floor / direct': range(s.floorStreamsPerSRatio, 3),
       'streams/s service / direct': range(s.streamsPerSRatio, 3),
     })),
   );
+  printTable(
+    'service against the floor, per round: median (min-max)',
+    summaries.map((s) => ({
+      scenario: s.scenario,
+      'TTFT p50 ms service - floor': range(s.serviceOverFloorTtftP50Ms),
+      'TTFT p99 ms service - floor': range(s.serviceOverFloorTtftP99Ms),
+      'streams/s service / floor': range(s.serviceToFloorStreamsPerSRatio, 3),
+    })),
+  );
+}
+
+function proxyCpu(side: ScenarioSummary['sides'][number]): string {
+  if (side.side === 'service') return fixed(side.serviceCpuUsPerStream, 0);
+  if (side.side === 'floor') return fixed(side.floorCpuUsPerStream, 0);
+  return '-';
 }
 
 export function writeRunLine(run: StreamRun): void {
@@ -116,6 +144,7 @@ export function writeRunLine(run: StreamRun): void {
       `TTFT p50 ${fixed(run.ttftP50Ms)} ms, p99 ${fixed(run.ttftP99Ms)} ms; end p50 ${fixed(run.totalP50Ms)} ms; ` +
       `${fixed(run.streamsPerS, 0)} streams/s, ${fixed(run.chunksPerS, 0)} chunks/s` +
       `${run.failed > 0 ? `, ${run.failed} FAILED` : ''}; CPU µs/stream: service ${fixed(run.cpuUsPerStream.service, 0)}, ` +
+      `floor ${fixed(run.cpuUsPerStream.floor, 0)}, ` +
       `upstream ${fixed(run.cpuUsPerStream.upstream, 0)}, client ${fixed(run.cpuUsPerStream.client, 0)}; ` +
       `upstream connections opened ${run.upstream.connections}\n`,
   );
