@@ -15,3 +15,4 @@ export * from './own-origin-policy.decorator';
 export * from './route-cache';
 export * from './module-extras';
 export * from './platform';
+export * from './json-depth-limit';
