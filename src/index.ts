@@ -70,6 +70,7 @@ export { WithoutTenant } from './common/nest';
 
 // Identity and the tenant's outbound HTTP.
 export { TenantResolver, ApiKeyTenantResolver, type Caller } from './auth';
+export type { PlatformName, PlatformRequest } from './common/nest';
 export { TenantHttpClient, type ToolHttp } from './containment';
 
 // Mechanisms an app may inject or build on.
