@@ -23,6 +23,8 @@ export class Lifecycle implements OnModuleInit, BeforeApplicationShutdown {
   private readonly logger = new Logger('Bulkhead');
   private drainingFlag = false;
   private drained: Promise<void> | undefined;
+  /** Express: tells the responses under way to close their connection (Fastify's hook asks `draining` itself). */
+  private closeAnswering: (() => void) | undefined;
 
   constructor(
     private readonly lanes: LaneRegistry,
@@ -42,7 +44,7 @@ export class Lifecycle implements OnModuleInit, BeforeApplicationShutdown {
     if (adapter?.getType() === 'fastify') {
       closeConnectionsWhileDraining(adapter.getInstance<FastifyInstance>(), this);
     } else if (adapter?.getType() === 'express') {
-      closeConnectionsWhileDrainingOnServer(adapter.getHttpServer() as Server, this);
+      this.closeAnswering = closeConnectionsWhileDrainingOnServer(adapter.getHttpServer() as Server, this);
     }
   }
 
@@ -58,6 +60,7 @@ export class Lifecycle implements OnModuleInit, BeforeApplicationShutdown {
 
   private async runDrain(): Promise<void> {
     this.drainingFlag = true;
+    this.closeAnswering?.();
     this.lanes.close();
     // Keep-alive sockets with no request in flight would otherwise carry the next request
     // into a closing server (docs/pitfalls.md #6).
