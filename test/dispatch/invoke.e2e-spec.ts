@@ -252,7 +252,10 @@ describe.each(PLATFORMS)('POST /v1/tools/{toolId}/invoke, on %s', (platform) => 
 
       const error = expectEnvelope(response, 400, 'invalid_request');
       expect(error.attempts).toBe(0);
-      expect(response.body.toolId).toBe('echo');
+      // Express's JSON parser is strict: a body that is neither an object nor an array is refused
+      // before any route, so before the tool is known.
+      const parserRefuses = platform === 'express' && (body === null || typeof body !== 'object');
+      expect(response.body.toolId).toBe(parserRefuses ? undefined : 'echo');
       expect(lanes.get('main')!.snapshot()).toMatchObject({ active: 0, waiting: 0, peakActive: 0 });
     });
   });
