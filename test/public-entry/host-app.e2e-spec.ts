@@ -296,6 +296,25 @@ describe.each(PLATFORMS)('a company app on %s that puts the JSON depth limit on 
       await app.close();
     }
   });
+
+  it("refuses a body over the platform's own limit with 413 in the envelope", async () => {
+    const app = await createHostApp(FeaturesAppModule, platform);
+    limitJsonDepth(app);
+    const base = await listen(app);
+    try {
+      // Over both defaults: Express's JSON parser takes 100 kB, Fastify 1 MiB.
+      const large = JSON.stringify({ text: 'x'.repeat(1_100_000) });
+
+      const refused = await send('POST', `${base}/features/flaky`, {
+        raw: large,
+        headers: { 'content-type': 'application/json' },
+      });
+
+      expectEnvelope(refused, 413, 'invalid_request');
+    } finally {
+      await app.close();
+    }
+  });
 });
 
 @Controller('features')
