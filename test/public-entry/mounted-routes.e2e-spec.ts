@@ -3,6 +3,7 @@ import { ConsoleLogger, type INestApplication, Module } from '@nestjs/common';
 import { BulkheadModule, type BulkheadRoutes } from '../../src';
 import { createHostApp, listenOnLoopback, PLATFORMS } from '../support/create-app';
 import type { PlatformName } from '../../src/common/nest';
+import { expectEnvelope } from '../support/envelope';
 import { send } from '../support/http-client';
 
 /** A host app's logger at debug, keeping what Bulkhead says (its own context). */
@@ -87,7 +88,21 @@ describe('the LLM and MCP routes on Express', () => {
     try {
       expect((await send('GET', `${started.base}/health/ready`)).status).toBe(200);
       expect((await send('GET', `${started.base}/openapi.json`)).status).toBe(200);
-      expect((await send('GET', `${started.base}/docs`)).headers['content-type']).toMatch(/^text\/html/);
+      const page = await send('GET', `${started.base}/docs`);
+      expect(page.headers['content-type']).toMatch(/^text\/html/);
+      expect(page.headers['content-security-policy']).toContain("script-src 'self'");
+      // Every asset the page names is served, the document too; a name it does not have is the envelope's 404.
+      const assets = (page.body as string).match(/\/docs\/static\/[\w.-]+/g) ?? [];
+      expect(assets).toEqual(
+        expect.arrayContaining(['/docs/static/swagger-ui-bundle.js', '/docs/static/swagger-initializer.js']),
+      );
+      for (const asset of assets) {
+        expect([asset, (await send('GET', `${started.base}${asset}`)).status]).toEqual([asset, 200]);
+      }
+      expect((await send('GET', `${started.base}/docs/json`)).body).toEqual(
+        (await send('GET', `${started.base}/openapi.json`)).body,
+      );
+      expectEnvelope(await send('GET', `${started.base}/docs/static/nope.js`), 404, 'not_found');
     } finally {
       await started.app.close();
     }
