@@ -12,6 +12,9 @@
  *                    full pipeline on echo and of the decorated route: the top self-time
  *                    frames and where the time goes, by package (not with the measured runs)
  *   --quick          1 round of 0.5 s: does it still run? (no results written)
+ *   --platforms      instead of the three comparisons: a company route with and without
+ *                    `@Bulkhead` + `@CircuitBreaker` in an app on Fastify and one on Express, the
+ *                    server's CPU µs per call each (bench/overhead/platforms.ts)
  *
  * Three comparisons, each a ratio of B to its baseline A measured in the same round:
  *   1. pipeline: A a bare NestJS 12 + Fastify route answering a small JSON (bench/support/bare-app.ts
@@ -53,6 +56,7 @@ import {
   POLICY_BREAKER,
   startBenchApp,
 } from './support/bare-app';
+import { measurePlatforms } from './overhead/platforms';
 import { summariseProfile } from './overhead/profile';
 import { COMPARISONS, config, type Side, SIDES, TOOL_LANE } from './overhead/sides';
 import { checkPipeline, checkRoutePolicies } from './overhead/checks';
@@ -76,6 +80,7 @@ interface Settings {
   connections: number;
   profile: boolean;
   quick: boolean;
+  platforms: boolean;
 }
 
 /** A server measured: where to call, and its CPU time so far. */
@@ -89,6 +94,7 @@ function settings(): Settings {
   return {
     ...runOptions({ connections: 32, durationS: 2 }),
     profile: process.argv.includes('--profile'),
+    platforms: process.argv.includes('--platforms'),
   };
 }
 
@@ -364,7 +370,16 @@ async function main(s: Settings): Promise<void> {
   if (problems.length > 0) process.exitCode = 1;
 }
 
+/** `--platforms`: the decorators' cost on each HTTP platform alone. */
+async function platformsOnly(s: Settings): Promise<void> {
+  const problems = await measurePlatforms(s);
+  process.stdout.write(`checks: ${problems.length === 0 ? 'all passed' : problems.join('; ')}\n`);
+  if (problems.length > 0) process.exitCode = 1;
+}
+
 const chosen = settings();
 // Start-up and warm-up, the rounds (five runs each), the profile; half as much again for a slow machine.
 const estimateMs = 12_000 + chosen.pairs * 5 * (chosen.durationS * 1_000 + 300) + (chosen.profile ? 8_000 : 0);
-runMain('overhead', () => main(chosen), { budgetMs: Math.max(BUDGET_MS, 1.5 * estimateMs) });
+runMain('overhead', () => (chosen.platforms ? platformsOnly(chosen) : main(chosen)), {
+  budgetMs: Math.max(BUDGET_MS, 1.5 * estimateMs),
+});

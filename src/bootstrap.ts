@@ -1,13 +1,13 @@
 import type { LoggerService, LogLevel, NestApplicationOptions } from '@nestjs/common';
 import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
-import type { FastifyInstance } from 'fastify';
-import { jsonDepthExceeds, logRecord, MAX_JSON_DEPTH, ResilienceError } from './common';
+import { logRecord } from './common';
 import {
   answerClientError,
   answerFrameworkError,
   answerProtocolErrors,
   connectionServerOptions,
   limitConnections,
+  limitJsonDepth,
 } from './common/nest';
 import type { BulkheadConfig } from './config';
 import {
@@ -77,26 +77,4 @@ export function configureApp(app: NestFastifyApplication): void {
   // Only JSON bodies: anything else is refused as `invalid_request` before a handler runs.
   fastify.removeContentTypeParser('text/plain');
   limitJsonDepth(fastify);
-}
-
-/**
- * Refuses, before any route runs, a JSON body nested deeper than {@link MAX_JSON_DEPTH}: no route
- * (a tool, a batch, the LLM route, a company's own) ever sees one. Recursive code after it
- * (canonical JSON, `JSON.stringify` of an echo) would overflow the stack, and would do so after a
- * lane slot, an idempotency claim or a breaker count had been taken (docs/pitfalls.md #19).
- * Checked on the parsed body, whichever parser made it (Fastify's, or Nest's in a host app):
- * `JSON.parse` itself is not recursive, and walking the parsed value costs a third or less of
- * scanning the text (0.08x of the parse on a 1 KB body). A `preValidation` hook, so a host app
- * can add it to its own Fastify instance before `listen`, whatever body parser it uses.
- */
-export function limitJsonDepth(fastify: FastifyInstance): void {
-  fastify.addHook('preValidation', (request, _reply, done) => {
-    const { body } = request;
-    if (body !== null && typeof body === 'object' && jsonDepthExceeds(body, MAX_JSON_DEPTH)) done(tooDeep());
-    else done();
-  });
-}
-
-function tooDeep(): ResilienceError {
-  return new ResilienceError('invalid_request', `request body is nested deeper than ${MAX_JSON_DEPTH} levels`);
 }

@@ -70,6 +70,7 @@ export { WithoutTenant } from './common/nest';
 
 // Identity and the tenant's outbound HTTP.
 export { TenantResolver, ApiKeyTenantResolver, type Caller } from './auth';
+export type { PlatformName, PlatformRequest } from './common/nest';
 export { TenantHttpClient, type ToolHttp } from './containment';
 
 // Mechanisms an app may inject or build on.
@@ -117,7 +118,7 @@ export { type CallLogLine, callLogLevel } from './common';
 // Errors and the envelope every failure is answered with.
 export { ResilienceError, isResilienceError, toEnvelope, type ErrorKind } from './common';
 // Bodies nested past 64 levels refused before any route: for a host app's own Fastify instance.
-export { limitJsonDepth } from './bootstrap';
+export { limitJsonDepth } from './common/nest';
 export { EnvelopeExceptionFilter } from './common/nest';
 
 // The YAML config, for an app that wants the service's file format.

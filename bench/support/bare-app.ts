@@ -10,6 +10,9 @@
  *           its own, both answering `{"ok":true}` behind the service's global guard (API key):
  *             POST /bench/policies     `@Bulkhead(POLICY_LANE)` + `@CircuitBreaker(POLICY_BREAKER)`
  *             POST /bench/interceptor  one no-op interceptor, nothing else
+ *             POST /bench/plain        nothing: the same route without either
+ *           On Express when BENCH_APP_PLATFORM=express: Nest's ExpressAdapter and body parser,
+ *           `limitJsonDepth(app)`, the LLM and MCP routes left out (Fastify's only).
  *           The app serves the tool routes too. Everything of Bulkhead is loaded from dist/,
  *           never from src/: the decorators must attach the very RoutePolicyInterceptor class
  *           the app's own modules provide, and the code measured is the code that ships.
@@ -36,7 +39,9 @@ import {
   UseInterceptors,
 } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
+import { ExpressAdapter } from '@nestjs/platform-express';
 import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
+import type { PlatformName } from '../../src/common/nest';
 import type { Observable } from 'rxjs';
 import { built } from './built';
 import { type Child, exitWithParent, onCleanup, startChild, stopChild, SWC_REGISTER, waitForLine } from './processes';
@@ -48,6 +53,7 @@ export const POLICY_BREAKER = 'routes-api';
 export const BARE_PATH = '/bare';
 export const POLICIES_PATH = '/bench/policies';
 export const INTERCEPTOR_PATH = '/bench/interceptor';
+export const PLAIN_PATH = '/bench/plain';
 
 const LISTENING = /listening on http:\/\/[^\s:]+:(\d+)/;
 const START_TIMEOUT_MS = 20_000;
@@ -86,6 +92,8 @@ export interface BenchAppOptions {
   name?: string;
   /** @default 20000 */
   startTimeoutMs?: number;
+  /** The app's HTTP platform (`app` only). @default 'fastify' */
+  platform?: PlatformName;
 }
 
 /**
@@ -98,6 +106,7 @@ export async function startBenchApp(mode: 'app', config: object, options?: Bench
 export async function startBenchApp(mode: AppMode, config?: object, options: BenchAppOptions = {}): Promise<BenchApp> {
   const { name = mode === 'bare' ? 'bare app' : 'app', startTimeoutMs = START_TIMEOUT_MS } = options;
   const env: Record<string, string> = config ? configEnvironment(JSON.stringify(config)) : {};
+  if (options.platform) env.BENCH_APP_PLATFORM = options.platform;
   const child = startChild(name, ['-r', SWC_REGISTER, __filename, `--${mode}`], {
     env,
     ipc: true,
@@ -177,6 +186,12 @@ class InterceptorRouteController {
   handle() {
     return { ok: true };
   }
+
+  @Post('plain')
+  @HttpCode(200)
+  plain() {
+    return { ok: true };
+  }
 }
 
 @Module({ controllers: [InterceptorRouteController] })
@@ -191,6 +206,7 @@ interface Dist {
   bootstrap: typeof import('../../src/bootstrap');
   config: typeof import('../../src/config');
   routePolicies: typeof import('../../src/route-policies');
+  commonNest: typeof import('../../src/common/nest');
 }
 
 function loadDist(): Dist {
@@ -199,6 +215,7 @@ function loadDist(): Dist {
     bootstrap: built<Dist['bootstrap']>('bootstrap'),
     config: built<Dist['config']>('config'),
     routePolicies: built<Dist['routePolicies']>('route-policies'),
+    commonNest: built<Dist['commonNest']>('common/nest'),
   };
 }
 
@@ -228,14 +245,24 @@ async function createServiceApp(): Promise<NestFastifyApplication> {
   const loaded = dist.config.parseConfig(document);
   if (!loaded.ok) throw new Error(`invalid config:\n${loaded.problems.join('\n')}`);
   const { config } = loaded;
+  const express = process.env.BENCH_APP_PLATFORM === 'express';
   const root: DynamicModule = {
     module: BenchAppModule,
     imports: [
-      dist.appModule.AppModule.forRoot({ config: dist.config.bulkheadConfigOf(document) }),
+      dist.appModule.AppModule.forRoot({
+        config: dist.config.bulkheadConfigOf(document),
+        routes: express ? { llm: false, mcp: false } : undefined,
+      }),
       policyRouteModule(dist.routePolicies),
       InterceptorRouteModule,
     ],
   };
+  if (express) {
+    // A company's Express app: Nest's defaults, with the depth limit the guide asks for.
+    const app = await NestFactory.create(root, new ExpressAdapter(), { logger: dist.bootstrap.logLevels(config) });
+    dist.commonNest.limitJsonDepth(app);
+    return app as unknown as NestFastifyApplication;
+  }
   const app = await NestFactory.create<NestFastifyApplication>(
     root,
     dist.bootstrap.createAdapter(config),

@@ -1,5 +1,5 @@
-import type { FastifyRequest } from 'fastify';
 import { OriginPolicy, ResilienceError } from '../common';
+import type { PlatformRequest } from '../common/nest';
 
 /**
  * Which web pages may call as `anonymous`: with `auth.allowAnonymous`, a route needs no key, so a
@@ -20,7 +20,7 @@ export class AnonymousPages {
   }
 
   /** Throws `403 invalid_request` for an anonymous call from a page the policy refuses. */
-  check(request: FastifyRequest): void {
+  check(request: PlatformRequest): void {
     const refusal = this.policy.refusal(request.headers);
     if (refusal !== undefined) throw new ResilienceError('invalid_request', refusal, { status: 403 });
   }

@@ -1,5 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
-import type { FastifyRequest } from 'fastify';
+import type { PlatformRequest } from '../common/nest';
 import { ApiKeyAuthenticator, type Caller } from './api-key-authenticator';
 import { TenantResolver } from './tenant-resolver';
 
@@ -13,7 +13,7 @@ export class ApiKeyTenantResolver extends TenantResolver {
     super();
   }
 
-  resolve(request: FastifyRequest): Caller {
+  resolve(request: PlatformRequest): Caller {
     return this.authenticator.authenticate(request.headers.authorization, request.headers['x-api-key']);
   }
 }

@@ -1,5 +1,5 @@
-import type { FastifyRequest } from 'fastify';
 import type { Awaitable } from '../common';
+import type { PlatformRequest } from '../common/nest';
 import type { Caller } from './api-key-authenticator';
 
 /**
@@ -12,7 +12,11 @@ import type { Caller } from './api-key-authenticator';
  * the body, a query string or model output. Return `known: true` only for tenants the app
  * vouches for: unknown callers are routed to the isolated pool. Throw
  * `new ResilienceError('unauthorized', ...)` to refuse a caller with 401.
+ *
+ * `request` is the platform's own: a `FastifyRequest` on `@nestjs/platform-fastify`, an Express
+ * `Request` on `@nestjs/platform-express`. An override may declare either type (or read only
+ * `headers`, which both have, to serve both).
  */
 export abstract class TenantResolver {
-  abstract resolve(request: FastifyRequest): Awaitable<Caller>;
+  abstract resolve(request: PlatformRequest): Awaitable<Caller>;
 }

@@ -1,5 +1,4 @@
 import { Controller, Get, Req } from '@nestjs/common';
-import type { FastifyRequest } from 'fastify';
 import { requestViewer } from '../common/nest';
 import type { LaneSnapshot } from './lane.types';
 import { LaneRegistry } from './lane-registry.service';
@@ -10,7 +9,7 @@ export class LanesController {
 
   /** The lanes of what the caller may use: a lane only a route kept for other tenants runs in is theirs. */
   @Get()
-  list(@Req() request: FastifyRequest): { lanes: Record<string, LaneSnapshot> } {
+  list(@Req() request: object): { lanes: Record<string, LaneSnapshot> } {
     return { lanes: this.lanes.snapshotFor(requestViewer(request)) };
   }
 }

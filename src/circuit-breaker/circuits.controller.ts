@@ -1,5 +1,4 @@
 import { Controller, Get, HttpCode, Param, Post, Req, UseGuards } from '@nestjs/common';
-import type { FastifyRequest } from 'fastify';
 import { AdminGuard } from '../auth';
 import { NAME_PATTERN, ResilienceError } from '../common';
 import { requestViewer, WithoutTenant } from '../common/nest';
@@ -12,7 +11,7 @@ export class CircuitsController {
 
   /** The breakers of what the caller may use, each saying only whether it refuses this caller alone. */
   @Get()
-  list(@Req() request: FastifyRequest): { circuits: Record<string, CircuitSnapshot> } {
+  list(@Req() request: object): { circuits: Record<string, CircuitSnapshot> } {
     return { circuits: this.breakers.snapshotFor(requestViewer(request)) };
   }
 }

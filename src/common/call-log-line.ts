@@ -48,7 +48,8 @@ export interface CallLogLine {
   /** The HTTP status of the answer; none when the client left before it. */
   statusCode: number | undefined;
   attempts: number;
-  durationMs: number;
+  /** Absent only on a refusal's line where the platform keeps no request start (Express). */
+  durationMs: number | undefined;
   /** Only when the outcome was another call's (joined or replayed by idempotency key, a cache hit). */
   replayed?: true;
   /** Only on a call chaos touched: what it injected into its attempts, in order. */
@@ -80,7 +81,7 @@ export class CallLogRecord implements CallLogLine {
   kind: string;
   statusCode: number | undefined;
   attempts: number;
-  durationMs: number;
+  durationMs: number | undefined;
   declare replayed?: true;
   declare chaos?: readonly string[];
   declare transport?: string;

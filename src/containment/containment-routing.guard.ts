@@ -1,9 +1,15 @@
 import { type CanActivate, type ExecutionContext, Inject, Injectable } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
-import type { FastifyReply, FastifyRequest } from 'fastify';
 import { AnonymousPages, ApiKeyTenantResolver, type Caller, TenantResolver } from '../auth';
 import { isPromiseLike, NAME_PATTERN, ResilienceError } from '../common';
-import { type CallState, callStateOf, OWN_ORIGIN_POLICY, RouteCache, WITHOUT_TENANT } from '../common/nest';
+import {
+  type CallState,
+  callStateOf,
+  OWN_ORIGIN_POLICY,
+  type PlatformRequest,
+  RouteCache,
+  WITHOUT_TENANT,
+} from '../common/nest';
 import type { ContainmentDecision } from './containment-decision';
 import { ContainmentRouter } from './containment-router.service';
 
@@ -43,8 +49,8 @@ export class ContainmentRoutingGuard implements CanActivate {
   canActivate(context: ExecutionContext): boolean | Promise<boolean> {
     if (context.getType() !== 'http' || !this.takesTenant.get(context)) return true;
     const http = context.switchToHttp();
-    const request = http.getRequest<FastifyRequest>();
-    const state = callStateOf(request, http.getResponse<FastifyReply>());
+    const request = http.getRequest<PlatformRequest>();
+    const state = callStateOf(request, http.getResponse<object>());
     const caller = this.resolver.resolve(request);
     const page = this.ownOriginPolicy.get(context) ? undefined : request;
     if (isPromiseLike(caller))
@@ -57,7 +63,7 @@ export class ContainmentRoutingGuard implements CanActivate {
    *   caller without a key is refused from a page `auth.allowedOrigins` does not allow
    *   ({@link AnonymousPages}), since a page can send no key but can send a request.
    */
-  private routeCaller(state: CallState, caller: Caller, page?: FastifyRequest): boolean | Promise<boolean> {
+  private routeCaller(state: CallState, caller: Caller, page?: PlatformRequest): boolean | Promise<boolean> {
     // An app's own resolver is checked: a tenant names metric series and store keys.
     if (!this.ownKeys && !NAME_PATTERN.test(caller.tenant)) {
       throw new ResilienceError('internal', 'the tenant resolver returned an invalid tenant name');

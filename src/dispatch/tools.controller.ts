@@ -1,14 +1,24 @@
 import { Controller, HttpCode, Post, Req, Res } from '@nestjs/common';
-import type { FastifyReply, FastifyRequest } from 'fastify';
 import { LaneRegistry } from '../bulkhead';
 import { type ErrorEnvelope, ResilienceError, resolveCallId } from '../common';
-import { type CallState, callStateOf } from '../common/nest';
+import { type CallState, callStateOf, type PlatformRequest } from '../common/nest';
 import type { PoolName } from '../containment';
+import type { HeaderSink } from '../rate-limit';
 import { parseBatchRequest } from './batch/batch-request';
 import { BatchRunner } from './batch/batch-runner.service';
 import { CallPipeline, type ToolCallSuccess } from './call-pipeline.service';
 import { parseInvokeRequest } from './invoke-request';
 import { ToolRegistry } from './tool-registry.service';
+
+/** A tool route's request on either platform: both parse the JSON body and the path's parameters. */
+type ToolRequest = PlatformRequest & { readonly params: unknown; readonly body: unknown };
+
+/**
+ * A tool route's reply on either platform: a `FastifyReply` and an Express `Response` both set a
+ * header with `header(name, value)`, which is all these routes do with it (the rate limit's
+ * headers, `X-Call-Id`); Nest sends the result (`passthrough`).
+ */
+type ToolReply = HeaderSink;
 
 /**
  * The tool routes. They call the pipeline directly, with no interceptor on the way: on
@@ -25,7 +35,7 @@ export class ToolsController {
 
   @Post(':toolId/invoke')
   @HttpCode(200)
-  invoke(@Req() request: FastifyRequest, @Res({ passthrough: true }) reply: FastifyReply): Promise<ToolCallSuccess> {
+  invoke(@Req() request: ToolRequest, @Res({ passthrough: true }) reply: ToolReply): Promise<ToolCallSuccess> {
     const state = startCall(request, reply);
     const tool = this.tools.require((request.params as { toolId: string }).toolId);
     state.toolId = tool.id;
@@ -51,8 +61,8 @@ export class ToolsController {
   @Post('batch')
   @HttpCode(200)
   batch(
-    @Req() request: FastifyRequest,
-    @Res({ passthrough: true }) reply: FastifyReply,
+    @Req() request: ToolRequest,
+    @Res({ passthrough: true }) reply: ToolReply,
   ): Promise<{ results: Array<ToolCallSuccess | ErrorEnvelope> }> {
     const state = startCall(request, reply);
     return this.batches.run(parseBatchRequest(request.body), { ...callerOf(state), abort: state.abort });
@@ -69,9 +79,9 @@ function callerOf(state: CallState): { tenant: string; pool: PoolName; contained
 }
 
 /** The request's call state with its call id, which the response carries in `X-Call-Id`. */
-function startCall(request: FastifyRequest, reply: FastifyReply): CallState {
+function startCall(request: ToolRequest, reply: ToolReply): CallState {
   const state = callStateOf(request, reply);
   state.callId = resolveCallId(request.headers['x-call-id']);
-  void reply.header('x-call-id', state.callId);
+  reply.header('x-call-id', state.callId);
   return state;
 }

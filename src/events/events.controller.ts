@@ -1,5 +1,4 @@
 import { Controller, Get, Query, Req, UseGuards } from '@nestjs/common';
-import type { FastifyRequest } from 'fastify';
 import { ResilienceError } from '../common';
 import { AdminGuard, requestViewer, WithoutTenant } from '../common/nest';
 import { EventLedger, type LedgerEvent } from './event-ledger';
@@ -25,7 +24,7 @@ export class EventsController {
    * (and chaos on LLM targets) of what it may use. Never another tenant's name.
    */
   @Get()
-  list(@Req() request: FastifyRequest, @Query('limit') limit?: string): { events: LedgerEvent[] } {
+  list(@Req() request: object, @Query('limit') limit?: string): { events: LedgerEvent[] } {
     return { events: this.ledger.recent(parseLimit(limit, this.ledger.capacity), requestViewer(request)) };
   }
 }

@@ -2,7 +2,7 @@ import { type BeforeApplicationShutdown, Inject, Injectable, Logger, type OnModu
 import { HttpAdapterHost } from '@nestjs/core';
 import type { Server } from 'node:http';
 import type { FastifyInstance } from 'fastify';
-import { closeConnectionsWhileDraining } from './connection-close.hook';
+import { closeConnectionsWhileDraining, closeConnectionsWhileDrainingOnServer } from './connection-close.hook';
 import { LaneRegistry } from '../bulkhead';
 import { CLOCK, type Clock, logRecord, ResilienceError } from '../common';
 import { LIFECYCLE_MODULE_OPTIONS, type LifecycleModuleOptions } from './lifecycle.module-definition';
@@ -23,6 +23,8 @@ export class Lifecycle implements OnModuleInit, BeforeApplicationShutdown {
   private readonly logger = new Logger('Bulkhead');
   private drainingFlag = false;
   private drained: Promise<void> | undefined;
+  /** Express: tells the responses under way to close their connection (Fastify's hook asks `draining` itself). */
+  private closeAnswering: (() => void) | undefined;
 
   constructor(
     private readonly lanes: LaneRegistry,
@@ -38,8 +40,12 @@ export class Lifecycle implements OnModuleInit, BeforeApplicationShutdown {
 
   /** Keep-alive clients are told to leave while draining, in whatever app this module is in. */
   onModuleInit(): void {
-    const fastify = this.adapterHost.httpAdapter?.getInstance() as FastifyInstance | undefined;
-    if (typeof fastify?.addHook === 'function') closeConnectionsWhileDraining(fastify, this);
+    const adapter = this.adapterHost.httpAdapter;
+    if (adapter?.getType() === 'fastify') {
+      closeConnectionsWhileDraining(adapter.getInstance<FastifyInstance>(), this);
+    } else if (adapter?.getType() === 'express') {
+      this.closeAnswering = closeConnectionsWhileDrainingOnServer(adapter.getHttpServer() as Server, this);
+    }
   }
 
   beforeApplicationShutdown(): Promise<void> {
@@ -54,6 +60,7 @@ export class Lifecycle implements OnModuleInit, BeforeApplicationShutdown {
 
   private async runDrain(): Promise<void> {
     this.drainingFlag = true;
+    this.closeAnswering?.();
     this.lanes.close();
     // Keep-alive sockets with no request in flight would otherwise carry the next request
     // into a closing server (docs/pitfalls.md #6).

@@ -3,6 +3,7 @@ import { HttpAdapterHost } from '@nestjs/core';
 import fastifySwagger from '@fastify/swagger';
 import fastifySwaggerUi from '@fastify/swagger-ui';
 import type { FastifyInstance } from 'fastify';
+import { type ExpressRoutes, serveDocsOnExpress } from './express-docs-page';
 import type { OpenApiDocument } from './openapi-document';
 import { OPENAPI_DOCUMENT } from './openapi.module-definition';
 
@@ -18,10 +19,14 @@ const CONTENT_SECURITY_POLICY =
   "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; " +
   "font-src 'self' data:; connect-src 'self'; object-src 'none'; base-uri 'self'; frame-ancestors 'self'";
 
+const TITLE = 'Bulkhead API';
+
 /**
  * `GET /docs`: Swagger UI showing the document, its assets bundled in @fastify/swagger-ui and
- * served from the service. The plugins are registered on the app's Fastify instance, not
- * awaited: they load when it starts, after Nest's own routes and not-found handler.
+ * served from the service. On Fastify the plugins are registered on the app's instance, not
+ * awaited: they load when it starts, after Nest's own routes and not-found handler. On Express
+ * the same page is served by routes of its own (`serveDocsOnExpress`), added after Nest's routes
+ * and before its not-found handler.
  */
 @Injectable()
 export class DocsPage implements OnModuleInit {
@@ -31,12 +36,22 @@ export class DocsPage implements OnModuleInit {
   ) {}
 
   onModuleInit(): void {
-    const fastify = this.adapterHost.httpAdapter.getInstance<FastifyInstance>();
+    const adapter = this.adapterHost.httpAdapter;
+    if (adapter.getType() === 'express') {
+      serveDocsOnExpress(adapter.getInstance<ExpressRoutes>(), {
+        path: DOCS_PATH,
+        document: this.document,
+        contentSecurityPolicy: CONTENT_SECURITY_POLICY,
+        title: TITLE,
+      });
+      return;
+    }
+    const fastify = adapter.getInstance<FastifyInstance>();
     void fastify.register(fastifySwagger, { mode: 'static', specification: { document: this.document as never } });
     void fastify.register(fastifySwaggerUi, {
       routePrefix: DOCS_PATH,
       staticCSP: CONTENT_SECURITY_POLICY,
-      theme: { title: 'Bulkhead API' },
+      theme: { title: TITLE },
       uiConfig: { deepLinking: true },
     });
   }

@@ -6,13 +6,12 @@ import {
   type NestInterceptor,
   Optional,
 } from '@nestjs/common';
-import { Reflector } from '@nestjs/core';
-import type { FastifyReply, FastifyRequest } from 'fastify';
+import { HttpAdapterHost, Reflector } from '@nestjs/core';
 import type { Observable } from 'rxjs';
 import { LaneRegistry } from '../bulkhead';
 import { BreakerRegistry } from '../circuit-breaker';
 import { CLOCK, type Clock, resolveCallId } from '../common';
-import { callStateOf, RouteCache, type RouteTarget } from '../common/nest';
+import { AppPlatform, callStateOf, type PlatformRequest, RouteCache, type RouteTarget } from '../common/nest';
 import { CallOutcomes } from '../events';
 import { admitCall } from '../pipeline';
 import { BulkheadMetadata } from './bulkhead.metadata';
@@ -30,6 +29,7 @@ import { RoutePolicyCall, type RoutePlan } from './route-policy-call';
 export class RoutePolicyInterceptor implements NestInterceptor {
   /** Each route's plan, read once. */
   private readonly plans = new RouteCache<RoutePlan | null>((handler, controller) => this.plan(handler, controller));
+  private readonly platform: AppPlatform;
 
   constructor(
     private readonly reflector: Reflector,
@@ -38,14 +38,17 @@ export class RoutePolicyInterceptor implements NestInterceptor {
     @Optional() @Inject(BreakerRegistry) private readonly breakers: BreakerRegistry | null,
     private readonly outcomes: CallOutcomes,
     @Inject(CLOCK) private readonly clock: Clock,
-  ) {}
+    adapterHost: HttpAdapterHost,
+  ) {
+    this.platform = new AppPlatform(adapterHost);
+  }
 
   intercept(context: ExecutionContext, next: CallHandler): Observable<unknown> {
     const plan = this.plans.get(context);
     if (!plan) return next.handle();
     // The arguments themselves: switchToHttp() builds three closures per call onto the context.
-    const request = context.getArgByIndex<FastifyRequest>(0);
-    const reply = context.getArgByIndex<FastifyReply>(1);
+    const request = context.getArgByIndex<PlatformRequest>(0);
+    const reply = context.getArgByIndex<object>(1);
     const state = callStateOf(request, reply);
     // A method inherited from a decorated base class can carry this interceptor twice; the
     // outer one already applies the route's policies.
@@ -53,7 +56,7 @@ export class RoutePolicyInterceptor implements NestInterceptor {
     state.underPolicy = true;
     const callId = resolveCallId(request.headers['x-call-id']);
     state.callId = callId;
-    void reply.header('x-call-id', callId);
+    this.platform.of(reply).setHeader(reply, 'x-call-id', callId);
 
     const call = new RoutePolicyCall(plan, state, next, this.outcomes, this.clock.now());
     // The call is its own lane call (tenant, abort, queue TTL) and its own work.

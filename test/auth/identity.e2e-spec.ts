@@ -3,7 +3,7 @@ import { Controller, Get, Module } from '@nestjs/common';
 import { FakeClock } from '../../src/common/fake-clock';
 import { Bulkhead } from '../../src/route-policies';
 import { closeOnFakeClock } from '../support/close-app';
-import { createTestApp, type TestApp } from '../support/create-app';
+import { createTestApp, PLATFORMS, type TestApp } from '../support/create-app';
 import { expectEnvelope, expectNothingLeaked } from '../support/envelope';
 import { invoke, type Response, send } from '../support/http-client';
 import { type EventView, getEvents } from '../support/service-reads';
@@ -71,7 +71,7 @@ const TENANT_ROUTES: Array<[string, string, unknown]> = [
   ['GET', '/test/company/report', undefined],
 ];
 
-describe('identity over HTTP', () => {
+describe.each(PLATFORMS)('identity over HTTP, on %s', (platform) => {
   let clock: FakeClock;
   let upstream: Upstream;
   let current: TestApp | undefined;
@@ -79,6 +79,7 @@ describe('identity over HTTP', () => {
 
   const start = async (allowAnonymous: boolean): Promise<void> => {
     current = await createTestApp(config(allowAnonymous, upstream.url('/fetch')), {
+      platform,
       clock,
       imports: [CompanyModule],
     });

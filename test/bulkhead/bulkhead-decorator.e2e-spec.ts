@@ -3,7 +3,7 @@ import { INTERCEPTORS_METADATA } from '@nestjs/common/constants';
 import { Bulkhead, CallSignal, RoutePolicyInterceptor } from '../../src/route-policies';
 import { FakeClock } from '../../src/common/fake-clock';
 import { closeOnFakeClock } from '../support/close-app';
-import { createTestApp, type TestApp } from '../support/create-app';
+import { createTestApp, PLATFORMS, type TestApp } from '../support/create-app';
 import { type Deferred, deferred, track } from '../support/deferred';
 import { eventually } from '../support/eventually';
 import { send } from '../support/http-client';
@@ -172,7 +172,7 @@ function abortablePost(url: string, callId: string): AbortableRequest {
   return request;
 }
 
-describe('@Bulkhead and @CallSignal on controllers', () => {
+describe.each(PLATFORMS)('@Bulkhead and @CallSignal on controllers, on %s', (platform) => {
   let clock: FakeClock;
   let service: TestApp | undefined;
   let url: string;
@@ -180,7 +180,7 @@ describe('@Bulkhead and @CallSignal on controllers', () => {
   beforeEach(async () => {
     probe = new HandlerProbe();
     clock = new FakeClock();
-    service = await createTestApp(CONFIG, { clock, imports: [TestRoutesModule] });
+    service = await createTestApp(CONFIG, { clock, imports: [TestRoutesModule], platform });
     url = service.url;
   });
 

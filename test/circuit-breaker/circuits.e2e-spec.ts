@@ -11,7 +11,7 @@ import { FakeClock } from '../../src/common/fake-clock';
 import { Bulkhead, CircuitBreaker } from '../../src/route-policies';
 import { closeOnFakeClock } from '../support/close-app';
 import { advanceClocks, installFakeTimers } from '../support/fake-timers';
-import { createTestApp, type TestApp } from '../support/create-app';
+import { createTestApp, PLATFORMS, type TestApp } from '../support/create-app';
 import { expectEnvelope, expectNothingLeaked } from '../support/envelope';
 import { invoke, type Response, send } from '../support/http-client';
 import { parsePromText, sampleValue } from '../support/prom-text';
@@ -117,7 +117,7 @@ class DefaultBreakerModule {}
 // (the I/O queues stay real, so the app still serves on loopback), and advanceClocks moves it
 // together with the FakeClock the app runs on.
 
-describe('circuit breakers over HTTP', () => {
+describe.each(PLATFORMS)('circuit breakers over HTTP, on %s', (platform) => {
   let clock: FakeClock;
   let upstreams: Upstream[] = [];
   let current: TestApp | undefined;
@@ -131,7 +131,7 @@ describe('circuit breakers over HTTP', () => {
   async function service(document: Record<string, unknown>): Promise<TestApp> {
     clock = new FakeClock();
     installFakeTimers(clock);
-    current = await createTestApp(document, { clock });
+    current = await createTestApp(document, { clock, platform });
     return current;
   }
 
@@ -454,7 +454,7 @@ describe('circuit breakers over HTTP', () => {
   });
 });
 
-describe('@CircuitBreaker on a company route with @Bulkhead', () => {
+describe.each(PLATFORMS)('@CircuitBreaker on a company route with @Bulkhead, on %s', (platform) => {
   let clock: FakeClock;
   let current: TestApp | undefined;
 
@@ -472,7 +472,7 @@ describe('@CircuitBreaker on a company route with @Bulkhead', () => {
     runs.unavailable = runs.badGateway = runs.badRequest = 0;
     clock = new FakeClock();
     installFakeTimers(clock);
-    current = await createTestApp(CONFIG, { clock, imports: [RenderModule] });
+    current = await createTestApp(CONFIG, { clock, imports: [RenderModule], platform });
   });
 
   afterEach(async () => {

@@ -1,7 +1,7 @@
 import type { ServerResponse } from 'node:http';
 import { FakeClock } from '../../src/common/fake-clock';
 import { closeOnFakeClock } from '../support/close-app';
-import { createTestApp, type TestApp } from '../support/create-app';
+import { createTestApp, PLATFORMS, type TestApp } from '../support/create-app';
 import { type ContractKind, JSONRPC_CODE, expectEnvelope, expectNothingLeaked } from '../support/envelope';
 import { eventually } from '../support/eventually';
 import { type Response, send } from '../support/http-client';
@@ -55,7 +55,7 @@ function entryEnvelope(result: unknown, kind: ContractKind) {
 const calls = (count: number, toolId: string) =>
   Array.from({ length: count }, (_, n) => ({ toolId, arguments: { n } }));
 
-describe('POST /v1/tools/batch', () => {
+describe.each(PLATFORMS)('POST /v1/tools/batch, on %s', (platform) => {
   let clock: FakeClock;
   let gate: Gate;
   let upstreams: Upstream[] = [];
@@ -100,7 +100,7 @@ describe('POST /v1/tools/batch', () => {
           charge: { lane: 'main', kind: 'http', url: counting.url('/charge'), retry: { maxAttempts: 1 } },
         },
       },
-      { clock },
+      { clock, platform },
     );
     url = current.url;
   });

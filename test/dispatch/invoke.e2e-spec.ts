@@ -4,7 +4,7 @@ import { ResilienceError } from '../../src/common';
 import { FakeClock } from '../../src/common/fake-clock';
 import { Tool, type ToolArguments, type ToolContext } from '../../src/dispatch';
 import { closeOnFakeClock } from '../support/close-app';
-import { createTestApp, type TestApp } from '../support/create-app';
+import { createTestApp, PLATFORMS, type TestApp } from '../support/create-app';
 import { expectEnvelope, expectNothingLeaked } from '../support/envelope';
 import { eventually } from '../support/eventually';
 import { invoke, send } from '../support/http-client';
@@ -87,7 +87,7 @@ class AcmeTools {
 @Module({ providers: [AcmeTools] })
 class AcmeToolsModule {}
 
-describe('POST /v1/tools/{toolId}/invoke', () => {
+describe.each(PLATFORMS)('POST /v1/tools/{toolId}/invoke, on %s', (platform) => {
   let service: TestApp | undefined;
   let clock: FakeClock;
 
@@ -96,7 +96,7 @@ describe('POST /v1/tools/{toolId}/invoke', () => {
     imports: Type[] = [],
   ): Promise<{ url: string; lanes: LaneRegistry }> {
     clock = new FakeClock();
-    service = await createTestApp(config, { clock, imports });
+    service = await createTestApp(config, { clock, imports, platform });
     return { url: service.url, lanes: service.app.get(LaneRegistry) };
   }
 
@@ -252,7 +252,10 @@ describe('POST /v1/tools/{toolId}/invoke', () => {
 
       const error = expectEnvelope(response, 400, 'invalid_request');
       expect(error.attempts).toBe(0);
-      expect(response.body.toolId).toBe('echo');
+      // Express's JSON parser is strict: a body that is neither an object nor an array is refused
+      // before any route, so before the tool is known.
+      const parserRefuses = platform === 'express' && (body === null || typeof body !== 'object');
+      expect(response.body.toolId).toBe(parserRefuses ? undefined : 'echo');
       expect(lanes.get('main')!.snapshot()).toMatchObject({ active: 0, waiting: 0, peakActive: 0 });
     });
   });

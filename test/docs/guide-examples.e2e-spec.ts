@@ -1,7 +1,10 @@
+import { createHash } from 'node:crypto';
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { parse as parseYaml } from 'yaml';
+import type { PlatformName } from '../../src/common/nest';
 import { parseConfig } from '../../src/config';
+import { PLATFORMS } from '../support/create-app';
 import { listeningPort, SPAWNED_TEST_TIMEOUT_MS, spawnService, STARTUP_BOUND_MS } from '../support/spawn-service';
 import { codeBlocksOf, runExample } from './code-blocks';
 
@@ -38,6 +41,14 @@ const blocks = GUIDES.flatMap((guide) =>
 );
 
 const ran = new Set<string>();
+
+/** The import of a platform's adapter in an example's main.ts, and the adapter it makes. */
+const platformImport = (platform: PlatformName) =>
+  platform === 'express'
+    ? "import { ExpressAdapter } from '@nestjs/platform-express';"
+    : "import { FastifyAdapter } from '@nestjs/platform-fastify';";
+const platformAdapter = (platform: PlatformName) =>
+  platform === 'express' ? 'new ExpressAdapter()' : 'new FastifyAdapter()';
 
 /** The guides' block whose text contains `marker`; it counts as run. */
 function block(marker: string): string {
@@ -83,21 +94,78 @@ describe("the guides' code blocks", () => {
     TIMEOUT_MS,
   );
 
-  it(
-    "embedding: an app's own config and identity, through forRootAsync and a TenantResolver",
-    async () => {
-      mkdirSync(WORK, { recursive: true });
-      const app = block('export class SessionTenantResolver').replaceAll("'nestjs-bulkhead'", `'${PUBLIC_ENTRY}'`);
-      writeFileSync(join(WORK, 'app.module.ts'), app);
+  it.each(PLATFORMS)(
+    "embedding: the guide's app, its controller and its tools as written, on %s",
+    async (platform) => {
+      const work = join(WORK, `guide-app-${platform}`);
+      mkdirSync(work, { recursive: true });
+      // The blocks as written but for two names: the package is this repository's entry, and the
+      // controller's file is imported without the `.js` an ESM app needs, since this runner
+      // compiles each .ts file to CommonJS on require.
+      const source = (marker: string) =>
+        block(marker)
+          .replaceAll("'nestjs-bulkhead'", `'${PUBLIC_ENTRY}'`)
+          .replaceAll("'./reports.controller.js'", "'./reports.controller'");
+      writeFileSync(join(work, 'app.module.ts'), source('providers: [CrmTools]'));
+      writeFileSync(join(work, 'reports.controller.ts'), source('export class ReportsController'));
+      const key = 'acme-key-for-the-guide';
       writeFileSync(
-        join(WORK, 'main.ts'),
+        join(work, 'main.ts'),
         `import 'reflect-metadata';
 import { NestFactory } from '@nestjs/core';
-import { FastifyAdapter } from '@nestjs/platform-fastify';
+${platformImport(platform)}
+import { limitJsonDepth } from '${PUBLIC_ENTRY}';
 import { AppModule } from './app.module';
 
 (async () => {
-  const app = await NestFactory.create(AppModule, new FastifyAdapter(), { logger: false });
+  const app = await NestFactory.create(AppModule, ${platformAdapter(platform)}, { logger: false });
+  app.enableShutdownHooks();
+  limitJsonDepth(app);
+  await app.listen(0, '127.0.0.1');
+  const base = await app.getUrl();
+  const render = (headers: Record<string, string>) =>
+    fetch(base + '/reports/render', { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: '{"title":"q3"}' });
+  const withoutKey = await render({});
+  const withKey = await render({ authorization: 'Bearer ${key}' });
+  const lanes = await fetch(base + '/v1/lanes', { headers: { 'x-api-key': '${key}' } });
+  console.log(JSON.stringify({ withoutKey: withoutKey.status, withKey: [withKey.status, await withKey.json()], lanes: Object.keys((await lanes.json()).lanes) }));
+  await app.close();
+})().catch((error) => {
+  console.error(error);
+  process.exit(1);
+});
+`,
+      );
+      const env = { ACME_KEY_SHA256: createHash('sha256').update(key).digest('hex') };
+      const answers = JSON.parse(await runExample(join(work, 'main.ts'), env, RUN_BOUND_MS));
+
+      expect(answers.withoutKey).toBe(401);
+      // Through the key, the lane and the breaker to TenantHttpClient: render.example.com is not reachable from here.
+      expect(answers.withKey).toEqual([
+        502,
+        expect.objectContaining({ error: expect.objectContaining({ kind: 'transient' }) }),
+      ]);
+      expect(answers.lanes.sort()).toEqual(['crm', 'general', 'render']);
+    },
+    TIMEOUT_MS,
+  );
+
+  it.each(PLATFORMS)(
+    "embedding: an app's own config and identity, through forRootAsync and a TenantResolver, on %s",
+    async (platform) => {
+      const work = join(WORK, `own-identity-${platform}`);
+      mkdirSync(work, { recursive: true });
+      const app = block('export class SessionTenantResolver').replaceAll("'nestjs-bulkhead'", `'${PUBLIC_ENTRY}'`);
+      writeFileSync(join(work, 'app.module.ts'), app);
+      writeFileSync(
+        join(work, 'main.ts'),
+        `import 'reflect-metadata';
+import { NestFactory } from '@nestjs/core';
+${platformImport(platform)}
+import { AppModule } from './app.module';
+
+(async () => {
+  const app = await NestFactory.create(AppModule, ${platformAdapter(platform)}, { logger: false });
   await app.listen(0, '127.0.0.1');
   const lanes = (await app.getUrl()) + '/v1/lanes';
   const anonymous = await fetch(lanes);
@@ -111,7 +179,7 @@ import { AppModule } from './app.module';
 });
 `,
       );
-      const answers = JSON.parse(await runExample(join(WORK, 'main.ts'), {}, RUN_BOUND_MS));
+      const answers = JSON.parse(await runExample(join(work, 'main.ts'), {}, RUN_BOUND_MS));
 
       expect(answers.anonymous).toEqual([
         401,

@@ -152,7 +152,10 @@ describe('the README, run as written', () => {
         "'nestjs-bulkhead'",
         `'${PUBLIC_ENTRY}'`,
       );
-      const module = block('BulkheadModule.forRoot({').code.replaceAll("'nestjs-bulkhead'", `'${PUBLIC_ENTRY}'`);
+      // An ESM app imports its controller's file as `.js`; this runner compiles each .ts to CommonJS on require.
+      const module = block('BulkheadModule.forRoot({')
+        .code.replaceAll("'nestjs-bulkhead'", `'${PUBLIC_ENTRY}'`)
+        .replaceAll("'./reports.controller.js'", "'./reports.controller'");
       writeFileSync(join(WORK, 'reports.controller.ts'), controller);
       writeFileSync(join(WORK, 'app.module.ts'), module);
       const key = 'acme-key-for-the-readme-example';

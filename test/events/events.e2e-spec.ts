@@ -1,7 +1,7 @@
 import { Agent } from 'undici';
 import { FakeClock } from '../../src/common/fake-clock';
 import { closeOnFakeClock } from '../support/close-app';
-import { createTestApp, type TestApp } from '../support/create-app';
+import { createTestApp, PLATFORMS, type TestApp } from '../support/create-app';
 import { send } from '../support/http-client';
 import { getEvents, inParallel } from '../support/service-reads';
 
@@ -18,7 +18,7 @@ const CONFIG = {
 
 const SECRET = 'sk-live-9f8e7d6c5b4a-DO-NOT-LOG';
 
-describe('GET /v1/events', () => {
+describe.each(PLATFORMS)('GET /v1/events, on %s', (platform) => {
   let clock: FakeClock;
   let service: TestApp | undefined;
   let url: string;
@@ -39,7 +39,7 @@ describe('GET /v1/events', () => {
 
   beforeEach(async () => {
     clock = new FakeClock(Date.UTC(2026, 2, 14, 9, 26, 53));
-    service = await createTestApp(CONFIG, { clock });
+    service = await createTestApp(CONFIG, { clock, platform });
     url = service.url;
     agent = new Agent({ connections: 32 });
   });

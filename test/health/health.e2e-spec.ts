@@ -1,7 +1,7 @@
 import { FakeClock } from '../../src/common/fake-clock';
 import { Lifecycle } from '../../src/lifecycle';
 import { closeOnFakeClock } from '../support/close-app';
-import { createTestApp, type TestApp } from '../support/create-app';
+import { createTestApp, PLATFORMS, type TestApp } from '../support/create-app';
 import { track } from '../support/deferred';
 import { eventually } from '../support/eventually';
 import { invoke, send } from '../support/http-client';
@@ -16,14 +16,14 @@ const CONFIG = {
   tools: { wait: { lane: 'work', kind: 'builtin', builtin: 'delay', timeoutMs: 60_000 } },
 };
 
-describe('health and shutdown', () => {
+describe.each(PLATFORMS)('health and shutdown, on %s', (platform) => {
   let clock: FakeClock;
   let service: TestApp | undefined;
   let url: string;
 
   beforeEach(async () => {
     clock = new FakeClock();
-    service = await createTestApp(CONFIG, { clock });
+    service = await createTestApp(CONFIG, { clock, platform });
     url = service.url;
   });
 

@@ -1,7 +1,7 @@
 import { FakeClock } from '../../src/common/fake-clock';
 import { type AbortableRequest, abortableRequest } from '../support/abortable-request';
 import { closeOnFakeClock } from '../support/close-app';
-import { createTestApp, type TestApp } from '../support/create-app';
+import { createTestApp, PLATFORMS, type TestApp } from '../support/create-app';
 import { eventually } from '../support/eventually';
 import { invoke, send } from '../support/http-client';
 import { parsePromText, type PromText, samplesOf, sampleValue } from '../support/prom-text';
@@ -18,7 +18,7 @@ const CONFIG = {
   },
 };
 
-describe('GET /metrics', () => {
+describe.each(PLATFORMS)('GET /metrics, on %s', (platform) => {
   let clock: FakeClock;
   let service: TestApp | undefined;
   let url: string;
@@ -38,7 +38,7 @@ describe('GET /metrics', () => {
 
   beforeEach(async () => {
     clock = new FakeClock();
-    service = await createTestApp(CONFIG, { clock });
+    service = await createTestApp(CONFIG, { clock, platform });
     url = service.url;
   });
 

@@ -11,10 +11,9 @@ import {
   type INestApplication,
 } from '@nestjs/common';
 import { ConfigModule, ConfigService } from '@nestjs/config';
-import { APP_FILTER, NestFactory } from '@nestjs/core';
-import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
+import { APP_FILTER } from '@nestjs/core';
 import { EventEmitter } from 'node:events';
-import type { FastifyRequest } from 'fastify';
+import type { IncomingHttpHeaders } from 'node:http';
 // What a company's app imports: the package's public entry, and nothing deeper.
 import {
   Bulkhead,
@@ -35,6 +34,7 @@ import {
   TenantResolver,
   WithoutTenant,
 } from '../../src/index';
+import { createHostApp, listenOnLoopback as listen, PLATFORMS } from '../support/create-app';
 import { type Deferred, deferred } from '../support/deferred';
 import { expectEnvelope } from '../support/envelope';
 import { eventually } from '../support/eventually';
@@ -65,7 +65,8 @@ class HostTenantResolver extends TenantResolver {
     super();
   }
 
-  resolve(request: FastifyRequest): Caller {
+  // Only the headers, which a FastifyRequest and an Express Request both carry: one resolver for both.
+  resolve(request: { headers: IncomingHttpHeaders }): Caller {
     const header = request.headers['x-host-token'];
     const caller = this.tokens.find(typeof header === 'string' ? header : undefined);
     if (!caller) throw new ResilienceError('unauthorized', 'sign in first');
@@ -135,24 +136,20 @@ class StatusController {
         stores: { containment: containmentStore },
       }),
       tenantResolver: HostTenantResolver,
-      routes: { tools: false, events: false, admin: false },
+      // The LLM and MCP routes are Fastify's only, for now: left out so one module serves both platforms.
+      routes: { tools: false, events: false, admin: false, llm: false, mcp: false },
     }),
   ],
   controllers: [ReportsController, StatusController],
 })
 class HostAppModule {}
 
-async function listen(app: INestApplication): Promise<string> {
-  await app.listen(0, '127.0.0.1');
-  return (await app.getUrl()).replace('[::1]', '127.0.0.1');
-}
-
 /** Jest's own listeners, counted before any app is built. */
 const REJECTION_LISTENERS_BEFORE_ANY_APP = process.listenerCount('unhandledRejection');
 
-describe('a company app that imports the public entry', () => {
+describe.each(PLATFORMS)('a company app on %s that imports the public entry', (platform) => {
   let upstream: Upstream;
-  let app: NestFastifyApplication;
+  let app: INestApplication;
   let base: string;
   let held: Deferred<void>[];
 
@@ -165,10 +162,7 @@ describe('a company app that imports the public entry', () => {
     upstream = await Upstream.start(json(200, { rendered: true }));
     renderUrl = upstream.url('/render');
     containmentStore = new RecordingContainmentStore();
-    app = await NestFactory.create<NestFastifyApplication>(HostAppModule, new FastifyAdapter(), {
-      logger: false,
-      abortOnError: false,
-    });
+    app = await createHostApp(HostAppModule, platform);
     base = await listen(app);
   });
 
@@ -282,13 +276,10 @@ describe('a company app that imports the public entry', () => {
   });
 });
 
-describe('a company app that puts the JSON depth limit on its own Fastify instance', () => {
+describe.each(PLATFORMS)('a company app on %s that puts the JSON depth limit on its app', (platform) => {
   it('refuses a body nested past 64 levels before any handler runs', async () => {
-    const app = await NestFactory.create<NestFastifyApplication>(FeaturesAppModule, new FastifyAdapter(), {
-      logger: false,
-      abortOnError: false,
-    });
-    limitJsonDepth(app.getHttpAdapter().getInstance());
+    const app = await createHostApp(FeaturesAppModule, platform);
+    limitJsonDepth(app);
     const base = await listen(app);
     try {
       const deep = `${'['.repeat(100)}${']'.repeat(100)}`;
@@ -301,6 +292,25 @@ describe('a company app that puts the JSON depth limit on its own Fastify instan
       expectEnvelope(refused, 400, 'invalid_request');
       // A body within the limit reaches the handler (which fails as its dependency does).
       expect(handled.status).toBe(502);
+    } finally {
+      await app.close();
+    }
+  });
+
+  it("refuses a body over the platform's own limit with 413 in the envelope", async () => {
+    const app = await createHostApp(FeaturesAppModule, platform);
+    limitJsonDepth(app);
+    const base = await listen(app);
+    try {
+      // Over both defaults: Express's JSON parser takes 100 kB, Fastify 1 MiB.
+      const large = JSON.stringify({ text: 'x'.repeat(1_100_000) });
+
+      const refused = await send('POST', `${base}/features/flaky`, {
+        raw: large,
+        headers: { 'content-type': 'application/json' },
+      });
+
+      expectEnvelope(refused, 413, 'invalid_request');
     } finally {
       await app.close();
     }
@@ -343,42 +353,42 @@ let gate: Deferred<void> = deferred<void>();
 })
 class FeaturesAppModule {}
 
-describe('a company app that imports the lanes, the breakers and the route policies one by one', () => {
-  let app: NestFastifyApplication;
-  let base: string;
+describe.each(PLATFORMS)(
+  'a company app on %s that imports the lanes, the breakers and the route policies one by one',
+  (platform) => {
+    let app: INestApplication;
+    let base: string;
 
-  beforeEach(async () => {
-    gate = deferred<void>();
-    app = await NestFactory.create<NestFastifyApplication>(FeaturesAppModule, new FastifyAdapter(), {
-      logger: false,
-      abortOnError: false,
+    beforeEach(async () => {
+      gate = deferred<void>();
+      app = await createHostApp(FeaturesAppModule, platform);
+      base = await listen(app);
     });
-    base = await listen(app);
-  });
 
-  afterEach(async () => {
-    gate.resolve();
-    await app.close();
-  });
+    afterEach(async () => {
+      gate.resolve();
+      await app.close();
+    });
 
-  it('refuses a request over the lane with queue_full, without the rest of Bulkhead', async () => {
-    const first = send('POST', `${base}/features/solo`);
-    await eventually(() => expect(app.get(LaneRegistry).get('solo')!.snapshot().active).toBe(1));
+    it('refuses a request over the lane with queue_full, without the rest of Bulkhead', async () => {
+      const first = send('POST', `${base}/features/solo`);
+      await eventually(() => expect(app.get(LaneRegistry).get('solo')!.snapshot().active).toBe(1));
 
-    const second = await send('POST', `${base}/features/solo`);
+      const second = await send('POST', `${base}/features/solo`);
 
-    expectEnvelope(second, 503, 'queue_full');
-    gate.resolve();
-    expect((await first).status).toBe(200);
-    expect((await send('GET', `${base}/v1/lanes`)).status).toBe(404);
-  });
+      expectEnvelope(second, 503, 'queue_full');
+      gate.resolve();
+      expect((await first).status).toBe(200);
+      expect((await send('GET', `${base}/v1/lanes`)).status).toBe(404);
+    });
 
-  it('opens the breaker of the module it was given, shows it, and keeps its admin routes closed without AuthModule', async () => {
-    expect((await send('POST', `${base}/features/flaky`)).status).toBe(502);
-    expect((await send('POST', `${base}/features/flaky`)).status).toBe(502);
+    it('opens the breaker of the module it was given, shows it, and keeps its admin routes closed without AuthModule', async () => {
+      expect((await send('POST', `${base}/features/flaky`)).status).toBe(502);
+      expect((await send('POST', `${base}/features/flaky`)).status).toBe(502);
 
-    expectEnvelope(await send('POST', `${base}/features/flaky`), 503, 'circuit_open');
-    expect((await send('GET', `${base}/v1/circuits`)).body.circuits['flaky-api'].state).toBe('open');
-    expect((await send('POST', `${base}/v1/admin/circuits/flaky-api/close`)).status).toBe(404);
-  });
-});
+      expectEnvelope(await send('POST', `${base}/features/flaky`), 503, 'circuit_open');
+      expect((await send('GET', `${base}/v1/circuits`)).body.circuits['flaky-api'].state).toBe('open');
+      expect((await send('POST', `${base}/v1/admin/circuits/flaky-api/close`)).status).toBe(404);
+    });
+  },
+);

@@ -1,5 +1,7 @@
-import { Injectable, Module } from '@nestjs/common';
-import { Test, type TestingModule } from '@nestjs/testing';
+import { type INestApplicationContext, Injectable, Module } from '@nestjs/common';
+import { ExpressAdapter } from '@nestjs/platform-express';
+import { FastifyAdapter } from '@nestjs/platform-fastify';
+import { Test } from '@nestjs/testing';
 // What a company's app imports: the package's public entry, and nothing deeper.
 import {
   BulkheadModule,
@@ -10,6 +12,8 @@ import {
   LlmGateway,
   MetricsRegistry,
 } from '../../src/index';
+import type { PlatformName } from '../../src/common/nest';
+import { PLATFORMS } from '../support/create-app';
 import { eventually } from '../support/eventually';
 import { parsePromText, sampleValue } from '../support/prom-text';
 
@@ -45,12 +49,15 @@ async function collect(stream: AsyncIterable<ChatChunk>): Promise<{ text: string
   return { text, chunks };
 }
 
+/** Where the gateway runs: a module with no HTTP at all, or an app on either platform. */
+const HOSTS: ReadonlyArray<PlatformName | 'no HTTP'> = ['no HTTP', ...PLATFORMS];
+
 /**
  * `LlmGateway`, the gateway in-process: a company's own code asks it as a tenant and gets the
  * pipeline of the chat route (failover, budgets, metrics) with no HTTP (docs/embedding.md).
  */
-describe('LlmGateway in a company app', () => {
-  let moduleRef: TestingModule;
+describe.each(HOSTS)('LlmGateway in a company app (%s)', (host) => {
+  let moduleRef: INestApplicationContext;
   let agent: AgentLoop;
 
   beforeAll(async () => {
@@ -81,7 +88,15 @@ describe('LlmGateway in a company app', () => {
         }),
         AgentModule,
       ],
-    }).compile();
+    })
+      .compile()
+      .then((compiled) =>
+        host === 'no HTTP'
+          ? compiled
+          : compiled.createNestApplication(host === 'express' ? new ExpressAdapter() : new FastifyAdapter(), {
+              logger: false,
+            }),
+      );
     await moduleRef.init();
     agent = moduleRef.get(AgentLoop);
   });

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type Redis from 'ioredis';
 import { FakeClock } from '../../src/common/fake-clock';
 import { closeOnFakeClock } from '../support/close-app';
-import { createTestApp, type TestApp, type TestAppOptions } from '../support/create-app';
+import { createTestApp, PLATFORMS, type TestApp, type TestAppOptions } from '../support/create-app';
 import { expectEnvelope } from '../support/envelope';
 import { invoke, type Response, send } from '../support/http-client';
 import { parsePromText, sampleValue } from '../support/prom-text';
@@ -45,13 +45,13 @@ function countStatuses(responses: Response[]): Record<number, number> {
   return counts;
 }
 
-describe('rate limits over HTTP', () => {
+describe.each(PLATFORMS)('rate limits over HTTP, on %s', (platform) => {
   const running: Array<{ service: TestApp; clock: FakeClock }> = [];
 
   /** Starts an app on its own FakeClock; closed after the test. */
   const start = async (document: Record<string, unknown>, options: TestAppOptions = {}) => {
     const clock = (options.clock as FakeClock | undefined) ?? new FakeClock();
-    const service = await createTestApp(document, { ...options, clock });
+    const service = await createTestApp(document, { ...options, clock, platform });
     running.push({ service, clock });
     return { service, clock, url: service.url };
   };

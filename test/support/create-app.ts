@@ -1,15 +1,23 @@
-import type { DynamicModule, LoggerService, Type } from '@nestjs/common';
-import type { NestFastifyApplication } from '@nestjs/platform-fastify';
+import type { DynamicModule, INestApplication, LoggerService, NestApplicationOptions, Type } from '@nestjs/common';
+import { NestFactory } from '@nestjs/core';
+import { ExpressAdapter } from '@nestjs/platform-express';
+import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
 import { Test } from '@nestjs/testing';
 import { AppModule } from '../../src/app.module';
 import { appOptions, configureApp, createAdapter } from '../../src/bootstrap';
 import { CLOCK, type Clock, RANDOM, type Random } from '../../src/common';
+import { limitJsonDepth, type PlatformName } from '../../src/common/nest';
 import { type BulkheadConfig, bulkheadConfigOf, parseConfig } from '../../src/config';
 import type { Environment } from '../../src/config/env-substitution';
 import { REDIS_TIME, RedisTime } from '../../src/store';
 
+/** The HTTP platforms a host app may run Bulkhead on; suites a host relies on run on each. */
+export const PLATFORMS: readonly PlatformName[] = ['fastify', 'express'];
+
 export interface TestApp {
+  /** A `NestFastifyApplication` on Fastify (the default), a `NestExpressApplication` on Express. */
   app: NestFastifyApplication;
+  platform: PlatformName;
   config: BulkheadConfig;
   /** Base URL on loopback, e.g. http://127.0.0.1:41234 */
   url: string;
@@ -35,6 +43,12 @@ export interface TestAppOptions {
    * one unless given. BulkheadModule validates its options again in `process.env`.
    */
   env?: Environment;
+  /**
+   * The HTTP platform. `fastify` (the default) is the service as main.ts builds it; `express` is
+   * the same modules in an Express app as a host builds it (Nest's body parser, `limitJsonDepth`),
+   * with the Fastify-only route groups (LLM, MCP) left out.
+   */
+  platform?: PlatformName;
 }
 
 /**
@@ -47,7 +61,12 @@ export async function createTestApp(document: Record<string, unknown>, options: 
   const parsed = parseConfig(withDefaults, env);
   if (!parsed.ok) throw new Error(`invalid test config:\n${parsed.problems.join('\n')}`);
   const config = parsed.config;
-  const appModule = AppModule.forRoot({ config: bulkheadConfigOf(withDefaults, env), examples: config.examples });
+  const platform = options.platform ?? 'fastify';
+  const appModule = AppModule.forRoot({
+    config: bulkheadConfigOf(withDefaults, env),
+    examples: config.examples,
+    routes: platform === 'express' ? { llm: false, mcp: false } : undefined,
+  });
   let builder = Test.createTestingModule({ imports: [appModule, ...(options.imports ?? [])] });
   if (options.clock) builder = builder.overrideProvider(CLOCK).useValue(options.clock);
   if (options.random) builder = builder.overrideProvider(RANDOM).useValue(options.random);
@@ -55,14 +74,36 @@ export async function createTestApp(document: Record<string, unknown>, options: 
     builder = builder.overrideProvider(REDIS_TIME).useValue(new RedisTime(options.clock));
   }
   const moduleRef = await builder.compile();
-  const app = moduleRef.createNestApplication<NestFastifyApplication>(
-    createAdapter(config),
-    appOptions(options.logger ?? false),
-  );
-  configureApp(app);
+  const logger = options.logger ?? false;
+  let app: NestFastifyApplication;
+  if (platform === 'express') {
+    app = moduleRef.createNestApplication(new ExpressAdapter(), { logger }) as unknown as NestFastifyApplication;
+    limitJsonDepth(app);
+  } else {
+    app = moduleRef.createNestApplication<NestFastifyApplication>(createAdapter(config), appOptions(logger));
+    configureApp(app);
+  }
+  const url = await listenOnLoopback(app);
+  return { app, platform, config, url, close: () => app.close() };
+}
+
+/**
+ * A company's app on a platform, as its own main.ts would make it (`NestFactory.create` with the
+ * platform's adapter and Nest's defaults otherwise), not yet listening.
+ */
+export function createHostApp(
+  module: Type | DynamicModule,
+  platform: PlatformName,
+  options: NestApplicationOptions = {},
+): Promise<INestApplication> {
+  const adapter = platform === 'express' ? new ExpressAdapter() : new FastifyAdapter();
+  return NestFactory.create(module, adapter, { logger: false, abortOnError: false, ...options });
+}
+
+/** Listens on a free loopback port; the app's base URL. */
+export async function listenOnLoopback(app: INestApplication): Promise<string> {
   await app.listen(0, '127.0.0.1');
-  const url = (await app.getUrl()).replace('[::1]', '127.0.0.1');
-  return { app, config, url, close: () => app.close() };
+  return (await app.getUrl()).replace('[::1]', '127.0.0.1');
 }
 
 /**

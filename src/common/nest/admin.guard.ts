@@ -1,7 +1,7 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { type CanActivate, type ExecutionContext, Inject, Injectable, Optional } from '@nestjs/common';
-import type { FastifyRequest } from 'fastify';
 import { ResilienceError } from '../errors/resilience-error';
+import type { PlatformRequest } from './platform';
 
 /** Injection token of the admin routes' bearer token (AuthModule provides it). */
 export const ADMIN_TOKEN = Symbol('ADMIN_TOKEN');
@@ -24,7 +24,7 @@ export class AdminGuard implements CanActivate {
 
   canActivate(context: ExecutionContext): boolean {
     if (!this.tokenDigest) throw new ResilienceError('not_found', 'no such route');
-    const header = context.switchToHttp().getRequest<FastifyRequest>().headers.authorization;
+    const header = context.switchToHttp().getRequest<PlatformRequest>().headers.authorization;
     const presented = typeof header === 'string' ? /^Bearer ([\x21-\x7e]+)$/i.exec(header)?.[1] : undefined;
     // Hashing both sides first makes the comparison constant-time whatever the lengths.
     if (presented === undefined || !timingSafeEqual(sha256(presented), this.tokenDigest)) {

@@ -1,8 +1,8 @@
 import type { ServerResponse } from 'node:http';
-import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { ErrorWire } from '../errors/envelope';
 import { ResilienceError } from '../errors/resilience-error';
 import { LazyAbortController } from '../lazy-abort-controller';
+import { nodeResponseOf, type PlatformReply } from './platform';
 
 /** The abort reason when the client goes away before its response is complete. */
 export const CLIENT_CLOSED = new ResilienceError(
@@ -30,14 +30,16 @@ export interface CallState {
 }
 
 const CALL_STATE = Symbol('bulkhead.callState');
-type WithCallState = FastifyRequest & { [CALL_STATE]?: CallState };
+type WithCallState = object & { [CALL_STATE]?: CallState };
 
 /**
  * The call state of this request, created on first use. Creating it starts watching for the
  * client going away: on a POST the request's 'close' fires as soon as the body is read, so the
  * reliable signal is the response closing before it was fully written (docs/pitfalls.md #5).
+ * The request and reply are either platform's (Fastify's or Express's): the state is kept on the
+ * request object, and the close is watched on the Node response under the reply.
  */
-export function callStateOf(request: FastifyRequest, reply: FastifyReply): CallState {
+export function callStateOf(request: object, reply: PlatformReply): CallState {
   const holder = request as WithCallState;
   let state = holder[CALL_STATE];
   if (state) return state;
@@ -45,7 +47,7 @@ export function callStateOf(request: FastifyRequest, reply: FastifyReply): CallS
   state = { abort };
   holder[CALL_STATE] = state;
   // One shared listener, the controller kept on the response: no closure per request.
-  const response = reply.raw as WithAbort<typeof reply.raw>;
+  const response = nodeResponseOf(reply) as WithAbort<ServerResponse>;
   response[CALL_ABORT] = abort;
   response.on('close', abortIfUnfinished);
   return state;
@@ -59,7 +61,7 @@ function abortIfUnfinished(this: WithAbort<ServerResponse>): void {
 }
 
 /** The call state if this request has one; never creates it. */
-export function existingCallState(request: FastifyRequest): CallState | undefined {
+export function existingCallState(request: object): CallState | undefined {
   return (request as WithCallState)[CALL_STATE];
 }
 

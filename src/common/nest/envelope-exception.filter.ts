@@ -1,5 +1,5 @@
-import { type ArgumentsHost, Catch, type ExceptionFilter, HttpException, Logger } from '@nestjs/common';
-import type { FastifyReply, FastifyRequest } from 'fastify';
+import { type ArgumentsHost, Catch, type ExceptionFilter, HttpException, Logger, Optional } from '@nestjs/common';
+import { HttpAdapterHost } from '@nestjs/core';
 import { CLIENT_CLOSED, type CallState, existingCallState } from './call-state';
 import { anthropicStatus, toAnthropicError } from '../errors/anthropic-error';
 import { errorWireOf, retryAfterHeaders, toEnvelope, toJsonRpcEnvelope } from '../errors/envelope';
@@ -8,6 +8,7 @@ import { wasReported } from '../errors/reported-failures';
 import { asResilienceError, type ResilienceError } from '../errors/resilience-error';
 import { logRefusal } from './refusal-log';
 import { logIfUnexpected } from './unexpected-errors';
+import { AppPlatform, type HttpPlatform, type PlatformReply, type PlatformRequest } from './platform';
 
 /**
  * Turns every failure of every HTTP route into the error envelope: our ResilienceErrors,
@@ -15,47 +16,60 @@ import { logIfUnexpected } from './unexpected-errors';
  * body over the limit), a company's own HttpExceptions, and anything unexpected as `internal`.
  * A wait goes out as `Retry-After` and `retry-after-ms`; a path under `/v1/` gets OpenAI's
  * error fields too, an Anthropic client's request Anthropic's shape, and `/mcp` the envelope as a
- * JSON-RPC error (docs/http-contract.md section 6).
+ * JSON-RPC error (docs/http-contract.md section 6). On Fastify and Express alike, through the
+ * app's {@link HttpPlatform}.
  */
 @Catch()
 export class EnvelopeExceptionFilter implements ExceptionFilter {
   private readonly logger = new Logger('Bulkhead');
+  private readonly platform: AppPlatform;
+
+  // Optional: a filter built by hand (`new EnvelopeExceptionFilter()`) tells the platform by the reply.
+  constructor(@Optional() adapterHost?: HttpAdapterHost) {
+    this.platform = new AppPlatform(adapterHost);
+  }
 
   catch(exception: unknown, host: ArgumentsHost): void {
     if (host.getType() !== 'http') throw exception;
     const http = host.switchToHttp();
-    const request = http.getRequest<FastifyRequest>();
-    const reply = http.getResponse<FastifyReply>();
+    const request = http.getRequest<PlatformRequest>();
+    const reply = http.getResponse<PlatformReply>();
+    const platform = this.platform.of(reply);
     const error = this.toResilienceError(exception);
-    if (reply.sent || reply.raw.headersSent) return;
+    if (platform.isSent(reply)) return;
     const state = existingCallState(request);
-    if (error.retryAfterMs !== undefined) reply.headers(retryAfterHeaders(error.retryAfterMs));
+    if (error.retryAfterMs !== undefined) {
+      for (const [name, value] of Object.entries(retryAfterHeaders(error.retryAfterMs))) {
+        platform.setHeader(reply, name, value);
+      }
+    }
     // Every path under /v1/ is where an OpenAI or Anthropic SDK pointed at the service calls, known route or not.
-    const wire = state?.errorWire ?? errorWireOf(request.url, request.headers['anthropic-version']);
+    const wire = state?.errorWire ?? errorWireOf(platform.url(request), request.headers['anthropic-version']);
     const labels = { callId: state?.callId, toolId: state?.toolId, openai: wire === 'openai' };
-    void reply.type('application/json; charset=utf-8');
-    if (wire === 'anthropic') void reply.status(anthropicStatus(error)).send(toAnthropicError(error, labels));
-    else if (wire === 'jsonrpc') void reply.status(error.status).send(toJsonRpcEnvelope(error, labels));
-    else void reply.status(error.status).send(toEnvelope(error, labels));
+    if (wire === 'anthropic') platform.sendJson(reply, anthropicStatus(error), toAnthropicError(error, labels));
+    else if (wire === 'jsonrpc') platform.sendJson(reply, error.status, toJsonRpcEnvelope(error, labels));
+    else platform.sendJson(reply, error.status, toEnvelope(error, labels));
     // A call's own failure has its line already; a request refused before its call began gets one here.
-    if (!wasReported(error)) this.logRefusal(request, reply, state, error);
+    if (!wasReported(error)) this.logRefusal(platform, request, reply, state, error);
   }
 
   private logRefusal(
-    request: FastifyRequest,
-    reply: FastifyReply,
+    platform: HttpPlatform,
+    request: PlatformRequest,
+    reply: PlatformReply,
     state: CallState | undefined,
     error: ResilienceError,
   ) {
     // The route's pattern, never the URL: a path or query string is the caller's text.
-    const pattern = request.routeOptions?.url;
+    const pattern = platform.routePattern(request);
+    const elapsedMs = platform.elapsedMs(reply);
     const refusal = {
       callId: state?.callId,
       tenant: state?.tenant,
       tool: state?.toolId,
       pool: state?.pool,
-      durationMs: Math.round(reply.elapsedTime * 10) / 10,
-      route: pattern === undefined ? undefined : `${request.method} ${pattern}`,
+      durationMs: elapsedMs === undefined ? undefined : Math.round(elapsedMs * 10) / 10,
+      route: pattern === undefined ? undefined : `${platform.rawRequest(request).method} ${pattern}`,
     };
     logRefusal(this.logger, error, refusal, pattern !== undefined);
   }

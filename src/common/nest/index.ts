@@ -1,4 +1,4 @@
-// Nest and Fastify adapters of common/: the module, the envelope filter, per-request call state.
+// Nest and HTTP-platform adapters of common/: the module, the envelope filter, per-request call state.
 export * from './admin.guard';
 export * from './call-state';
 export * from './request-viewer';
@@ -14,3 +14,5 @@ export * from './without-tenant.decorator';
 export * from './own-origin-policy.decorator';
 export * from './route-cache';
 export * from './module-extras';
+export * from './platform';
+export * from './json-depth-limit';

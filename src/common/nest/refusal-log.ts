@@ -8,7 +8,8 @@ export interface Refusal {
   tenant?: string;
   tool?: string;
   pool?: 'normal' | 'isolated';
-  durationMs: number;
+  /** Absent where the platform keeps no request start (Express). */
+  durationMs?: number;
   /** `METHOD /pattern` of the route it matched; absent when it matched none. */
   route?: string;
 }
