@@ -34,10 +34,11 @@ const MAX_ROUNDS = 700;
 /**
  * Runs the service's request path hot before the service is ready: a throwaway app of the same
  * code (warm-up-calls.ts: its own memory store, key and tenant, a route to a loopback model in
- * this process) answers a few thousand requests over real connections, then is closed. V8 optimises a function by how often it ran, in any app of the process, so the
- * service's first real requests are served at warm speed, while nothing the service keeps (its
- * stores, metrics, money, logs) and no upstream ever sees the warm-up. Bounded by `budgetMs`;
- * a warm-up that fails is reported, never fatal.
+ * this process) answers a few thousand requests over real connections, then is closed. V8
+ * optimises a function by how often it ran, in any app of the process, so the service's first
+ * real requests are served nearer warm speed, while nothing the service keeps (its stores,
+ * metrics, money, logs) and no upstream ever sees the warm-up. Bounded by `budgetMs` (and
+ * {@link MAX_ROUNDS}); a failure is its caller's to report, never fatal to the service.
  */
 export async function warmUpRequestPath(options: WarmUpOptions): Promise<WarmUpReport> {
   const started = options.now();
