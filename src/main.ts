@@ -22,7 +22,7 @@ import { warmUpRequestPath, type WarmUpReport } from './warm-up';
 async function main(): Promise<void> {
   const path = configPath();
   const config = configOrExit();
-  // Before the app exists: its first requests are then served at warm speed.
+  // Before the app exists: its first requests are then served nearer warm speed.
   const warmed = await warmUp(config);
   // JSON lines on stdout, at server.logLevel: Nest's own, every module's, one per failed call.
   const app = await NestFactory.create<NestFastifyApplication>(

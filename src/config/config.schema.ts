@@ -24,7 +24,7 @@ const server = z
     shutdownDrainMs: intIn(0, 600_000).default(10_000),
     /**
      * The service runs its request path hot before it listens (src/warm-up), for at most this
-     * long, so that its first requests are served at warm speed; 0 leaves it out. The service's
+     * long, so that its first requests are served nearer warm speed; 0 leaves it out. The service's
      * own entry only: an app that imports the modules starts as it always did.
      */
     warmUpMs: intIn(0, 60_000).default(3_000),
