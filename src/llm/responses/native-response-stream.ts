@@ -1,4 +1,5 @@
 import type { ChatUsage, WireEvent } from '../chat.types';
+import { isObject } from '../providers/json-shape';
 import { RESPONSES_EVENT_TYPE } from '../wire';
 import type { ResponseIds } from './chat-to-responses-answer';
 import { nativeResponseObject, renamed } from './native-responses';
@@ -82,8 +83,4 @@ export class NativeResponseStream {
       store: this.request.store === true,
     };
   }
-}
-
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }

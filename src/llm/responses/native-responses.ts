@@ -1,4 +1,5 @@
 import type { ChatUsage, PassThroughRequest } from '../chat.types';
+import { isObject } from '../providers/json-shape';
 import type { OutputItem, ResponseObject } from '../wire';
 import { type ResponseIds, responsesUsage } from './chat-to-responses-answer';
 import type { ResolvedResponsesRequest } from './stored/response-references';
@@ -48,7 +49,7 @@ export function nativeResponseObject(
 ): ResponseObject {
   // Read when the target answered (wire/openai-responses); a cached entry is checked again all the same.
   const given = Array.isArray(answer.output) ? (answer.output as unknown[]) : [];
-  const output = given.filter(isItem).map(renamed(ids));
+  const output = given.filter(isObject).map(renamed(ids));
   return {
     ...(answer as unknown as ResponseObject),
     id: ids.response,
@@ -69,10 +70,6 @@ export function renamed(ids: ResponseIds): (item: Record<string, unknown>) => Re
     if (item.type === 'function_call') return { ...item, id: ids.functionCall(calls++) };
     return item;
   };
-}
-
-function isItem(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 function reasoningBytes(input: ResolvedResponsesRequest['input']): number {
