@@ -52,14 +52,13 @@ export async function warmUpRequestPath(options: WarmUpOptions): Promise<WarmUpR
       await app.listen(0, '127.0.0.1');
       // A pool's requests cost the process less than `fetch`'s: more of the budget goes to the service's side.
       const pool = new Pool((await app.getUrl()).replace('[::1]', '127.0.0.1'), { connections: IN_FLIGHT });
-      const headers = { authorization: `Bearer ${key.key}`, 'content-type': 'application/json' };
       const deadline = started + options.budgetMs;
       let round = 0;
       // Each worker runs a round at least: every kind of call is served once, however slow the start.
       const worker = async () => {
         do {
-          for (const call of warmUpCalls(round++)) {
-            if (await served(pool, headers, call)) report.calls++;
+          for (const call of warmUpCalls(round++, key)) {
+            if (await served(pool, call)) report.calls++;
             else report.failed++;
           }
         } while (round < MAX_ROUNDS && options.now() < deadline);
@@ -79,9 +78,9 @@ export async function warmUpRequestPath(options: WarmUpOptions): Promise<WarmUpR
   return report;
 }
 
-async function served(pool: Pool, headers: Record<string, string>, call: WarmUpCall): Promise<boolean> {
+async function served(pool: Pool, call: WarmUpCall): Promise<boolean> {
   try {
-    const answer = await pool.request({ method: 'POST', path: call.path, headers, body: call.body });
+    const answer = await pool.request({ method: 'POST', path: call.path, headers: call.headers, body: call.body });
     const text = await answer.body.text();
     return answer.statusCode === 200 && text.includes(call.expect);
   } catch {

@@ -1,8 +1,10 @@
 import { createHash, randomBytes } from 'node:crypto';
+import { chatBody, clientHeaders } from './client-shapes';
 
 /** One request the warm-up sends, and the text its answer must hold to count as served. */
 export interface WarmUpCall {
   readonly path: string;
+  readonly headers: Record<string, string>;
   readonly body: string;
   readonly expect: string;
 }
@@ -27,7 +29,8 @@ const TOOL = 'warm-echo';
  * The service's config for the warm-up app: the same code as the service's (every module, the
  * Fastify adapter), on its own memory store, its own key, a chat route (and a cached one) whose
  * `openai` target is the loopback model, a builtin tool, nothing it could send elsewhere (egress
- * to loopback only), no metrics port, no examples.
+ * to loopback only), no metrics port, no examples; its tenant has a budget and rate limits, its
+ * target a price, so the code those turn on is warm for a service that has them.
  */
 export function warmUpDocument(key: WarmUpKey, modelBaseUrl: string): Record<string, unknown> {
   const target = { provider: 'openai', model: 'warm-up', baseUrl: modelBaseUrl, apiKey: 'warm-up' };
@@ -38,7 +41,11 @@ export function warmUpDocument(key: WarmUpKey, modelBaseUrl: string): Record<str
     lanes: { [LANE]: { concurrency: 64, queueCapacity: 64 } },
     tools: { [TOOL]: { lane: LANE, kind: 'builtin', builtin: 'echo' } },
     containment: { egress: { allowHosts: ['127.0.0.1'], allowPrivateCidrs: ['127.0.0.0/8'] } },
+    // What a service's config turns on runs in the warm-up too: a price, a budget, rate limits.
+    budgets: { tenants: { [key.entry.tenant]: 1_000_000 } },
+    rateLimits: { tenants: { [key.entry.tenant]: { rpm: 10_000_000, tpm: 1_000_000_000 } } },
     llm: {
+      prices: { 'openai/warm-up': { inputPerMTokUsd: 1, outputPerMTokUsd: 4 } },
       routes: {
         [ROUTE]: { lane: LANE, targets: [target], cache: false },
         [CACHED_ROUTE]: { lane: LANE, targets: [target], cache: true },
@@ -53,32 +60,28 @@ const SYSTEM = 'You are a helpful assistant. Answer in one word.';
 /**
  * The calls the warm-up sends in turn, the `n`th of each: the chat route whole and streamed, a
  * cached route (each call another question: a miss and a store), the Responses and Messages
- * ingresses over the same route, and a tool. What every request of those kinds runs, run often.
+ * ingresses over the same route, and a tool. What every request of those kinds runs, run often,
+ * with the headers and body fields of many clients (client-shapes.ts), under the warm-up's key.
  */
-export function warmUpCalls(n: number): WarmUpCall[] {
+export function warmUpCalls(n: number, key: WarmUpKey): WarmUpCall[] {
   const question = `Is this call ${n} warm?`;
   const messages = [
     { role: 'system', content: SYSTEM },
     { role: 'user', content: question },
   ];
+  const headers = clientHeaders(n, `Bearer ${key.key}`);
+  const call = (path: string, body: unknown, expect: string): WarmUpCall => ({
+    path,
+    headers,
+    body: JSON.stringify(body),
+    expect,
+  });
   return [
-    { path: '/v1/chat/completions', body: JSON.stringify({ model: ROUTE, messages }), expect: '"Warm."' },
-    {
-      path: '/v1/chat/completions',
-      body: JSON.stringify({ model: ROUTE, messages, stream: true }),
-      expect: '[DONE]',
-    },
-    { path: '/v1/chat/completions', body: JSON.stringify({ model: CACHED_ROUTE, messages }), expect: '"Warm."' },
-    {
-      path: '/v1/responses',
-      body: JSON.stringify({ model: ROUTE, instructions: SYSTEM, input: question }),
-      expect: '"Warm."',
-    },
-    {
-      path: '/v1/messages',
-      body: JSON.stringify({ model: ROUTE, max_tokens: 64, system: SYSTEM, messages: [messages[1]] }),
-      expect: '"Warm."',
-    },
-    { path: `/v1/tools/${TOOL}/invoke`, body: JSON.stringify({ arguments: { n } }), expect: '"result"' },
+    call('/v1/chat/completions', chatBody(n, ROUTE, messages, false), '"Warm."'),
+    call('/v1/chat/completions', chatBody(n + 1, ROUTE, messages, true), '[DONE]'),
+    call('/v1/chat/completions', chatBody(n + 2, CACHED_ROUTE, messages, false), '"Warm."'),
+    call('/v1/responses', { model: ROUTE, instructions: SYSTEM, input: question }, '"Warm."'),
+    call('/v1/messages', { model: ROUTE, max_tokens: 64, system: SYSTEM, messages: [messages[1]] }, '"Warm."'),
+    call(`/v1/tools/${TOOL}/invoke`, { arguments: { n } }, '"result"'),
   ];
 }
