@@ -9,7 +9,7 @@ import { idempotencySchema } from '../idempotency';
 import { rateLimitsSchema } from '../rate-limit';
 import { storeSchema } from '../store';
 import { chaosSchema } from '../chaos';
-import { toolEntrySchema } from '../dispatch';
+import { auditSchema, toolEntrySchema } from '../dispatch';
 import { llmSchema } from '../llm';
 import { mcpSchema } from '../mcp';
 
@@ -88,6 +88,8 @@ export const configSchema = z.strictObject({
   mcp: mcpSchema,
   /** Failure rehearsal: nothing of `tools.<id>.chaos` or a target's `chaos` is injected unless enabled. */
   chaos: chaosSchema,
+  /** Which tool calls get an audit line (docs/operations.md, "Audit trail"). */
+  audit: auditSchema.prefault({}),
   /** Mounts the example controller of src/example (a `@Bulkhead` route) when true. */
   examples: bool().default(false),
 });

@@ -19,6 +19,8 @@ import { KeyedToolCall, type KeyedToolProgress } from './keyed-tool-call';
 import type { ToolCallBudget, ToolCallBudgetTimes } from './tool-call-budget';
 import { ToolCallWork } from './tool-call-work';
 import type { ToolCall } from './tool-call';
+import { ToolCallAudit } from './tool-call-audit';
+import { DISPATCH_MODULE_OPTIONS, type DispatchModuleOptions } from './dispatch.module-definition';
 
 /** The success body of docs/http-contract.md section 4. */
 export interface ToolCallSuccess {
@@ -47,6 +49,8 @@ interface CallProgress extends ExecutionProgress, KeyedToolProgress {
  */
 @Injectable()
 export class CallPipeline {
+  private readonly audit: ToolCallAudit;
+
   constructor(
     private readonly lanes: LaneRegistry,
     private readonly executor: CallExecutor,
@@ -54,7 +58,10 @@ export class CallPipeline {
     private readonly admission: CallAdmission,
     private readonly outcomes: CallOutcomes,
     @Inject(CLOCK) private readonly clock: Clock,
-  ) {}
+    @Inject(DISPATCH_MODULE_OPTIONS) options: DispatchModuleOptions,
+  ) {
+    this.audit = new ToolCallAudit(options.audit);
+  }
 
   async invoke(call: ToolCall): Promise<ToolCallSuccess> {
     const { tool } = call;
@@ -198,6 +205,7 @@ export class CallPipeline {
       attempts,
       replayed,
       error: failure,
+      audit: this.audit.of(tool, call.arguments),
     });
   }
 }

@@ -10,6 +10,8 @@ export * from './tool-attempt-wrappers';
 export * from './tool-chaos.options';
 export { DEFAULT_TOOL_TIMEOUT_MS } from './tools/tool-entry.options';
 export { TOOL_SCHEMAS, toolEntrySchema, type ToolConfig } from './tools/tool-schemas';
+export { auditSchema } from './audit.options';
+export { type ToolCallAuditOptions } from './tool-call-audit';
 export { type HttpToolConfig, httpToolSchema } from './tools/http/http.options';
 export { type BuiltinToolConfig, builtinToolSchema } from './tools/builtin/builtin.options';
 export { type CodeToolConfig, codeToolSchema } from './tools/code/code.options';

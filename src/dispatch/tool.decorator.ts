@@ -16,6 +16,8 @@ export interface ToolOptions {
   costUsd?: number;
   /** Tokens per call, from the tenant's tokens-per-minute bucket. @default 0 */
   tokens?: number;
+  /** Each call gets an audit line (`true`) or never does (`false`); left out: as `audit.toolCalls` says. */
+  audit?: boolean;
   /** Retries: the built-in defaults (3 attempts, 100 ms doubling to 2 s) for what is left out. */
   retry?: Partial<RetrySettings> & { budget?: Partial<RetryBudgetSettings> };
   /** The tool's breaker: `breakers.default` of the config for what is left out. */

@@ -63,6 +63,10 @@ export interface ToolDefinition {
   readonly costUsd: number;
   /** Tokens one call takes from the tenant's tokens-per-minute bucket. @default 0 */
   readonly tokens: number;
+  /** Each call gets an audit line (`true`), never does (`false`), or as `audit.toolCalls` says (absent). */
+  readonly audit?: boolean;
+  /** The origin of the server the tool calls (an http or mcp tool's URL, without path or credentials). */
+  readonly upstream?: string;
   /** Checks the arguments before the call is admitted anywhere; throws a `schema` error. */
   readonly validate: (args: ToolArguments) => void;
   /**

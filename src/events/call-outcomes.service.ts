@@ -6,6 +6,19 @@ import { EventLedger } from './event-ledger';
 /** How a call arrived: the REST routes (and a company's own), or `/mcp`. */
 export type CallTransport = 'http' | 'mcp';
 
+/**
+ * What a call of an audited tool adds to its outcome, for its audit line alone (the call log's):
+ * never the arguments, only their digest.
+ */
+export interface CallAudit {
+  /** The tool's kind (`http`, `mcp`, `builtin`, `code`...). */
+  readonly toolKind: string;
+  /** The origin of the server the tool calls (`https://host:port`), for the kinds that call one. */
+  readonly upstream: string | undefined;
+  /** HMAC-SHA256 (or SHA-256 without a key) of the arguments' canonical JSON, hex. */
+  readonly argumentsDigest: string;
+}
+
 /** How one call through a lane ended: a tool call or a `@Bulkhead` route. */
 export interface CallOutcome {
   callId: string;
@@ -28,6 +41,8 @@ export interface CallOutcome {
   /** An LLM request's target that served it (or was tried last), and why its route chose it. */
   target?: string;
   choice?: string;
+  /** Only on a call of an audited tool. */
+  audit?: CallAudit;
 }
 
 /** A finished call as its caller saw it; {@link CallOutcomes.finish} turns it into an outcome. */
@@ -55,6 +70,8 @@ export interface FinishedCall {
   /** An LLM request's target that served it (or was tried last), and why its route chose it. */
   target?: string;
   choice?: string;
+  /** Only on a call of an audited tool. */
+  audit?: CallAudit;
 }
 
 /**
@@ -100,6 +117,7 @@ export class CallOutcomes {
       chaos: this.chaosMarks.size === 0 ? undefined : this.takeChaosMarks(call.callId),
       target: call.target,
       choice: call.choice,
+      audit: call.audit,
     });
     return durationMs;
   }

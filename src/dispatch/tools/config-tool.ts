@@ -11,6 +11,9 @@ export interface ConfigToolSettings extends ToolResilienceSettings {
   readonly containment: 'allow' | 'deny';
   readonly costUsd?: number;
   readonly tokens?: number;
+  readonly audit?: boolean;
+  /** The server an http or mcp entry calls. */
+  readonly url?: string;
 }
 
 /**
@@ -28,6 +31,17 @@ export function configToolBasics(id: string, config: ConfigToolSettings, ctx: To
     containment: config.containment,
     costUsd: config.costUsd ?? 0,
     tokens: config.tokens ?? 0,
+    audit: config.audit,
+    upstream: config.url === undefined ? undefined : originOf(config.url),
     ...ctx.resilience(id, config.timeoutMs, config.containment, config),
   };
+}
+
+/** A URL's origin (scheme, host, port): never its credentials, path or query, which may hold secrets. */
+function originOf(url: string): string | undefined {
+  try {
+    return new URL(url).origin;
+  } catch {
+    return undefined;
+  }
 }

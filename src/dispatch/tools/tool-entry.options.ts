@@ -56,6 +56,8 @@ export const toolCommon = {
   tokens: intIn(0, 10_000_000).optional(),
   /** Faults and latency injected into its attempts, while `chaos.enabled` is true. */
   chaos: toolChaosSchema.optional(),
+  /** Each call gets an audit line (true) or never does (false); left out: as `audit.toolCalls` says. */
+  audit: bool().optional(),
 };
 
 export const timeoutMs = () => intIn(1, 600_000);

@@ -25,6 +25,7 @@ export function methodTool(
     containment,
     costUsd: config?.costUsd ?? options.costUsd ?? 0,
     tokens: config?.tokens ?? options.tokens ?? 0,
+    audit: config?.audit ?? options.audit,
     validate: inputChecks(options.id, options.inputSchema, options.validate),
     inputSchema: options.inputSchema,
     handler: jsonResult(options.id, handler),
