@@ -113,7 +113,7 @@ export class BulkheadModule {
         slice((config, { stores }) => ({ idempotency: config.idempotency, customStore: stores?.idempotency })),
       ),
       DispatchModule.forRootAsync({
-        ...slice((config) => ({ tools: config.tools, audit: config.audit })),
+        ...slice((config) => ({ tools: config.tools, audit: config.audit, toolAccess: config.toolAccess })),
         routes: routes.tools,
       }),
       LlmModule.forRootAsync({

@@ -9,7 +9,7 @@ import { idempotencySchema } from '../idempotency';
 import { rateLimitsSchema } from '../rate-limit';
 import { storeSchema } from '../store';
 import { chaosSchema } from '../chaos';
-import { auditSchema, toolEntrySchema } from '../dispatch';
+import { auditSchema, toolAccessSchema, toolEntrySchema } from '../dispatch';
 import { llmSchema } from '../llm';
 import { mcpSchema } from '../mcp';
 
@@ -78,6 +78,8 @@ export const configSchema = z.strictObject({
   store: storeSchema,
   lanes: lanesSchema,
   tools: z.record(name(), toolEntrySchema).default({}),
+  /** Which tools each tenant may see and call (every tool, every tenant, unless said). */
+  toolAccess: toolAccessSchema.prefault({}),
   breakers,
   idempotency: idempotencySchema.prefault({}),
   rateLimits: rateLimitsSchema.prefault({}),

@@ -11,6 +11,8 @@ export * from './tool-chaos.options';
 export { DEFAULT_TOOL_TIMEOUT_MS } from './tools/tool-entry.options';
 export { TOOL_SCHEMAS, toolEntrySchema, type ToolConfig } from './tools/tool-schemas';
 export { auditSchema } from './audit.options';
+export { toolAccessSchema, type ToolAccessOptions } from './tool-access.options';
+export type { ToolAccessRule } from './tool-access';
 export { type ToolCallAuditOptions } from './tool-call-audit';
 export { type HttpToolConfig, httpToolSchema } from './tools/http/http.options';
 export { type BuiltinToolConfig, builtinToolSchema } from './tools/builtin/builtin.options';

@@ -6,6 +6,7 @@ import { CLOCK, type Clock, NAME_PATTERN, ResilienceError } from '../common';
 import { Lifecycle } from '../lifecycle';
 import { DISPATCH_MODULE_OPTIONS, type DispatchModuleOptions } from './dispatch.module-definition';
 import type { ToolDefinition } from './tool';
+import { ToolAccess, type ToolAccessRule } from './tool-access';
 import { TOOL_KINDS } from './tool-kinds.provider';
 import { ToolKindSet } from './tool-kind-set';
 import { findToolMethods } from './tool-methods';
@@ -17,11 +18,13 @@ import type { ToolKind } from './tools/tool-kind';
  * `tools/tool-kinds.ts`) and `@Tool` provider methods, built once at start-up and then fixed.
  * Nothing a caller or a model says can add a tool or a lane. What may change after start-up is
  * what an upstream MCP server says of its own tools (description, input schema): {@link onChange}.
+ * Which of them a tenant may see and call is `toolAccess`'s ({@link requireFor}).
  */
 @Injectable()
 export class ToolRegistry implements OnModuleInit, BeforeApplicationShutdown {
   private tools: ReadonlyMap<string, ToolDefinition> = new Map();
   private readonly kinds: ToolKindSet;
+  private readonly access: ToolAccess;
   private changes = 0;
   private listeners: Array<() => void> = [];
 
@@ -37,6 +40,7 @@ export class ToolRegistry implements OnModuleInit, BeforeApplicationShutdown {
     @Optional() @Inject(Lifecycle) private readonly lifecycle: Lifecycle | null,
   ) {
     this.kinds = new ToolKindSet(kinds);
+    this.access = new ToolAccess(options.toolAccess);
   }
 
   async onModuleInit(): Promise<void> {
@@ -87,16 +91,36 @@ export class ToolRegistry implements OnModuleInit, BeforeApplicationShutdown {
   require(id: unknown): ToolDefinition {
     const tool = typeof id === 'string' ? this.tools.get(id) : undefined;
     if (tool) return tool;
-    const named = typeof id === 'string' && NAME_PATTERN.test(id) ? ` '${id}'` : '';
-    throw new ResilienceError('not_found', `unknown tool${named}`);
+    throw unknownTool(id);
+  }
+
+  /**
+   * The tool `id` as `tenant` may call it (`toolAccess`): a tool it may not call is `not_found`,
+   * the very answer for a tool that does not exist, so a refusal tells it nothing.
+   */
+  requireFor(id: unknown, tenant: string): ToolDefinition {
+    const tool = typeof id === 'string' ? this.tools.get(id) : undefined;
+    if (tool && this.access.allows(tenant, tool.id)) return tool;
+    throw unknownTool(id);
   }
 
   list(): ToolDefinition[] {
     return [...this.tools.values()];
   }
 
+  /** The rule of `toolAccess` that `tenant` is held to: one object per rule, to keep what it lists by. */
+  accessRuleOf(tenant: string): ToolAccessRule {
+    return this.access.ruleOf(tenant);
+  }
+
   private changed(): void {
     this.changes++;
     for (const listener of this.listeners) listener();
   }
+}
+
+/** The answer for a tool that does not exist, or that the caller may not call. */
+function unknownTool(id: unknown): ResilienceError {
+  const named = typeof id === 'string' && NAME_PATTERN.test(id) ? ` '${id}'` : '';
+  return new ResilienceError('not_found', `unknown tool${named}`);
 }

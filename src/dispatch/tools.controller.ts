@@ -37,11 +37,11 @@ export class ToolsController {
   @HttpCode(200)
   invoke(@Req() request: ToolRequest, @Res({ passthrough: true }) reply: ToolReply): Promise<ToolCallSuccess> {
     const state = startCall(request, reply);
-    const tool = this.tools.require((request.params as { toolId: string }).toolId);
+    const caller = callerOf(state);
+    const tool = this.tools.requireFor((request.params as { toolId: string }).toolId, caller.tenant);
     state.toolId = tool.id;
     const lane = this.lanes.get(tool.lane)!;
     const options = parseInvokeRequest(tool, lane.queueTtlMs, request.body, request.headers);
-    const caller = callerOf(state);
     // Spelled out, not spread: this object is made on every call.
     return this.pipeline.invoke({
       tool,

@@ -17,7 +17,7 @@ import {
   ResilienceError,
 } from '../common';
 import { CLIENT_CLOSED } from '../common/nest';
-import { CallPipeline, ToolRegistry, type ToolDefinition } from '../dispatch';
+import { CallPipeline, type ToolAccessRule, ToolRegistry, type ToolDefinition } from '../dispatch';
 import { parseIdempotencyKey } from '../idempotency';
 import { mcpHttpRequestOf, type McpHttpRequest } from './mcp-http-request';
 import { DEFAULT_MCP, MCP_MODULE_OPTIONS, type McpModuleOptions } from './mcp.module-definition';
@@ -51,10 +51,11 @@ export class McpToolCalls {
   private readonly responses: 'sse' | 'json';
   private readonly progressIntervalMs: number;
   /**
-   * The two lists there can be: everything, and without `deny` tools; made again only when the
-   * registry's revision moves (an upstream MCP server's tools changed what they say of themselves).
+   * The lists there can be, by the `toolAccess` rule a tenant is held to: everything it may see,
+   * and that without `deny` tools; made again only when the registry's tools change.
    */
-  private lists: { all: Tool[]; uncontained: Tool[]; revision: number } | undefined;
+  private lists = new Map<ToolAccessRule, { all: Tool[]; uncontained: Tool[] }>();
+  private listsRevision = -1;
 
   constructor(
     private readonly registry: ToolRegistry,
@@ -67,22 +68,29 @@ export class McpToolCalls {
   }
 
   /**
-   * The registry's tools with their input schemas. A contained (or unknown) caller does not see
-   * `containment: deny` tools, which would only refuse it; the list follows the containment
-   * decision of the request that asks, so a change shows on the next `tools/list`.
+   * The registry's tools the caller's tenant may see (`toolAccess`), with their input schemas. A
+   * contained (or unknown) caller does not see `containment: deny` tools, which would only refuse
+   * it; the list follows the containment decision of the request that asks, so a change shows on
+   * the next `tools/list`.
    */
   list(extra: McpRequestExtra): Tool[] {
     const request = this.requestOf(extra);
     const { revision } = this.registry;
-    if (this.lists?.revision !== revision) {
-      const tools = this.registry.list();
-      this.lists = {
+    if (this.listsRevision !== revision) {
+      this.lists.clear();
+      this.listsRevision = revision;
+    }
+    const rule = this.registry.accessRuleOf(request.tenant);
+    let lists = this.lists.get(rule);
+    if (!lists) {
+      const tools = this.registry.list().filter((tool) => rule.allows(tool.id));
+      lists = {
         all: tools.map(listedTool),
         uncontained: tools.filter((tool) => tool.containment !== 'deny').map(listedTool),
-        revision,
       };
+      this.lists.set(rule, lists);
     }
-    return request.contained ? this.lists.uncontained : this.lists.all;
+    return request.contained ? lists.uncontained : lists.all;
   }
 
   /**
@@ -93,7 +101,7 @@ export class McpToolCalls {
    */
   async call(params: CallToolRequest['params'], extra: McpCallContext, answers: McpAnswers): Promise<CallToolResult> {
     const request = this.requestOf(extra);
-    const tool = this.toolNamed(params.name);
+    const tool = this.toolNamed(params.name, request.tenant);
     const idempotencyKey = idempotencyKeyOf(extra, tool);
     const callId = resolveCallId(undefined);
     const abort = new LazyAbortController();
@@ -130,9 +138,9 @@ export class McpToolCalls {
     return request;
   }
 
-  private toolNamed(name: string): ToolDefinition {
+  private toolNamed(name: string, tenant: string): ToolDefinition {
     try {
-      return this.registry.require(name);
+      return this.registry.requireFor(name, tenant);
     } catch (error) {
       throw new JsonRpcRefusal(asResilienceError(error));
     }

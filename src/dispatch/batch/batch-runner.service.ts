@@ -47,7 +47,7 @@ export class BatchRunner {
       const entry = parseBatchEntry(raw);
       const callId = resolveCallId(parseBatchField('callId', entry.callId));
       labels.callId = callId;
-      const tool = this.tools.require(entry.toolId);
+      const tool = this.tools.requireFor(entry.toolId, caller.tenant);
       labels.toolId = tool.id;
       return await this.pipeline.invoke({
         tool,
