@@ -1,6 +1,8 @@
 import type { Abortable } from './abortable';
 import type { DeadlineList, DeadlineNode } from './deadline-lists';
-import type { FairQueueNode, TenantQueue } from './fair-queue';
+import type { ClassedQueueNode } from './classed-queue';
+import type { TenantQueue } from './fair-queue';
+import { type PriorityRank, STANDARD_RANK } from './priority';
 import type { LaneWork, LimitSignal } from './lane.types';
 import { limitSignalOf } from './limit-signal';
 
@@ -13,10 +15,14 @@ export type JobState = 'queued' | 'running' | 'finished';
  * the outcome, is the subclass's: {@link WorkJob} for {@link Lane.admit}, {@link PromisedJob}
  * for {@link Lane.run}; either way one object per call.
  */
-export abstract class LaneJob implements FairQueueNode<LaneJob>, DeadlineNode<LaneJob> {
+export abstract class LaneJob implements ClassedQueueNode<LaneJob>, DeadlineNode<LaneJob> {
   prev: LaneJob | undefined = undefined;
   next: LaneJob | undefined = undefined;
   owner: TenantQueue<LaneJob> | undefined = undefined;
+  /** Its priority class's rank, and its place in its class's arrival order while it waits. */
+  rank: PriorityRank = STANDARD_RANK;
+  arrivalPrev: LaneJob | undefined = undefined;
+  arrivalNext: LaneJob | undefined = undefined;
   // Set only once it waits (when its queue TTL passes; its place among the waiting jobs of its
   // TTL): a call that starts at once, the common case, is not built with them.
   deadline!: number;

@@ -4,6 +4,7 @@ import { FakeClock, settle } from '../common/fake-clock';
 import { deferred, type Deferred } from '../../test/support/deferred';
 import { Lane } from './lane';
 import type { LaneRejection, LaneStats } from './lane.types';
+import { type PriorityClass, type PriorityRank, rankOf } from './priority';
 
 /** Random interleavings checked per test run; the closing note quotes this figure. */
 const NUM_RUNS = 3000;
@@ -24,6 +25,7 @@ type Step =
   | {
       kind: 'submit';
       tenant: string;
+      priority: PriorityClass;
       queueTtlMs: number | undefined;
       abortable: boolean;
       /** The caller aborted before calling: the lane answers with the reason and admits nothing. */
@@ -58,6 +60,8 @@ const stepArb: fc.Arbitrary<Step> = fc.oneof(
     arbitrary: fc.record({
       kind: fc.constant('submit' as const),
       tenant: fc.constantFrom(...TENANTS),
+      // Mostly the default class, so the fair queue inside one class is exercised as much as the classes.
+      priority: fc.constantFrom<PriorityClass>('standard', 'standard', 'critical', 'sheddable'),
       queueTtlMs: fc.option(fc.integer({ min: 1, max: MAX_TTL_MS }), { nil: undefined }),
       abortable: fc.boolean(),
       preAborted: rarely(20),
@@ -76,12 +80,15 @@ const stepArb: fc.Arbitrary<Step> = fc.oneof(
 
 /** Stands for "a ResilienceError of kind queue_expired" in an expected outcome. */
 const QUEUE_EXPIRED = Symbol('queue_expired');
+/** Stands for "a ResilienceError of kind queue_full" (a waiting call displaced by a higher class). */
+const DISPLACED = Symbol('displaced');
 
 type Outcome = { state: 'pending' } | { state: 'fulfilled'; value: unknown } | { state: 'rejected'; reason: unknown };
 
 interface Call {
   readonly id: number;
   readonly tenant: string;
+  readonly rank: PriorityRank;
   readonly queueTtlMs: number;
   readonly abort: LazyAbortController | undefined;
   readonly abortReason: Error;
@@ -101,7 +108,7 @@ interface Call {
   /** Its deferred has been settled by hand, or it threw at start. */
   taskSettled: boolean;
   /** How the call left the queue without running, if it did. */
-  leftWaiting: 'aborted' | 'expired' | 'stopped' | undefined;
+  leftWaiting: 'aborted' | 'expired' | 'stopped' | 'displaced' | undefined;
   /** The caller aborted while the task ran. */
   callerAbortedRunning: boolean;
   /** stopNow found the task running. */
@@ -161,6 +168,55 @@ class ModelFairQueue {
   }
 }
 
+/** A reference of the lane's classed queue: a fair queue per class, the highest class served first. */
+class ModelClassedQueue {
+  private readonly classes = [new ModelFairQueue(), new ModelFairQueue(), new ModelFairQueue()];
+  /** Each class's waiting calls in arrival order: the newest is displaced first. */
+  private readonly arrivals: Call[][] = [[], [], []];
+
+  get size(): number {
+    return this.classes.reduce((sum, queue) => sum + queue.size, 0);
+  }
+
+  sizeOf(tenant: string): number {
+    return this.classes.reduce((sum, queue) => sum + queue.sizeOf(tenant), 0);
+  }
+
+  sizeOfClass(rank: PriorityRank): number {
+    return this.classes[rank].size;
+  }
+
+  push(call: Call): void {
+    this.classes[call.rank].push(call);
+    this.arrivals[call.rank].push(call);
+  }
+
+  remove(call: Call): void {
+    this.classes[call.rank].remove(call);
+    const arrivals = this.arrivals[call.rank];
+    const at = arrivals.indexOf(call);
+    if (at !== -1) arrivals.splice(at, 1);
+  }
+
+  shift(): Call | undefined {
+    for (const queue of this.classes) {
+      const call = queue.shift();
+      if (!call) continue;
+      this.remove(call);
+      return call;
+    }
+    return undefined;
+  }
+
+  newestBelow(rank: PriorityRank): Call | undefined {
+    for (let lower = 2; lower > rank; lower--) {
+      const arrivals = this.arrivals[lower];
+      if (arrivals.length > 0) return arrivals[arrivals.length - 1];
+    }
+    return undefined;
+  }
+}
+
 class PropertyViolation extends Error {}
 
 /** One interleaving: the real lane, and a model of what it must do, compared after every step. */
@@ -168,7 +224,7 @@ class Interleaving {
   readonly clock = new FakeClock();
   readonly lane: Lane;
   readonly calls: Call[] = [];
-  private readonly waiting = new ModelFairQueue();
+  private readonly waiting = new ModelClassedQueue();
   private readonly stopReason = new ResilienceError('stopped', 'the lane stopped');
   private active = 0;
   private peakActive = 0;
@@ -182,6 +238,7 @@ class Interleaving {
     cancelledQueued: 0,
     cancelledRunning: 0,
     expired: 0,
+    displaced: 0,
   };
   /** cancelledRunning for a call the caller aborted and stopNow then ended may go either way. */
   private cancelledRunningAtMost = 0;
@@ -273,6 +330,7 @@ class Interleaving {
     const call: Call = {
       id,
       tenant: step.tenant,
+      rank: rankOf(step.priority),
       queueTtlMs: step.queueTtlMs ?? this.shape.queueTtlMs,
       abort,
       abortReason,
@@ -302,15 +360,24 @@ class Interleaving {
     const before = this.lane.snapshot();
     const timersBefore = this.clock.pendingTimers;
     const tenantWaiting = this.waiting.sizeOf(step.tenant);
-    const result = this.lane.run(task, { tenant: step.tenant, abort, queueTtlMs: step.queueTtlMs });
+    const result = this.lane.run(task, {
+      tenant: step.tenant,
+      abort,
+      queueTtlMs: step.queueTtlMs,
+      priority: step.priority,
+    });
 
+    // A full queue takes a call only in the place of the newest waiting call of a lower class.
+    const full = this.waiting.size >= queueCapacity;
+    const displaced = full ? this.waiting.newestBelow(call.rank) : undefined;
     let expected: LaneRejection | 'refused_aborted' | 'started' | 'queued';
     if (this.closed) expected = 'stopped';
     else if (step.preAborted) expected = 'refused_aborted';
     else if (this.active < concurrency) expected = 'started';
-    else if (this.waiting.size >= queueCapacity) expected = 'queue_full';
-    else if (tenantWaiting >= maxQueuedPerTenant) expected = 'tenant_queue_full';
-    else expected = 'queued';
+    else if (full && !displaced) expected = 'queue_full';
+    else if (tenantWaiting - (displaced?.tenant === step.tenant ? 1 : 0) >= maxQueuedPerTenant) {
+      expected = 'tenant_queue_full';
+    } else expected = 'queued';
 
     if (typeof result === 'string') {
       check(result === expected, () => `admission answered '${result}', expected '${expected}'`);
@@ -324,7 +391,7 @@ class Interleaving {
       }
       if (result === 'tenant_queue_full') {
         check(
-          before.active === concurrency && before.waiting < queueCapacity && tenantWaiting === maxQueuedPerTenant,
+          before.active === concurrency && tenantWaiting >= maxQueuedPerTenant,
           () => `'tenant_queue_full' with ${JSON.stringify(before)} and ${tenantWaiting} of the tenant waiting`,
         );
       }
@@ -361,9 +428,17 @@ class Interleaving {
       this.start(call);
     } else {
       check(
-        before.active === concurrency && before.waiting < queueCapacity && tenantWaiting < maxQueuedPerTenant,
+        before.active === concurrency && (before.waiting < queueCapacity || displaced !== undefined),
         () => `queued a call with ${JSON.stringify(before)} and ${tenantWaiting} of the tenant waiting`,
       );
+      if (displaced) {
+        check(displaced.rank > call.rank, () => `call ${call.id} displaced call ${displaced.id} of no lower class`);
+        this.waiting.remove(displaced);
+        displaced.phase = 'done';
+        displaced.leftWaiting = 'displaced';
+        this.counts.displaced++;
+        this.answer(displaced, { state: 'rejected', reason: DISPLACED });
+      }
       call.phase = 'waiting';
       call.enqueuedAt = this.clock.now();
       this.waiting.push(call);
@@ -513,6 +588,13 @@ class Interleaving {
       active === this.active && waiting === this.waiting.size,
       () => `${state()}, model ${this.active}/${this.waiting.size}`,
     );
+    const { critical, standard, sheddable } = snapshot.waitingByClass;
+    check(
+      critical === this.waiting.sizeOfClass(0) &&
+        standard === this.waiting.sizeOfClass(1) &&
+        sheddable === this.waiting.sizeOfClass(2),
+      () => `waiting by class ${JSON.stringify(snapshot.waitingByClass)} against the model's`,
+    );
     // One queue-TTL timer for the whole lane while anything waits, none otherwise.
     check(
       this.clock.pendingTimers === (waiting > 0 ? 1 : 0),
@@ -586,18 +668,28 @@ function sameOutcome(observed: Outcome, expected: Outcome): boolean {
   if (expected.reason === QUEUE_EXPIRED) {
     return observed.reason instanceof ResilienceError && observed.reason.kind === 'queue_expired';
   }
+  if (expected.reason === DISPLACED) {
+    return observed.reason instanceof ResilienceError && observed.reason.kind === 'queue_full';
+  }
   return Object.is(observed.reason, expected.reason);
 }
 
 function show(outcome: Outcome): string {
   if (outcome.state === 'pending') return 'pending';
   const detail = outcome.state === 'fulfilled' ? outcome.value : outcome.reason;
-  const text = detail === QUEUE_EXPIRED ? 'queue_expired' : detail instanceof Error ? detail.message : String(detail);
+  const text =
+    detail === QUEUE_EXPIRED
+      ? 'queue_expired'
+      : detail === DISPLACED
+        ? 'displaced'
+        : detail instanceof Error
+          ? detail.message
+          : String(detail);
   return `${outcome.state} (${text})`;
 }
 
 describe('Lane under random interleavings', () => {
-  it('keeps its bounds, starts each task at most once, and answers every call exactly once', async () => {
+  it('keeps its bounds, starts each task at most once, a higher class first, and answers every call exactly once', async () => {
     let interleavings = 0;
     let steps = 0;
     await fc.assert(

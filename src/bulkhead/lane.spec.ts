@@ -39,7 +39,14 @@ describe('Lane', () => {
 
       expect(fourth).toBe('queue_full');
       expect(notesOutcome).toBe('notes');
-      expect(render.snapshot()).toEqual({ active: 1, waiting: 2, concurrency: 1, queueCapacity: 2, peakActive: 1 });
+      expect(render.snapshot()).toEqual({
+        active: 1,
+        waiting: 2,
+        waitingByClass: { critical: 0, standard: 2, sheddable: 0 },
+        concurrency: 1,
+        queueCapacity: 2,
+        peakActive: 1,
+      });
 
       clock.advance(999);
       await settle();

@@ -1,10 +1,11 @@
 import { type Clock, ResilienceError } from '../common';
 import type { AdaptiveLimit } from './adaptive';
-import { FairQueue } from './fair-queue';
+import { ClassedQueue } from './classed-queue';
 import { type LaneJob, PromisedJob, WorkJob } from './lane-job';
 import type { LaneCall, LaneOptions, LaneRejection, LaneSnapshot, LaneStats, LaneWork } from './lane.types';
 import { QueueExpiry } from './queue-expiry';
 import { DEFAULT_QUEUE_TTL_MS } from './lane.options';
+import { rankOf, STANDARD_RANK } from './priority';
 
 const DEFAULT_TENANT = '';
 const UNKNOWN_WAIT_RETRY_MS = 1_000;
@@ -14,6 +15,11 @@ const MAX_RETRY_AFTER_MS = 60_000;
  * A bulkhead lane: at most C calls run and at most Q wait, FIFO per tenant, round-robin
  * across tenants. Admission is synchronous and O(1): a call starts now, waits, or is refused
  * with a {@link LaneRejection} string, and a refusal allocates no promise, timer or job.
+ *
+ * Waiting calls have a priority class (`critical`, `standard`, `sheddable`): a higher class
+ * starts first (tenants take turns inside it), and a call that finds the queue full takes the
+ * place of the newest waiting call of the lowest class below its own, which is refused
+ * `queue_full` at once, as if it had come last.
  *
  * An adaptive lane moves C (its limit) with what its calls show, from `concurrency` on within
  * the algorithm's bounds, and Q in proportion. Each call that ends is a sample: how long it
@@ -38,7 +44,7 @@ export class Lane {
   private limit: number;
   /** Calls that may wait now: `queueCapacity`, scaled by `limit / concurrency` in an adaptive lane. */
   private queueLimit: number;
-  private readonly queue = new FairQueue<LaneJob>();
+  private readonly queue = new ClassedQueue<LaneJob>();
   private readonly expiry: QueueExpiry<LaneJob>;
   private active = 0;
   private peakActive = 0;
@@ -56,6 +62,7 @@ export class Lane {
     cancelledQueued: 0,
     cancelledRunning: 0,
     expired: 0,
+    displaced: 0,
   };
 
   constructor(options: LaneOptions) {
@@ -154,18 +161,35 @@ export class Lane {
       return 'stopped';
     }
     if (call?.abort?.aborted) return 'aborted';
-    if (this.queue.size >= this.queueLimit) {
+    const tenant = call?.tenant ?? DEFAULT_TENANT;
+    // A full queue makes room only by displacing a waiting call of a lower class.
+    const displaced = this.queue.size >= this.queueLimit ? this.queue.newestBelow(rankOf(call?.priority)) : undefined;
+    if (this.queue.size >= this.queueLimit && displaced === undefined) {
       this.counts.queueFull++;
       return 'queue_full';
     }
-    if (this.queue.sizeOf(call?.tenant ?? DEFAULT_TENANT) >= this.maxQueuedPerTenant) {
+    const tenantWaiting = this.queue.sizeOf(tenant) - (displaced?.tenant === tenant ? 1 : 0);
+    if (tenantWaiting >= this.maxQueuedPerTenant) {
       this.counts.tenantQueueFull++;
       return 'tenant_queue_full';
     }
+    if (displaced) this.displace(displaced, 'a call of a higher class took its place');
     return 'wait';
   }
 
+  /** Refuses a waiting call `queue_full` at once, as if it had come last: its place goes to another. */
+  private displace(job: LaneJob, why: string): void {
+    this.queue.remove(job);
+    this.leaveQueue(job);
+    job.state = 'finished';
+    this.counts.displaced++;
+    job.refuse(
+      new ResilienceError('queue_full', `lane '${this.name}' is full: ${why}`, { retryAfterMs: this.retryAfterMs() }),
+    );
+  }
+
   private enqueue(job: LaneJob, call: LaneCall | undefined): void {
+    job.rank = rankOf(call?.priority);
     const queueTtlMs = call?.queueTtlMs ?? this.queueTtlMs;
     if (!isPositiveFinite(queueTtlMs)) throw new RangeError('queueTtlMs must be a positive finite number');
     const now = this.clock.now();
@@ -182,6 +206,11 @@ export class Lane {
     const snapshot: LaneSnapshot = {
       active: this.active,
       waiting: this.queue.size,
+      waitingByClass: {
+        critical: this.queue.sizeOfClass(0),
+        standard: this.queue.sizeOfClass(1),
+        sheddable: this.queue.sizeOfClass(2),
+      },
       concurrency: this.concurrency,
       queueCapacity: this.queueCapacity,
       peakActive: this.peakActive,
@@ -304,11 +333,20 @@ export class Lane {
     if (adaptive.limit !== this.limit) this.follow(adaptive.limit);
   }
 
-  /** Takes `limit` as the lane's, the queue's bound in proportion (at least 1 where it had room). */
+  /**
+   * Takes `limit` as the lane's, the queue's bound in proportion (at least 1 where it had room).
+   * A queue left over its new bound sheds its newest `sheddable` calls down to it; calls of the
+   * other classes are never dropped for it, and wait.
+   */
   private follow(limit: number): void {
     this.limit = limit;
     this.queueLimit =
       this.queueCapacity === 0 ? 0 : Math.max(1, Math.round((this.queueCapacity * limit) / this.concurrency));
+    while (this.queue.size > this.queueLimit) {
+      const sheddable = this.queue.newestBelow(STANDARD_RANK);
+      if (!sheddable) break;
+      this.displace(sheddable, `its limit fell to ${limit}, and sheddable calls go first`);
+    }
   }
 
   /** Starts waiting calls while slots are free. */

@@ -1,6 +1,7 @@
 import type { Clock } from '../common';
 import type { Abortable } from './abortable';
 import type { AdaptiveLimit, LimitAlgorithm } from './adaptive';
+import type { PriorityClass } from './priority';
 
 /** Why a lane refused a call at admission. A plain string: refusing allocates nothing. */
 export type LaneRejection = 'queue_full' | 'tenant_queue_full' | 'stopped';
@@ -27,6 +28,8 @@ export interface LaneCall {
   abort?: Abortable;
   /** How long this call may wait, if shorter than the lane's. */
   queueTtlMs?: number;
+  /** Its class: a higher one waits ahead of lower ones, and takes a full queue's lowest newest place. @default 'standard' */
+  priority?: PriorityClass;
 }
 
 /**
@@ -62,6 +65,8 @@ export type LimitSignal = 'sample' | 'drop' | 'ignore';
 export interface LaneSnapshot {
   active: number;
   waiting: number;
+  /** `waiting` by priority class. */
+  waitingByClass: Record<PriorityClass, number>;
   /** As configured: an adaptive lane's starting limit. */
   concurrency: number;
   /** As configured: an adaptive lane's queue at its starting limit. */
@@ -85,4 +90,6 @@ export interface LaneStats {
   cancelledQueued: number;
   cancelledRunning: number;
   expired: number;
+  /** Accepted calls refused while they waited: a higher class took their place, or a shrinking limit shed them. */
+  displaced: number;
 }

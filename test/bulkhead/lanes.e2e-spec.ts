@@ -5,6 +5,9 @@ import { eventually } from '../support/eventually';
 import { invoke, send } from '../support/http-client';
 import { getLanes } from '../support/service-reads';
 
+/** A lane's waiting calls by priority class when none waits. */
+const NONE_WAITING = { critical: 0, standard: 0, sheddable: 0 };
+
 const CONFIG = {
   lanes: {
     alpha: { concurrency: 2, queueCapacity: 3 },
@@ -31,15 +34,22 @@ describe('GET /v1/lanes', () => {
     service = undefined;
   });
 
-  it('lists every configured lane with exactly active, waiting, concurrency, queueCapacity and peakActive', async () => {
+  it('lists every configured lane with exactly active, waiting (by class too), concurrency, queueCapacity and peakActive', async () => {
     const response = await send('GET', `${service!.url}/v1/lanes`);
     expect(response.status).toBe(200);
     expect(response.headers['content-type']).toMatch(/^application\/json/);
     expect(response.body).toEqual({
       lanes: {
-        alpha: { active: 0, waiting: 0, concurrency: 2, queueCapacity: 3, peakActive: 0 },
-        beta: { active: 0, waiting: 0, concurrency: 1, queueCapacity: 0, peakActive: 0 },
-        gamma: { active: 0, waiting: 0, concurrency: 4096, queueCapacity: 100_000, peakActive: 0 },
+        alpha: { active: 0, waiting: 0, waitingByClass: NONE_WAITING, concurrency: 2, queueCapacity: 3, peakActive: 0 },
+        beta: { active: 0, waiting: 0, waitingByClass: NONE_WAITING, concurrency: 1, queueCapacity: 0, peakActive: 0 },
+        gamma: {
+          active: 0,
+          waiting: 0,
+          waitingByClass: NONE_WAITING,
+          concurrency: 4096,
+          queueCapacity: 100_000,
+          peakActive: 0,
+        },
       },
     });
   });
@@ -51,9 +61,23 @@ describe('GET /v1/lanes', () => {
     await invoke(url, 'quick', { q: 1 });
     const lanes = await getLanes(url);
     expect(lanes).toEqual({
-      alpha: { active: 2, waiting: 1, concurrency: 2, queueCapacity: 3, peakActive: 2 },
-      beta: { active: 0, waiting: 0, concurrency: 1, queueCapacity: 0, peakActive: 1 },
-      gamma: { active: 0, waiting: 0, concurrency: 4096, queueCapacity: 100_000, peakActive: 0 },
+      alpha: {
+        active: 2,
+        waiting: 1,
+        waitingByClass: { ...NONE_WAITING, standard: 1 },
+        concurrency: 2,
+        queueCapacity: 3,
+        peakActive: 2,
+      },
+      beta: { active: 0, waiting: 0, waitingByClass: NONE_WAITING, concurrency: 1, queueCapacity: 0, peakActive: 1 },
+      gamma: {
+        active: 0,
+        waiting: 0,
+        waitingByClass: NONE_WAITING,
+        concurrency: 4096,
+        queueCapacity: 100_000,
+        peakActive: 0,
+      },
     });
 
     // Each running call holds a delay timer and an attempt timeout; the waiting one its queue TTL.
@@ -67,6 +91,7 @@ describe('GET /v1/lanes', () => {
     expect((await getLanes(url)).alpha).toEqual({
       active: 0,
       waiting: 0,
+      waitingByClass: NONE_WAITING,
       concurrency: 2,
       queueCapacity: 3,
       peakActive: 2,

@@ -78,7 +78,14 @@ describe('seed-000 over HTTP', () => {
     const notes = await invoke(service.url, 'read_notes', { q: 'today' }, { 'x-call-id': 'notes-1' });
     expect(notes.status).toBe(200);
     expect(notes.body).toMatchObject({ toolId: 'read_notes', lane: 'notes', result: { q: 'today' } });
-    expect((await lanes()).render).toEqual({ active: 1, waiting: 2, concurrency: 1, queueCapacity: 2, peakActive: 1 });
+    expect((await lanes()).render).toEqual({
+      active: 1,
+      waiting: 2,
+      waitingByClass: { critical: 0, standard: 2, sheddable: 0 },
+      concurrency: 1,
+      queueCapacity: 2,
+      peakActive: 1,
+    });
 
     clock.advance(1000);
     const expired = await expiring;

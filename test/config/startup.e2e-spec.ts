@@ -10,6 +10,9 @@ import {
   type ServiceProcess,
 } from '../support/spawn-service';
 
+/** A lane's waiting calls by priority class when none waits. */
+const NONE_WAITING = { critical: 0, standard: 0, sheddable: 0 };
+
 /**
  * Start-up of the real process (src/main.ts in a child process) from a config file:
  * docs/http-contract.md section 7. A bad config stops start-up with exit code 1 and one line per problem;
@@ -185,10 +188,38 @@ describe('start-up from the config file', () => {
         expect(lanes.status).toBe(200);
         expect(lanes.body).toEqual({
           lanes: {
-            render: { active: 0, waiting: 0, concurrency: 1, queueCapacity: 2, peakActive: 0 },
-            notes: { active: 0, waiting: 0, concurrency: 1, queueCapacity: 1, peakActive: 0 },
-            general: { active: 0, waiting: 0, concurrency: 16, queueCapacity: 64, peakActive: 0 },
-            llm: { active: 0, waiting: 0, concurrency: 8, queueCapacity: 32, peakActive: 0 },
+            render: {
+              active: 0,
+              waiting: 0,
+              waitingByClass: NONE_WAITING,
+              concurrency: 1,
+              queueCapacity: 2,
+              peakActive: 0,
+            },
+            notes: {
+              active: 0,
+              waiting: 0,
+              waitingByClass: NONE_WAITING,
+              concurrency: 1,
+              queueCapacity: 1,
+              peakActive: 0,
+            },
+            general: {
+              active: 0,
+              waiting: 0,
+              waitingByClass: NONE_WAITING,
+              concurrency: 16,
+              queueCapacity: 64,
+              peakActive: 0,
+            },
+            llm: {
+              active: 0,
+              waiting: 0,
+              waitingByClass: NONE_WAITING,
+              concurrency: 8,
+              queueCapacity: 32,
+              peakActive: 0,
+            },
           },
         });
 
@@ -236,7 +267,16 @@ describe('start-up from the config file', () => {
 
         const lanes = await send('GET', `${url}/v1/lanes`, { headers: CLOSE });
         expect(lanes.body).toEqual({
-          lanes: { work: { active: 0, waiting: 0, concurrency: 3, queueCapacity: 7, peakActive: 0 } },
+          lanes: {
+            work: {
+              active: 0,
+              waiting: 0,
+              waitingByClass: NONE_WAITING,
+              concurrency: 3,
+              queueCapacity: 7,
+              peakActive: 0,
+            },
+          },
         });
         const echo = await invoke(url, 'echo', { n: 1 }, CLOSE);
         expect(echo.status).toBe(200);

@@ -6,6 +6,9 @@ const count = z.int().min(0);
 export const laneSnapshotSchema = z.strictObject({
   active: count,
   waiting: count,
+  waitingByClass: z
+    .strictObject({ critical: count, standard: count, sheddable: count })
+    .meta({ description: '`waiting` by priority class: a higher class starts first.' }),
   concurrency: count,
   queueCapacity: count,
   peakActive: count.meta({ description: 'The most calls ever seen running at once: the proof of isolation.' }),
