@@ -113,7 +113,12 @@ export class BulkheadModule {
         slice((config, { stores }) => ({ idempotency: config.idempotency, customStore: stores?.idempotency })),
       ),
       DispatchModule.forRootAsync({
-        ...slice((config) => ({ tools: config.tools, audit: config.audit, toolAccess: config.toolAccess })),
+        ...slice((config) => ({
+          tools: config.tools,
+          audit: config.audit,
+          toolAccess: config.toolAccess,
+          priority: config.priority,
+        })),
         routes: routes.tools,
       }),
       LlmModule.forRootAsync({

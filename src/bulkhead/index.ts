@@ -8,3 +8,6 @@ export * from './lane-rejection';
 export * from './limit-signal';
 export * from './adaptive';
 export * from './lane.options';
+export * from './priority';
+export * from './priority-policy';
+export * from './priority.options';

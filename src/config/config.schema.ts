@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { authSchema } from '../auth';
 import { budgetsSchema } from '../budget';
-import { lanesSchema } from '../bulkhead';
+import { lanesSchema, prioritySchema } from '../bulkhead';
 import { breakerSchema } from '../circuit-breaker';
 import { bool, intIn, name, nonEmptyString, oneOf } from '../common';
 import { containmentSchema } from '../containment';
@@ -78,6 +78,8 @@ export const configSchema = z.strictObject({
   store: storeSchema,
   lanes: lanesSchema,
   tools: z.record(name(), toolEntrySchema).default({}),
+  /** The highest priority class each tenant may ask for with X-Bulkhead-Priority. */
+  priority: prioritySchema.prefault({}),
   /** Which tools each tenant may see and call (every tool, every tenant, unless said). */
   toolAccess: toolAccessSchema.prefault({}),
   breakers,

@@ -1,4 +1,11 @@
-import { type LaneCall, type LaneWork, type LimitSignal, limitSignalOf } from '../bulkhead';
+import {
+  type LaneCall,
+  type LaneWork,
+  type LimitSignal,
+  limitSignalOf,
+  type PriorityClass,
+  DEFAULT_PRIORITY,
+} from '../bulkhead';
 import type { LazyAbortController } from '../common';
 import type { PoolName } from '../containment';
 import type { AttemptCall } from './attempt-runner';
@@ -10,7 +17,7 @@ type LaneToolCall = Pick<
   ToolCall,
   'tool' | 'arguments' | 'callId' | 'tenant' | 'pool' | 'timeoutMs' | 'idempotencyKey'
 > &
-  Partial<Pick<ToolCall, 'queueTtlMs'>>;
+  Partial<Pick<ToolCall, 'queueTtlMs' | 'priority'>>;
 
 /**
  * One tool call as its lane and its attempts see it: one object that is the lane's call (tenant,
@@ -27,6 +34,7 @@ export class ToolCallWork implements LaneWork, LaneCall, AttemptCall, CallAnswer
   readonly idempotencyKey: string | undefined;
   /** The queue TTL the caller asked for; the lane's own when undefined. */
   readonly queueTtlMs: number | undefined;
+  readonly priority: PriorityClass;
   private resolveAnswer!: (value: unknown) => void;
   private rejectAnswer!: (reason: unknown) => void;
   /** How the caller was answered, as the lane's adaptive limit reads it; unset until then. */
@@ -46,6 +54,7 @@ export class ToolCallWork implements LaneWork, LaneCall, AttemptCall, CallAnswer
     this.pool = call.pool;
     this.idempotencyKey = call.idempotencyKey;
     this.queueTtlMs = call.queueTtlMs;
+    this.priority = call.priority ?? call.tool.priority ?? DEFAULT_PRIORITY;
     this.answer = new Promise((resolve, reject) => {
       this.resolveAnswer = resolve;
       this.rejectAnswer = reject;

@@ -1,4 +1,4 @@
-import type { Lane } from '../bulkhead';
+import type { Lane, PriorityClass } from '../bulkhead';
 import type { LazyAbortController } from '../common';
 import type { PoolName } from '../containment';
 import type { CallTransport } from '../events';
@@ -24,6 +24,8 @@ export interface ToolCall {
   idempotencyKey?: string;
   /** Where the call's own response headers go (RateLimit); none for a batch entry. */
   headers?: HeaderSink;
+  /** Its class in the lane (its caller's, within its ceiling). @default the tool's */
+  priority?: PriorityClass;
   /** How the call arrived, a label of its metrics. @default 'http' */
   transport?: CallTransport;
   /**

@@ -1,4 +1,5 @@
 import { DiscoveryService } from '@nestjs/core';
+import type { PriorityClass } from '../bulkhead';
 import type { BreakerSettings } from '../circuit-breaker';
 import type { RetryBudgetSettings, RetrySettings } from '../retry';
 import type { ToolArguments, ToolInputSchema } from './tool';
@@ -18,6 +19,8 @@ export interface ToolOptions {
   tokens?: number;
   /** Each call gets an audit line (`true`) or never does (`false`); left out: as `audit.toolCalls` says. */
   audit?: boolean;
+  /** Its calls' priority class in their lane, unless a caller asks for another. @default 'standard' */
+  priority?: PriorityClass;
   /** Retries: the built-in defaults (3 attempts, 100 ms doubling to 2 s) for what is left out. */
   retry?: Partial<RetrySettings> & { budget?: Partial<RetryBudgetSettings> };
   /** The tool's breaker: `breakers.default` of the config for what is left out. */

@@ -1,3 +1,4 @@
+import type { PriorityClass } from '../bulkhead';
 import type { Breaker } from '../circuit-breaker';
 import type { PoolName, ToolHttp } from '../containment';
 import type { RetryBudget, RetryPolicy } from '../retry';
@@ -63,6 +64,8 @@ export interface ToolDefinition {
   readonly costUsd: number;
   /** Tokens one call takes from the tenant's tokens-per-minute bucket. @default 0 */
   readonly tokens: number;
+  /** Its calls' class in their lane, unless a caller asks for another within its ceiling. @default 'standard' */
+  readonly priority?: PriorityClass;
   /** Each call gets an audit line (`true`), never does (`false`), or as `audit.toolCalls` says (absent). */
   readonly audit?: boolean;
   /** The origin of the server the tool calls (an http or mcp tool's URL, without path or credentials). */

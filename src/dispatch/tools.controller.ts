@@ -1,5 +1,5 @@
-import { Controller, HttpCode, Post, Req, Res } from '@nestjs/common';
-import { LaneRegistry } from '../bulkhead';
+import { Controller, HttpCode, Inject, Post, Req, Res } from '@nestjs/common';
+import { DEFAULT_PRIORITY, LaneRegistry, PRIORITY_HEADER, PriorityPolicy } from '../bulkhead';
 import { type ErrorEnvelope, ResilienceError, resolveCallId } from '../common';
 import { type CallState, callStateOf, type PlatformRequest } from '../common/nest';
 import type { PoolName } from '../containment';
@@ -7,6 +7,7 @@ import type { HeaderSink } from '../rate-limit';
 import { parseBatchRequest } from './batch/batch-request';
 import { BatchRunner } from './batch/batch-runner.service';
 import { CallPipeline, type ToolCallSuccess } from './call-pipeline.service';
+import { DISPATCH_MODULE_OPTIONS, type DispatchModuleOptions } from './dispatch.module-definition';
 import { parseInvokeRequest } from './invoke-request';
 import { ToolRegistry } from './tool-registry.service';
 
@@ -26,12 +27,17 @@ type ToolReply = HeaderSink;
  */
 @Controller('v1/tools')
 export class ToolsController {
+  private readonly priorities: PriorityPolicy;
+
   constructor(
     private readonly tools: ToolRegistry,
     private readonly lanes: LaneRegistry,
     private readonly pipeline: CallPipeline,
     private readonly batches: BatchRunner,
-  ) {}
+    @Inject(DISPATCH_MODULE_OPTIONS) options: DispatchModuleOptions,
+  ) {
+    this.priorities = new PriorityPolicy(options.priority);
+  }
 
   @Post(':toolId/invoke')
   @HttpCode(200)
@@ -55,6 +61,11 @@ export class ToolsController {
       queueTtlMs: options.queueTtlMs,
       idempotencyKey: options.idempotencyKey,
       headers: reply,
+      priority: this.priorities.classOf(
+        tool.priority ?? DEFAULT_PRIORITY,
+        request.headers[PRIORITY_HEADER],
+        caller.tenant,
+      ),
     });
   }
 
@@ -65,7 +76,15 @@ export class ToolsController {
     @Res({ passthrough: true }) reply: ToolReply,
   ): Promise<{ results: Array<ToolCallSuccess | ErrorEnvelope> }> {
     const state = startCall(request, reply);
-    return this.batches.run(parseBatchRequest(request.body), { ...callerOf(state), abort: state.abort });
+    const caller = callerOf(state);
+    const asked = request.headers[PRIORITY_HEADER];
+    // Checked before any entry runs: a header no entry could take refuses the batch.
+    this.priorities.classOf('standard', asked, caller.tenant);
+    return this.batches.run(parseBatchRequest(request.body), {
+      ...caller,
+      abort: state.abort,
+      priorityOf: (tool) => this.priorities.classOf(tool.priority ?? DEFAULT_PRIORITY, asked, caller.tenant),
+    });
   }
 }
 

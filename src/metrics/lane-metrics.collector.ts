@@ -1,6 +1,6 @@
 import { Inject, Injectable, type OnModuleDestroy, type OnModuleInit, Optional } from '@nestjs/common';
 import { Counter, Gauge, type Registry } from 'prom-client';
-import { type Lane, LaneRegistry } from '../bulkhead';
+import { type Lane, LaneRegistry, PRIORITY_CLASSES } from '../bulkhead';
 import { HistogramFamily } from './histogram-family';
 import { METRIC, QUEUE_WAIT_BUCKETS } from './metric-names';
 import { MetricsRegistry } from './metrics-registry.provider';
@@ -31,6 +31,19 @@ export class LaneMetricsCollector implements OnModuleInit, OnModuleDestroy {
       lanes,
       (lane) => lane.snapshot().waiting,
     );
+    new Gauge({
+      name: METRIC.laneWaitingByClass,
+      help: 'Calls waiting in the lane queue now, by priority class (a higher class starts first)',
+      labelNames: ['lane', 'class'],
+      registers,
+      collect() {
+        for (const lane of lanes) {
+          const { waitingByClass } = lane.snapshot();
+          for (const priority of PRIORITY_CLASSES)
+            this.set({ lane: lane.name, class: priority }, waitingByClass[priority]);
+        }
+      },
+    });
     gauge(
       METRIC.lanePeakActive,
       'Most calls ever seen running at once',
@@ -75,6 +88,8 @@ export class LaneMetricsCollector implements OnModuleInit, OnModuleDestroy {
           this.inc({ lane: lane.name, result: 'queue_full' }, stats.queueFull);
           this.inc({ lane: lane.name, result: 'tenant_queue_full' }, stats.tenantQueueFull);
           this.inc({ lane: lane.name, result: 'stopped' }, stats.stopped);
+          // Accepted first, then refused queue_full while waiting: a higher class took its place.
+          this.inc({ lane: lane.name, result: 'displaced' }, stats.displaced);
         }
       },
     });

@@ -2,6 +2,7 @@
 export const METRIC = {
   laneActive: 'bulkhead_lane_active',
   laneWaiting: 'bulkhead_lane_waiting',
+  laneWaitingByClass: 'bulkhead_lane_waiting_by_class',
   lanePeakActive: 'bulkhead_lane_peak_active',
   laneCapacity: 'bulkhead_lane_capacity',
   laneLimit: 'bulkhead_lane_limit',

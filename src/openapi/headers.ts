@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { CALL_ID_PATTERN, NAME_PATTERN } from '../common';
+import { PRIORITY_CLASSES } from '../bulkhead';
 import { durationHeaderSchema } from '../dispatch';
 import { idempotencyKeySchema } from '../idempotency';
 
@@ -54,6 +55,14 @@ export const INVOKE_PARAMETERS: ParameterDoc[] = [
     in: 'header',
     description: "The longest this call may wait in its lane's queue: positive, at most the lane's `queueTtlMs`.",
     schema: durationHeaderSchema,
+  },
+  {
+    name: 'X-Bulkhead-Priority',
+    in: 'header',
+    description:
+      "The call's class in its lane (a higher one starts first and displaces a lower one from a full queue); " +
+      "held to the tenant's ceiling. Absent: the tool's.",
+    schema: z.enum(PRIORITY_CLASSES),
   },
 ];
 

@@ -8,7 +8,9 @@ import {
   wasReported,
 } from '../../common';
 import { logIfUnexpected, logRefusal } from '../../common/nest';
+import type { PriorityClass } from '../../bulkhead';
 import type { PoolName } from '../../containment';
+import type { ToolDefinition } from '../tool';
 import { CallPipeline, type ToolCallSuccess } from '../call-pipeline.service';
 import { ToolRegistry } from '../tool-registry.service';
 import { type BatchRequest, parseBatchEntry, parseBatchField } from './batch-request';
@@ -20,6 +22,8 @@ export interface BatchCaller {
   pool: PoolName;
   contained: boolean;
   abort: LazyAbortController;
+  /** An entry's class in its lane (the batch's `X-Bulkhead-Priority`, within the tenant's ceiling). @default the tool's */
+  priorityOf?: (tool: ToolDefinition) => PriorityClass;
 }
 
 /**
@@ -56,6 +60,7 @@ export class BatchRunner {
         pool: caller.pool,
         contained: caller.contained,
         abort: caller.abort,
+        priority: caller.priorityOf?.(tool),
         arguments: parseBatchField('arguments', entry.arguments) ?? {},
         idempotencyKey: parseBatchField('idempotencyKey', entry.idempotencyKey),
         timeoutMs: tool.timeoutMs,

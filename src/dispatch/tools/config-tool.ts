@@ -1,3 +1,4 @@
+import { DEFAULT_PRIORITY, type PriorityClass } from '../../bulkhead';
 import type { ToolResilienceSettings } from '../tool-resilience';
 import type { ToolKindContext } from './tool-kind';
 
@@ -12,6 +13,7 @@ export interface ConfigToolSettings extends ToolResilienceSettings {
   readonly costUsd?: number;
   readonly tokens?: number;
   readonly audit?: boolean;
+  readonly priority?: PriorityClass;
   /** The server an http or mcp entry calls. */
   readonly url?: string;
 }
@@ -32,6 +34,7 @@ export function configToolBasics(id: string, config: ConfigToolSettings, ctx: To
     costUsd: config.costUsd ?? 0,
     tokens: config.tokens ?? 0,
     audit: config.audit,
+    priority: config.priority ?? DEFAULT_PRIORITY,
     upstream: config.url === undefined ? undefined : originOf(config.url),
     ...ctx.resilience(id, config.timeoutMs, config.containment, config),
   };

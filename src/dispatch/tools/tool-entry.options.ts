@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { priorityClass } from '../../bulkhead';
 import { breakerSchema } from '../../circuit-breaker';
 import { bool, intIn, name, numberIn, oneOf } from '../../common';
 import { retrySchema } from '../../retry';
@@ -58,6 +59,8 @@ export const toolCommon = {
   chaos: toolChaosSchema.optional(),
   /** Each call gets an audit line (true) or never does (false); left out: as `audit.toolCalls` says. */
   audit: bool().optional(),
+  /** Its calls' priority class in their lane, unless a caller asks for another (`X-Bulkhead-Priority`). */
+  priority: priorityClass().optional(),
 };
 
 export const timeoutMs = () => intIn(1, 600_000);

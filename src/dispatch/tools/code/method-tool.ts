@@ -1,3 +1,4 @@
+import { DEFAULT_PRIORITY } from '../../../bulkhead';
 import { ResilienceError } from '../../../common';
 import type { ToolArguments, ToolDefinition, ToolHandler, ToolInputSchema } from '../../tool';
 import { compileInputCheck } from '../../tool-input-check';
@@ -26,6 +27,7 @@ export function methodTool(
     costUsd: config?.costUsd ?? options.costUsd ?? 0,
     tokens: config?.tokens ?? options.tokens ?? 0,
     audit: config?.audit ?? options.audit,
+    priority: config?.priority ?? options.priority ?? DEFAULT_PRIORITY,
     validate: inputChecks(options.id, options.inputSchema, options.validate),
     inputSchema: options.inputSchema,
     handler: jsonResult(options.id, handler),

@@ -1,0 +1,116 @@
+import { FakeClock } from '../../src/common/fake-clock';
+import { closeOnFakeClock } from '../support/close-app';
+import { createTestApp, type TestApp } from '../support/create-app';
+import { eventually } from '../support/eventually';
+import { invoke, type Response, send } from '../support/http-client';
+import { parsePromText, sampleValue } from '../support/prom-text';
+import { testTenant } from '../support/tenants';
+
+const ACME = testTenant('acme');
+const GLOBEX = testTenant('globex');
+
+/** A call of the `hold` tool, which waits a second of the fake clock, as `tenant` at `priority`. */
+const asking = (tenant: { headers: Record<string, string> }, priority?: string) =>
+  priority === undefined ? tenant.headers : { ...tenant.headers, 'x-bulkhead-priority': priority };
+
+/**
+ * Priority classes in a lane (docs/design.md, "Lanes"): a caller asks for its call's class with
+ * `X-Bulkhead-Priority`, held to its tenant's ceiling; a higher class starts first, and takes a
+ * full queue's place of the newest waiting call of a lower class, which is refused at once.
+ */
+describe('priority classes in a lane', () => {
+  let clock: FakeClock;
+  let app: TestApp;
+
+  beforeEach(async () => {
+    clock = new FakeClock();
+    app = await createTestApp(
+      {
+        auth: { apiKeys: [ACME.apiKey, GLOBEX.apiKey] },
+        lanes: { work: { concurrency: 1, queueCapacity: 1 }, wide: { concurrency: 1, queueCapacity: 3 } },
+        priority: { ceiling: 'standard', tenants: { acme: 'critical' } },
+        tools: {
+          hold: { lane: 'work', kind: 'builtin', builtin: 'delay' },
+          queue: { lane: 'wide', kind: 'builtin', builtin: 'delay' },
+          batchable: { lane: 'wide', kind: 'builtin', builtin: 'echo', priority: 'sheddable' },
+        },
+      },
+      { clock },
+    );
+  });
+
+  afterEach(() => closeOnFakeClock(app, clock));
+
+  const lane = async (name: string) =>
+    (await send('GET', `${app.url}/v1/lanes`, { headers: ACME.headers })).body.lanes[name];
+  const hold = (tenant: { headers: Record<string, string> }, priority?: string, tool = 'hold') =>
+    invoke(app.url, tool, { ms: 1000 }, asking(tenant, priority));
+
+  it('lets a critical call take a sheddable one’s place in a full queue, and refuses that one at once', async () => {
+    const running = hold(ACME);
+    await eventually(async () => expect((await lane('work')).active).toBe(1));
+    const sheddable = hold(GLOBEX, 'sheddable');
+    await eventually(async () => expect((await lane('work')).waitingByClass.sheddable).toBe(1));
+
+    const critical = hold(ACME, 'critical');
+
+    const displaced = await sheddable;
+    expect(displaced.status).toBe(503);
+    expect(displaced.body.error).toMatchObject({ kind: 'queue_full' });
+    expect(displaced.headers['retry-after']).toBeDefined();
+    expect(await lane('work')).toMatchObject({
+      waiting: 1,
+      waitingByClass: { critical: 1, standard: 0, sheddable: 0 },
+    });
+    // Globex's ceiling is standard: asking for critical gets standard, which displaces nothing critical.
+    expect((await hold(GLOBEX, 'critical')).status).toBe(503);
+    const prom = parsePromText((await send('GET', `${app.url}/metrics`)).body as string);
+    expect(sampleValue(prom, 'bulkhead_admissions_total', { lane: 'work', result: 'displaced' })).toBe(1);
+    expect(sampleValue(prom, 'bulkhead_lane_waiting_by_class', { lane: 'work', class: 'critical' })).toBe(1);
+
+    clock.advance(1000);
+    await eventually(async () => expect((await lane('work')).active).toBe(1));
+    clock.advance(1000);
+    expect((await running).status).toBe(200);
+    expect((await critical).status).toBe(200);
+  });
+
+  it('starts a higher class first, whatever the order the calls came in', async () => {
+    const finished: string[] = [];
+    const track = (name: string, answer: Promise<Response>) => answer.then(() => finished.push(name));
+    const first = track('first', hold(ACME, undefined, 'queue'));
+    await eventually(async () => expect((await lane('wide')).active).toBe(1));
+    const calls = [
+      track('standard', hold(ACME, 'standard', 'queue')),
+      track('sheddable', hold(ACME, 'sheddable', 'queue')),
+      track('critical', hold(ACME, 'critical', 'queue')),
+    ];
+    await eventually(async () => expect((await lane('wide')).waiting).toBe(3));
+
+    for (let call = 0; call < 4; call++) {
+      clock.advance(1000);
+      await eventually(() => expect(finished).toHaveLength(call + 1));
+      if (call < 3) await eventually(async () => expect((await lane('wide')).active).toBe(1));
+    }
+    await Promise.all([first, ...calls]);
+    expect(finished).toEqual(['first', 'critical', 'standard', 'sheddable']);
+  });
+
+  it('takes a tool’s own class when the caller says none, and refuses a class that does not exist', async () => {
+    const running = hold(ACME, undefined, 'queue');
+    await eventually(async () => expect((await lane('wide')).active).toBe(1));
+    const batchable = invoke(app.url, 'batchable', {}, ACME.headers);
+    await eventually(async () => expect((await lane('wide')).waitingByClass.sheddable).toBe(1));
+
+    const bad = await hold(ACME, 'urgent');
+
+    expect(bad.status).toBe(400);
+    expect(bad.body.error).toMatchObject({
+      kind: 'invalid_request',
+      message: 'X-Bulkhead-Priority must be critical, standard or sheddable',
+    });
+    clock.advance(1000);
+    expect((await running).status).toBe(200);
+    expect((await batchable).status).toBe(200);
+  });
+});
