@@ -89,7 +89,10 @@ export class BulkheadModule {
       StoreModule.forRootAsync(slice((config, { redis }) => ({ store: config.store, redis }))),
       // Global: the attempt runner and the LLM routes find it without importing it.
       ChaosModule.forRootAsync(slice((config) => ({ enabled: config.chaos.enabled, tools: toolChaos(config) }))),
-      LanesModule.forRootAsync({ ...slice((config) => ({ lanes: config.lanes })), routes: routes.lanes }),
+      LanesModule.forRootAsync({
+        ...slice((config) => ({ lanes: config.lanes, priority: config.priority })),
+        routes: routes.lanes,
+      }),
       CircuitBreakerModule.forRootAsync({
         ...slice((config) => ({ breakers: config.breakers })),
         routes: routes.circuits,
@@ -117,7 +120,6 @@ export class BulkheadModule {
           tools: config.tools,
           audit: config.audit,
           toolAccess: config.toolAccess,
-          priority: config.priority,
         })),
         routes: routes.tools,
       }),

@@ -1,6 +1,5 @@
 import { ConfigurableModuleBuilder } from '@nestjs/common';
 import { DEFAULT_MODULE_EXTRAS, withExtras } from '../common/nest';
-import type { PriorityOptions } from '../bulkhead';
 import type { ToolAccessOptions } from './tool-access.options';
 import type { ToolCallAuditOptions } from './tool-call-audit';
 import type { ToolConfig } from './tools/tool-schemas';
@@ -12,8 +11,6 @@ export interface DispatchModuleOptions {
   audit?: ToolCallAuditOptions;
   /** Which tools each tenant may see and call, as in the `toolAccess` section of the config file. @default every tool to every tenant */
   toolAccess?: ToolAccessOptions;
-  /** Who may ask for which class with `X-Bulkhead-Priority`, as in the `priority` section of the config file. @default nobody past standard */
-  priority?: PriorityOptions;
 }
 
 export const { ConfigurableModuleClass: DispatchConfigurableModule, MODULE_OPTIONS_TOKEN: DISPATCH_MODULE_OPTIONS } =

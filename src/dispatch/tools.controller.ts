@@ -1,4 +1,4 @@
-import { Controller, HttpCode, Inject, Post, Req, Res } from '@nestjs/common';
+import { Controller, HttpCode, Post, Req, Res } from '@nestjs/common';
 import { DEFAULT_PRIORITY, LaneRegistry, PRIORITY_HEADER, PriorityPolicy } from '../bulkhead';
 import { type ErrorEnvelope, ResilienceError, resolveCallId } from '../common';
 import { type CallState, callStateOf, type PlatformRequest } from '../common/nest';
@@ -7,7 +7,6 @@ import type { HeaderSink } from '../rate-limit';
 import { parseBatchRequest } from './batch/batch-request';
 import { BatchRunner } from './batch/batch-runner.service';
 import { CallPipeline, type ToolCallSuccess } from './call-pipeline.service';
-import { DISPATCH_MODULE_OPTIONS, type DispatchModuleOptions } from './dispatch.module-definition';
 import { parseInvokeRequest } from './invoke-request';
 import { ToolRegistry } from './tool-registry.service';
 
@@ -27,17 +26,13 @@ type ToolReply = HeaderSink;
  */
 @Controller('v1/tools')
 export class ToolsController {
-  private readonly priorities: PriorityPolicy;
-
   constructor(
     private readonly tools: ToolRegistry,
     private readonly lanes: LaneRegistry,
     private readonly pipeline: CallPipeline,
     private readonly batches: BatchRunner,
-    @Inject(DISPATCH_MODULE_OPTIONS) options: DispatchModuleOptions,
-  ) {
-    this.priorities = new PriorityPolicy(options.priority);
-  }
+    private readonly priorities: PriorityPolicy,
+  ) {}
 
   @Post(':toolId/invoke')
   @HttpCode(200)

@@ -1,8 +1,11 @@
 import { Reflector } from '@nestjs/core';
+import type { PriorityClass } from '../bulkhead';
 
 export interface BulkheadRouteOptions {
   /** How long a request may wait for a slot, if shorter than the lane's `queueTtlMs`. */
   queueTtlMs?: number;
+  /** The class of the route's calls in the lane, unless a caller asks for another (`X-Bulkhead-Priority`). @default 'standard' */
+  priority?: PriorityClass;
 }
 
 export interface BulkheadRoute extends BulkheadRouteOptions {

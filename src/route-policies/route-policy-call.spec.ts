@@ -14,11 +14,12 @@ function setUp(handle: () => Observable<unknown>, lane?: Lane) {
     lane,
     laneName: lane?.name ?? '',
     queueTtlMs: undefined,
+    priority: 'standard',
     breaker: undefined,
     label: 'Reports.list',
   };
   const state: CallState = { abort: new LazyAbortController(), callId: 'c1', tenant: 'acme', pool: 'normal' };
-  const call = new RoutePolicyCall(plan, state, { handle } as CallHandler, outcomes, 0);
+  const call = new RoutePolicyCall(plan, state, { handle } as CallHandler, outcomes, 0, 'standard');
   return { call, finished, state };
 }
 

@@ -1,6 +1,6 @@
 import { type CallHandler, HttpException } from '@nestjs/common';
 import { Observable, type Observer, type Subscriber } from 'rxjs';
-import type { Lane, LaneCall, LaneWork } from '../bulkhead';
+import type { Lane, LaneCall, LaneWork, PriorityClass } from '../bulkhead';
 import type { Breaker } from '../circuit-breaker';
 import { ANONYMOUS_TENANT, asResilienceError } from '../common';
 import { type CallState, fromHttpException } from '../common/nest';
@@ -12,6 +12,8 @@ export interface RoutePlan {
   /** The lane's name for the ledger, `''` without one. */
   laneName: string;
   queueTtlMs: number | undefined;
+  /** The class of its calls in the lane when the caller asks for none. */
+  priority: PriorityClass;
   breaker: Breaker | undefined;
   /** `Controller.method`: the ledger's `toolId` for a company route. */
   label: string;
@@ -28,6 +30,8 @@ export class RoutePolicyCall implements LaneWork, LaneCall, Observer<unknown> {
   readonly tenant: string;
   readonly abort: CallState['abort'];
   readonly queueTtlMs: number | undefined;
+  /** Its class in the lane: the caller's (within its ceiling), or the route's. */
+  readonly priority: PriorityClass;
   /** What Nest subscribes to: the handler's value, or the failure as the client will see it. */
   readonly answer: Observable<unknown>;
   /** The handler ran (the lane gave it a slot and the breaker let it through). */
@@ -49,10 +53,12 @@ export class RoutePolicyCall implements LaneWork, LaneCall, Observer<unknown> {
     private readonly outcomes: CallOutcomes,
     /** `clock.now()` when the call arrived. */
     private readonly startedAt: number,
+    priority: PriorityClass,
   ) {
     this.tenant = state.tenant ?? ANONYMOUS_TENANT;
     this.abort = state.abort;
     this.queueTtlMs = plan.queueTtlMs;
+    this.priority = priority;
     this.answer = new Observable((subscriber) => this.subscribe(subscriber));
   }
 

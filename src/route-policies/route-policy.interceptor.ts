@@ -8,9 +8,9 @@ import {
 } from '@nestjs/common';
 import { HttpAdapterHost, Reflector } from '@nestjs/core';
 import type { Observable } from 'rxjs';
-import { LaneRegistry } from '../bulkhead';
+import { DEFAULT_PRIORITY, LaneRegistry, PRIORITY_HEADER, PriorityPolicy } from '../bulkhead';
 import { BreakerRegistry } from '../circuit-breaker';
-import { CLOCK, type Clock, resolveCallId } from '../common';
+import { ANONYMOUS_TENANT, CLOCK, type Clock, resolveCallId } from '../common';
 import { AppPlatform, callStateOf, type PlatformRequest, RouteCache, type RouteTarget } from '../common/nest';
 import { CallOutcomes } from '../events';
 import { admitCall } from '../pipeline';
@@ -39,6 +39,8 @@ export class RoutePolicyInterceptor implements NestInterceptor {
     private readonly outcomes: CallOutcomes,
     @Inject(CLOCK) private readonly clock: Clock,
     adapterHost: HttpAdapterHost,
+    // Optional as the lanes: without them there is no class to decide.
+    @Optional() @Inject(PriorityPolicy) private readonly priorities: PriorityPolicy | null,
   ) {
     this.platform = new AppPlatform(adapterHost);
   }
@@ -58,7 +60,12 @@ export class RoutePolicyInterceptor implements NestInterceptor {
     state.callId = callId;
     this.platform.of(reply).setHeader(reply, 'x-call-id', callId);
 
-    const call = new RoutePolicyCall(plan, state, next, this.outcomes, this.clock.now());
+    const asked = request.headers[PRIORITY_HEADER];
+    const priority =
+      asked === undefined || !this.priorities
+        ? plan.priority
+        : this.priorities.classOf(plan.priority, asked, state.tenant ?? ANONYMOUS_TENANT);
+    const call = new RoutePolicyCall(plan, state, next, this.outcomes, this.clock.now(), priority);
     // The call is its own lane call (tenant, abort, queue TTL) and its own work.
     const refusal = admitCall(plan.lane, plan.breaker, state.tenant, call, call);
     if (refusal) {
@@ -80,6 +87,7 @@ export class RoutePolicyInterceptor implements NestInterceptor {
       lane,
       laneName: lane?.name ?? '',
       queueTtlMs: route?.queueTtlMs,
+      priority: route?.priority ?? DEFAULT_PRIORITY,
       breaker,
       label: `${controller.name}.${handler.name}`,
     };
