@@ -18,7 +18,6 @@ import type { ToolChaosConfig } from './dispatch';
 import { ContainmentModule } from './containment';
 import { DispatchModule } from './dispatch';
 import { EventsModule, EventsRoutesModule } from './events';
-import { fastifyOnlyRoutesCheck } from './fastify-only-routes';
 import { HealthModule } from './health';
 import { IdempotencyModule } from './idempotency';
 import { LifecycleModule } from './lifecycle';
@@ -165,7 +164,6 @@ export class BulkheadModule {
       providers: [
         ...(options.errorEnvelope === false ? [] : [{ provide: APP_FILTER, useClass: EnvelopeExceptionFilter }]),
         mountedRoutesReport(routes),
-        fastifyOnlyRoutesCheck(routes),
       ],
     };
   }

@@ -1,4 +1,4 @@
-import type { FastifyReply } from 'fastify';
+import type { HttpPlatform, PlatformReply } from '../common/nest';
 import type { ChatAnswer } from './chat-call';
 
 /** What every ingress says of how an answer was served: in `x-bulkhead-*` headers and a `bulkhead` field. */
@@ -16,14 +16,14 @@ export interface BulkheadAnswerField {
 export type AnswerMeta = Pick<ChatAnswer, 'servedBy' | 'attempts' | 'cache' | 'costUsd' | 'hedged' | 'replayed'> &
   Partial<Pick<ChatAnswer, 'similarity'>>;
 
-/** Sets the `x-bulkhead-*` headers of a whole (not streamed) answer. */
-export function answerHeaders(reply: FastifyReply, answer: AnswerMeta): FastifyReply {
-  return reply
-    .header('x-bulkhead-served-by', answer.servedBy)
-    .header('x-bulkhead-attempts', String(answer.attempts))
-    .header('x-bulkhead-cache', answer.cache)
-    .header('x-bulkhead-cost-usd', answer.costUsd.toFixed(6))
-    .header('x-bulkhead-hedged', String(answer.hedged));
+/** Sends a whole (not streamed) answer: `200`, its `x-bulkhead-*` headers, and `body` as JSON. */
+export function sendAnswer(platform: HttpPlatform, reply: PlatformReply, answer: AnswerMeta, body: object): void {
+  platform.setHeader(reply, 'x-bulkhead-served-by', answer.servedBy);
+  platform.setHeader(reply, 'x-bulkhead-attempts', String(answer.attempts));
+  platform.setHeader(reply, 'x-bulkhead-cache', answer.cache);
+  platform.setHeader(reply, 'x-bulkhead-cost-usd', answer.costUsd.toFixed(6));
+  platform.setHeader(reply, 'x-bulkhead-hedged', String(answer.hedged));
+  platform.sendJson(reply, 200, body);
 }
 
 /** The `bulkhead` field beside the answer's own. */

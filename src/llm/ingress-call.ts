@@ -1,6 +1,5 @@
-import type { FastifyReply, FastifyRequest } from 'fastify';
 import { type ErrorWire, resolveCallId, ResilienceError } from '../common';
-import { callStateOf } from '../common/nest';
+import { callStateOf, type HttpPlatform, type PlatformReply, type PlatformRequest } from '../common/nest';
 import { parseIdempotencyKey } from '../idempotency';
 import type { ChatCall } from './chat-call';
 
@@ -10,18 +9,22 @@ export type IngressCaller = Pick<
   'callId' | 'tenant' | 'pool' | 'abort' | 'cacheControl' | 'headers' | 'idempotencyKey'
 >;
 
+/** An LLM route's request on either platform: both parse the JSON body. */
+export type IngressRequest = PlatformRequest & { readonly body?: unknown };
+
 /**
  * What every LLM ingress does first: its errors in `wire`'s shape, the call id, the request
  * read by `parse` (into the Chat Completions request the pipeline runs, and the request as it
  * came where targets may be sent that), and the caller.
  */
 export function startChatCall(
-  request: FastifyRequest,
-  reply: FastifyReply,
+  platform: HttpPlatform,
+  request: IngressRequest,
+  reply: PlatformReply,
   wire: ErrorWire,
   parse: (body: unknown) => Pick<ChatCall, 'request' | 'passThrough'>,
 ): ChatCall {
-  return startIngressCall(request, reply, wire, parse);
+  return startIngressCall(platform, request, reply, wire, parse);
 }
 
 /**
@@ -29,15 +32,16 @@ export function startChatCall(
  * returns (a fresh object of its own, which this completes) beside the caller's.
  */
 export function startIngressCall<T extends object>(
-  request: FastifyRequest,
-  reply: FastifyReply,
+  platform: HttpPlatform,
+  request: IngressRequest,
+  reply: PlatformReply,
   wire: ErrorWire,
   parse: (body: unknown) => T,
 ): T & IngressCaller {
   const state = callStateOf(request, reply);
   state.errorWire = wire;
   state.callId = resolveCallId(request.headers['x-call-id']);
-  void reply.header('x-call-id', state.callId);
+  platform.setHeader(reply, 'x-call-id', state.callId);
   const parsed = parse(request.body);
   if (state.tenant === undefined || state.pool === undefined) {
     throw new ResilienceError('unauthorized', 'the call has no authenticated tenant');
@@ -49,7 +53,7 @@ export function startIngressCall<T extends object>(
     pool: state.pool,
     abort: state.abort,
     cacheControl: typeof cacheControl === 'string' ? cacheControl : undefined,
-    headers: reply,
+    headers: platform.headersOf(reply),
     idempotencyKey: parseIdempotencyKey(request.headers['idempotency-key']),
   });
 }

@@ -1,4 +1,4 @@
-import type { FastifyRequest } from 'fastify';
+import type { IncomingMessage } from 'node:http';
 import { isJsonContentType } from '@modelcontextprotocol/sdk/shared/mediaType.js';
 import {
   type CallToolRequest,
@@ -22,11 +22,12 @@ export interface DirectToolCall {
  * anything else, which the SDK answers (an `initialize`, notifications, a batch, other methods,
  * malformed messages or params, a wrong `Accept` or content type, an unsupported protocol
  * version, a task-augmented call). The checks are the SDK's own where it has them (its zod
- * schemas, its media type and protocol version checks); the session's are the caller's.
+ * schemas, its media type and protocol version checks); the session's are the caller's. `body`
+ * is the platform's parse of the Node `request`'s.
  */
-export function directToolCallOf(request: FastifyRequest): DirectToolCall | undefined {
-  const { body, headers } = request;
+export function directToolCallOf(body: unknown, request: IncomingMessage): DirectToolCall | undefined {
   if (!isToolsCall(body)) return undefined;
+  const { headers } = request;
   const accept = headers.accept;
   if (!accept?.includes('application/json') || !accept.includes('text/event-stream')) return undefined;
   if (!isJsonContentType(headers['content-type']) || repeatsContentType(request)) return undefined;
@@ -57,8 +58,8 @@ function isToolsCall(body: unknown): body is { id: RequestId; params: unknown } 
  * Node keeps the first of two `Content-Type` headers; the SDK reads a Web `Headers`, which joins
  * them, and refuses the result: such a request is the SDK's to refuse.
  */
-function repeatsContentType(request: FastifyRequest): boolean {
-  const raw = request.raw.rawHeaders;
+function repeatsContentType(request: IncomingMessage): boolean {
+  const raw = request.rawHeaders;
   let seen = 0;
   for (let index = 0; index < raw.length; index += 2) {
     if (raw[index]!.length === 12 && raw[index]!.toLowerCase() === 'content-type' && ++seen > 1) return true;

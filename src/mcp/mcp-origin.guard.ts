@@ -1,7 +1,6 @@
 import { type CanActivate, type ExecutionContext, Inject, Injectable } from '@nestjs/common';
-import type { FastifyReply, FastifyRequest } from 'fastify';
 import { OriginPolicy, ResilienceError } from '../common';
-import { callStateOf } from '../common/nest';
+import { callStateOf, type PlatformReply, type PlatformRequest } from '../common/nest';
 import { DEFAULT_MCP, MCP_MODULE_OPTIONS, type McpModuleOptions } from './mcp.module-definition';
 
 /**
@@ -21,10 +20,10 @@ export class McpOriginGuard implements CanActivate {
 
   canActivate(context: ExecutionContext): boolean {
     const http = context.switchToHttp();
-    const request = http.getRequest<FastifyRequest>();
+    const request = http.getRequest<PlatformRequest>();
     const refusal = this.policy.refusal(request.headers);
     if (refusal === undefined) return true;
-    callStateOf(request, http.getResponse<FastifyReply>()).errorWire = 'jsonrpc';
+    callStateOf(request, http.getResponse<PlatformReply>()).errorWire = 'jsonrpc';
     throw new ResilienceError('invalid_request', refusal, { status: 403 });
   }
 }

@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { type BeforeApplicationShutdown, Inject, Injectable, type OnModuleDestroy, Optional } from '@nestjs/common';
-import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { ServerResponse } from 'node:http';
 import { CLOCK, type Clock, ResilienceError, type TimerHandle } from '../common';
+import type { HttpPlatform, PlatformReply, PlatformRequest } from '../common/nest';
 import { ToolRegistry } from '../dispatch';
 import { Lifecycle } from '../lifecycle';
 import { directToolCallOf, type DirectToolCall } from './direct-tool-call';
@@ -11,6 +12,9 @@ import { McpSessionTable, type SessionEntry } from '../mcp-client';
 import { McpToolCalls } from './mcp-tool-calls.service';
 import { DEFAULT_MCP, MCP_MODULE_OPTIONS, type McpModuleOptions } from './mcp.module-definition';
 import { refusalOf, toWebRequest, writeWebResponse } from './web-exchange';
+
+/** An `/mcp` request on either platform: both carry the method and parse the JSON body. */
+export type McpRequest = PlatformRequest & { readonly method?: string; readonly body?: unknown };
 
 /** How often idle sessions are looked for, at most: a session outlives its idle time by up to this. */
 const MAX_SWEEP_MS = 60_000;
@@ -109,16 +113,21 @@ export class McpSessions implements OnModuleDestroy, BeforeApplicationShutdown {
    * as the envelope's error, before anything is written; a session whose `initialize` was
    * refused is dropped. A POST keeps the session in use until its answer ends. A plain
    * `tools/call` on an open session goes the direct way, answered as the SDK would answer it.
+   * The request and reply are `platform`'s; the answer is written on the Node response under it.
    */
   async serve(
     entry: SessionEntry<McpSession>,
-    request: FastifyRequest,
-    reply: FastifyReply,
     caller: McpHttpRequest,
+    platform: HttpPlatform,
+    request: McpRequest,
+    reply: PlatformReply,
   ): Promise<void> {
     const { session } = entry;
-    const direct = this.answersDirectly && request.method === 'POST' ? directToolCallOf(request) : undefined;
-    if (direct && session.takesDirectly(direct.id)) return this.callDirectly(entry, direct, reply, caller);
+    const node = platform.rawRequest(request);
+    const direct = this.answersDirectly && request.method === 'POST' ? directToolCallOf(request.body, node) : undefined;
+    if (direct && session.takesDirectly(direct.id)) {
+      return this.callDirectly(entry, direct, platform.hijack(reply), caller);
+    }
     const listening = request.method === 'GET';
     if (listening) this.table.touch(entry);
     else this.table.enter(entry);
@@ -130,7 +139,7 @@ export class McpSessions implements OnModuleDestroy, BeforeApplicationShutdown {
       else this.table.leave(entry);
     };
     try {
-      const answering = session.transport.handleRequest(toWebRequest(request), {
+      const answering = session.transport.handleRequest(toWebRequest(node, platform.url(request)), {
         parsedBody: request.body ?? undefined,
         authInfo: caller.toAuthInfo(),
       });
@@ -143,9 +152,9 @@ export class McpSessions implements OnModuleDestroy, BeforeApplicationShutdown {
         void session.close();
       }
       if (response.status >= 400) throw await refusalOf(response);
-      reply.hijack();
-      reply.raw.once('close', leave);
-      await writeWebResponse(response, reply.raw);
+      const raw = platform.hijack(reply);
+      raw.once('close', leave);
+      await writeWebResponse(response, raw);
     } catch (error) {
       leave();
       throw error;
@@ -155,13 +164,12 @@ export class McpSessions implements OnModuleDestroy, BeforeApplicationShutdown {
   private async callDirectly(
     entry: SessionEntry<McpSession>,
     call: DirectToolCall,
-    reply: FastifyReply,
+    raw: ServerResponse,
     caller: McpHttpRequest,
   ): Promise<void> {
     this.table.enter(entry);
-    reply.hijack();
-    reply.raw.once('close', () => this.table.leave(entry));
-    await entry.session.callDirectly(call, caller, reply.raw);
+    raw.once('close', () => this.table.leave(entry));
+    await entry.session.callDirectly(call, caller, raw);
   }
 
   private closeAll(sessions: McpSession[]): void {

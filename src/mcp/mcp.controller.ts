@@ -1,12 +1,19 @@
 import { Controller, Delete, Get, HttpCode, Post, Req, Res, UseGuards } from '@nestjs/common';
-import type { FastifyReply, FastifyRequest } from 'fastify';
+import { HttpAdapterHost } from '@nestjs/core';
 import { ResilienceError } from '../common';
-import { type CallState, callStateOf, OwnOriginPolicy } from '../common/nest';
+import {
+  AppPlatform,
+  type CallState,
+  callStateOf,
+  OwnOriginPolicy,
+  type PlatformReply,
+  type PlatformRequest,
+} from '../common/nest';
 import { McpHttpRequest } from './mcp-http-request';
 import { McpOriginGuard } from './mcp-origin.guard';
 import type { McpSession } from './mcp-session';
 import type { SessionEntry } from '../mcp-client';
-import { McpSessions } from './mcp-sessions.service';
+import { type McpRequest, McpSessions } from './mcp-sessions.service';
 
 /**
  * `/mcp`: the Streamable HTTP transport of MCP. POST carries JSON-RPC messages (an `initialize`
@@ -19,30 +26,38 @@ import { McpSessions } from './mcp-sessions.service';
 @OwnOriginPolicy()
 @UseGuards(McpOriginGuard)
 export class McpController {
-  constructor(private readonly sessions: McpSessions) {}
+  private readonly platform: AppPlatform;
+
+  constructor(
+    private readonly sessions: McpSessions,
+    adapterHost: HttpAdapterHost,
+  ) {
+    this.platform = new AppPlatform(adapterHost);
+  }
 
   @Post()
-  async post(@Req() request: FastifyRequest, @Res() reply: FastifyReply): Promise<void> {
+  async post(@Req() request: McpRequest, @Res() reply: PlatformReply): Promise<void> {
     const caller = callerOf(request, reply);
     const id = sessionIdOf(request);
     let entry: SessionEntry<McpSession>;
     if (id !== undefined) entry = this.sessions.require(id, caller.tenant);
     else if (opensSession(request.body)) entry = await this.sessions.open(caller.tenant);
     else throw new ResilienceError('invalid_request', 'Mcp-Session-Id is required: only an initialize opens a session');
-    await this.sessions.serve(entry, request, reply, caller);
+    await this.sessions.serve(entry, caller, this.platform.of(reply), request, reply);
   }
 
   @Get()
-  async listen(@Req() request: FastifyRequest, @Res() reply: FastifyReply): Promise<void> {
+  async listen(@Req() request: McpRequest, @Res() reply: PlatformReply): Promise<void> {
     const caller = callerOf(request, reply);
-    await this.sessions.serve(this.sessions.require(requiredSessionId(request), caller.tenant), request, reply, caller);
+    const entry = this.sessions.require(requiredSessionId(request), caller.tenant);
+    await this.sessions.serve(entry, caller, this.platform.of(reply), request, reply);
   }
 
   @Delete()
   @HttpCode(200)
   async end(
-    @Req() request: FastifyRequest,
-    @Res({ passthrough: true }) reply: FastifyReply,
+    @Req() request: PlatformRequest,
+    @Res({ passthrough: true }) reply: PlatformReply,
   ): Promise<{ closed: true }> {
     const caller = callerOf(request, reply);
     await this.sessions.close(this.sessions.require(requiredSessionId(request), caller.tenant));
@@ -51,7 +66,7 @@ export class McpController {
 }
 
 /** Who sends the request, as the containment guard found, and its cancellation. */
-function callerOf(request: FastifyRequest, reply: FastifyReply): McpHttpRequest {
+function callerOf(request: PlatformRequest, reply: PlatformReply): McpHttpRequest {
   const state: CallState = callStateOf(request, reply);
   // The guard runs on every tenant route; a request it did not route belongs to nobody.
   if (state.tenant === undefined || state.pool === undefined) {
@@ -60,7 +75,7 @@ function callerOf(request: FastifyRequest, reply: FastifyReply): McpHttpRequest 
   return new McpHttpRequest(state.tenant, state.pool, state.contained ?? true, state.abort);
 }
 
-function sessionIdOf(request: FastifyRequest): string | undefined {
+function sessionIdOf(request: PlatformRequest): string | undefined {
   const id = request.headers['mcp-session-id'];
   if (id === undefined) return undefined;
   // The SDK's ids are UUIDs; anything else names no session (and is not echoed).
@@ -70,7 +85,7 @@ function sessionIdOf(request: FastifyRequest): string | undefined {
   return id;
 }
 
-function requiredSessionId(request: FastifyRequest): string {
+function requiredSessionId(request: PlatformRequest): string {
   const id = sessionIdOf(request);
   if (id === undefined) throw new ResilienceError('invalid_request', 'Mcp-Session-Id is required');
   return id;

@@ -1,19 +1,19 @@
-import type { ServerResponse } from 'node:http';
-import type { FastifyRequest } from 'fastify';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { ResilienceError } from '../common';
 
 /**
- * The Fastify request as the SDK's Web-standard transport reads it: its method, URL and headers
- * (the transport reads nothing else). Not a real `Request`, which would also build an AbortSignal
- * and a body stream nobody reads: about 4 % of a call's CPU. The body is handed over parsed:
- * Fastify read it, with its size and depth limits; none (`null`) is read as empty.
+ * The Node request as the SDK's Web-standard transport reads it: its method, URL (`url`, the
+ * path and query as the client sent them) and headers (the transport reads nothing else). Not a
+ * real `Request`, which would also build an AbortSignal and a body stream nobody reads: about 4 %
+ * of a call's CPU. The body is handed over parsed: the platform (Fastify or Express) read it,
+ * with its size and depth limits; none (`null`) is read as empty.
  */
-export function toWebRequest(request: FastifyRequest): Request {
+export function toWebRequest(request: IncomingMessage, url: string): Request {
   const headers = new Headers();
-  const raw = request.raw.rawHeaders;
+  const raw = request.rawHeaders;
   for (let index = 0; index < raw.length; index += 2) headers.append(raw[index], raw[index + 1]);
   // The origin is never read for routing (nothing here trusts the Host header): a fixed one.
-  const head = { method: request.method, url: `http://bulkhead.local${request.url}`, headers, body: null };
+  const head = { method: request.method, url: `http://bulkhead.local${url}`, headers, body: null };
   return head as unknown as Request;
 }
 

@@ -1,6 +1,6 @@
 import OpenAI from 'openai';
 import { capForWorstCases, sendAtOnce } from '../support/budget-race';
-import { createTestApp, type TestApp } from '../support/create-app';
+import { createTestApp, PLATFORMS, type TestApp } from '../support/create-app';
 import type { Deferred } from '../support/deferred';
 import { eventually } from '../support/eventually';
 import { send } from '../support/http-client';
@@ -20,7 +20,7 @@ function body(request: UpstreamRequest): Record<string, unknown> {
   return JSON.parse(request.body) as Record<string, unknown>;
 }
 
-describe('POST /v1/chat/completions with the openai SDK as the client', () => {
+describe.each(PLATFORMS)('POST /v1/chat/completions with the openai SDK as the client, on %s', (platform) => {
   let primary: Upstream;
   let secondary: Upstream;
   let app: TestApp;
@@ -30,12 +30,15 @@ describe('POST /v1/chat/completions with the openai SDK as the client', () => {
     client(tenant).chat.completions.create({ model: 'chat', messages: [{ role: 'user', content: text }], ...extra });
 
   async function start(llm: Record<string, unknown>, extra: Record<string, unknown> = {}): Promise<void> {
-    app = await createTestApp({
-      auth: { apiKeys: [ACME.apiKey, BETA.apiKey] },
-      lanes: { llm: { concurrency: 16, queueCapacity: 16 } },
-      llm,
-      ...extra,
-    });
+    app = await createTestApp(
+      {
+        auth: { apiKeys: [ACME.apiKey, BETA.apiKey] },
+        lanes: { llm: { concurrency: 16, queueCapacity: 16 } },
+        llm,
+        ...extra,
+      },
+      { platform },
+    );
   }
 
   const twoTargets = (route: Record<string, unknown> = {}) => ({
@@ -359,7 +362,7 @@ describe('POST /v1/chat/completions with the openai SDK as the client', () => {
         rateLimits: { tenants: { acme: { tpm: 100_000 } } },
         llm: twoTargets({ maxOutputTokens: 1000 }),
       },
-      { clock },
+      { platform, clock },
     );
     const worst =
       estimateInputTokens({ model: 'chat', messages: [{ role: 'user', content: 'q1' }], max_tokens: 1000 }) + 1000;
@@ -393,12 +396,15 @@ describe('POST /v1/chat/completions with the openai SDK as the client', () => {
   });
 
   it('refuses to start with a target that has no price while budgets are configured', async () => {
-    const starting = createTestApp({
-      auth: { apiKeys: [ACME.apiKey] },
-      lanes: { llm: { concurrency: 1, queueCapacity: 0 } },
-      budgets: { defaultUsd: 5 },
-      llm: { routes: { chat: { lane: 'llm', targets: [{ provider: 'fake', model: 'unpriced-1' }] } } },
-    });
+    const starting = createTestApp(
+      {
+        auth: { apiKeys: [ACME.apiKey] },
+        lanes: { llm: { concurrency: 1, queueCapacity: 0 } },
+        budgets: { defaultUsd: 5 },
+        llm: { routes: { chat: { lane: 'llm', targets: [{ provider: 'fake', model: 'unpriced-1' }] } } },
+      },
+      { platform },
+    );
 
     await expect(starting).rejects.toThrow(
       "llm.routes.chat.targets.0: no price for fake/unpriced-1, and budgets are configured: set llm.prices['fake/unpriced-1']",

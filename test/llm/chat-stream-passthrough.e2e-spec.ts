@@ -1,7 +1,7 @@
 import type { ServerResponse } from 'node:http';
 import { request } from 'undici';
 import { FakeClock } from '../../src/common/fake-clock';
-import { createTestApp, type TestApp } from '../support/create-app';
+import { createTestApp, PLATFORMS, type TestApp } from '../support/create-app';
 import { deferred, type Deferred } from '../support/deferred';
 import { eventually } from '../support/eventually';
 import { getLanes } from '../support/service-reads';
@@ -59,7 +59,7 @@ function openStream(base: string, body: Record<string, unknown>) {
   return { ended, text: () => text, status: () => status };
 }
 
-describe('an OpenAI target streamed through the chat route', () => {
+describe.each(PLATFORMS)('an OpenAI target streamed through the chat route, on %s', (platform) => {
   let upstream: Upstream;
   let app: TestApp;
 
@@ -80,7 +80,7 @@ describe('an OpenAI target streamed through the chat route', () => {
           prices: { 'openai/gpt-test': PRICE },
         },
       },
-      { clock },
+      { platform, clock },
     );
   }
 

@@ -3,7 +3,7 @@ import { request } from 'undici';
 import { FakeClock } from '../../src/common/fake-clock';
 import type { ChatRequest } from '../../src/llm/chat.types';
 import { estimateInputTokens } from '../../src/llm/pricing';
-import { createTestApp, type TestApp } from '../support/create-app';
+import { createTestApp, PLATFORMS, type TestApp } from '../support/create-app';
 import { deferred, type Deferred } from '../support/deferred';
 import { eventually } from '../support/eventually';
 import { send } from '../support/http-client';
@@ -17,7 +17,7 @@ const ACME = testTenant('acme');
 const PRICE = { inputPerMTokUsd: 1, outputPerMTokUsd: 1 };
 const HELLO = { model: 'chat', messages: [{ role: 'user' as const, content: 'hello' }] };
 
-describe('POST /v1/chat/completions with stream: true', () => {
+describe.each(PLATFORMS)('POST /v1/chat/completions with stream: true, on %s', (platform) => {
   let primary: Upstream;
   let secondary: Upstream;
   let app: TestApp;
@@ -48,7 +48,7 @@ describe('POST /v1/chat/completions with stream: true', () => {
         },
         ...extra,
       },
-      { clock },
+      { platform, clock },
     );
   }
 

@@ -1,6 +1,6 @@
 import Anthropic from '@anthropic-ai/sdk';
 import { estimateInputTokens } from '../../src/llm/pricing';
-import { createTestApp, type TestApp } from '../support/create-app';
+import { createTestApp, PLATFORMS, type TestApp } from '../support/create-app';
 import { testTenant } from '../support/tenants';
 import { json, Upstream } from '../support/upstream';
 
@@ -14,40 +14,43 @@ const QUESTION = { model: 'claude', messages: [{ role: 'user' as const, content:
  * and answers Bulkhead's estimate when it cannot or fails, saying which in
  * `x-bulkhead-token-count`.
  */
-describe('count_tokens by the target itself', () => {
+describe.each(PLATFORMS)('count_tokens by the target itself, on %s', (platform) => {
   let app: TestApp;
   let anthropic: Upstream;
 
   /** The app of these tests: `claude` counts at the loopback Anthropic, `fake` cannot count, `bedrock` counts at it too. */
   function start(extra: Record<string, unknown> = {}): Promise<TestApp> {
-    return createTestApp({
-      auth: { allowAnonymous: false, apiKeys: [ACME.apiKey] },
-      lanes: { llm: { concurrency: 2, queueCapacity: 2 } },
-      llm: {
-        routes: {
-          claude: {
-            lane: 'llm',
-            targets: [
-              { provider: 'anthropic', model: 'claude-test', baseUrl: anthropic.url('/v1'), apiKey: PROVIDER_KEY },
-              { provider: 'fake', model: 'backup-1' },
-            ],
-          },
-          fake: { lane: 'llm', targets: [{ provider: 'fake', model: 'fake-1' }] },
-          bedrock: {
-            lane: 'llm',
-            targets: [
-              {
-                provider: 'bedrock',
-                model: 'anthropic.claude-test-v1:0',
-                region: 'eu-west-3',
-                baseUrl: anthropic.url(),
-              },
-            ],
+    return createTestApp(
+      {
+        auth: { allowAnonymous: false, apiKeys: [ACME.apiKey] },
+        lanes: { llm: { concurrency: 2, queueCapacity: 2 } },
+        llm: {
+          routes: {
+            claude: {
+              lane: 'llm',
+              targets: [
+                { provider: 'anthropic', model: 'claude-test', baseUrl: anthropic.url('/v1'), apiKey: PROVIDER_KEY },
+                { provider: 'fake', model: 'backup-1' },
+              ],
+            },
+            fake: { lane: 'llm', targets: [{ provider: 'fake', model: 'fake-1' }] },
+            bedrock: {
+              lane: 'llm',
+              targets: [
+                {
+                  provider: 'bedrock',
+                  model: 'anthropic.claude-test-v1:0',
+                  region: 'eu-west-3',
+                  baseUrl: anthropic.url(),
+                },
+              ],
+            },
           },
         },
+        ...extra,
       },
-      ...extra,
-    });
+      { platform },
+    );
   }
 
   beforeEach(async () => {

@@ -2,7 +2,7 @@ import { createOpenAI } from '@ai-sdk/openai';
 import { OpenAIEmbeddings } from '@langchain/openai';
 import { embed, embedMany } from 'ai';
 import OpenAI from 'openai';
-import { createTestApp, type TestApp } from '../support/create-app';
+import { createTestApp, PLATFORMS, type TestApp } from '../support/create-app';
 import { base64Of, embeddingsUpstream, vectorOf } from '../support/embeddings-upstream';
 import { expectEnvelope } from '../support/envelope';
 import { send } from '../support/http-client';
@@ -25,7 +25,7 @@ function answerWith(data: unknown[], usage: unknown = { prompt_tokens: 2, total_
   return json(200, { object: 'list', model: 'embed-test', data, usage });
 }
 
-describe('POST /v1/embeddings', () => {
+describe.each(PLATFORMS)('POST /v1/embeddings, on %s', (platform) => {
   let primary: Upstream;
   let secondary: Upstream;
   let app: TestApp;
@@ -36,29 +36,34 @@ describe('POST /v1/embeddings', () => {
     send('POST', `${url()}/embeddings`, { json, headers: { ...ACME.headers, ...headers } });
 
   async function start(route: Record<string, unknown> = {}, llm: Record<string, unknown> = {}, extra = {}) {
-    app = await createTestApp({
-      auth: { apiKeys: [ACME.apiKey], adminToken: ADMIN_TOKEN },
-      lanes: { llm: { concurrency: 8, queueCapacity: 8 } },
-      llm: {
-        routes: {
-          embed: {
-            lane: 'llm',
-            targets: [
-              { provider: 'openai', model: 'embed-primary', baseUrl: primary.url('/v1'), apiKey: PRIMARY_KEY },
-              { provider: 'openai', model: 'embed-secondary', baseUrl: secondary.url('/v1') },
-            ],
-            retry: { maxAttempts: 1 },
-            ...route,
+    app = await createTestApp(
+      {
+        auth: { apiKeys: [ACME.apiKey], adminToken: ADMIN_TOKEN },
+        lanes: { llm: { concurrency: 8, queueCapacity: 8 } },
+        llm: {
+          routes: {
+            embed: {
+              lane: 'llm',
+              targets: [
+                { provider: 'openai', model: 'embed-primary', baseUrl: primary.url('/v1'), apiKey: PRIMARY_KEY },
+                { provider: 'openai', model: 'embed-secondary', baseUrl: secondary.url('/v1') },
+              ],
+              retry: { maxAttempts: 1 },
+              ...route,
+            },
+            chat: {
+              lane: 'llm',
+              targets: [
+                { provider: 'anthropic', model: 'claude-test', baseUrl: primary.url('/v1'), apiKey: 'sk-ant-x' },
+              ],
+            },
           },
-          chat: {
-            lane: 'llm',
-            targets: [{ provider: 'anthropic', model: 'claude-test', baseUrl: primary.url('/v1'), apiKey: 'sk-ant-x' }],
-          },
+          ...llm,
         },
-        ...llm,
+        ...extra,
       },
-      ...extra,
-    });
+      { platform },
+    );
   }
 
   beforeEach(async () => {
@@ -343,7 +348,7 @@ describe('POST /v1/embeddings', () => {
           },
         },
       },
-      { clock },
+      { platform, clock },
     );
     const left = (answer: { headers: Record<string, unknown> }) =>
       Number(/"tpm";r=(\d+)/.exec(String(answer.headers.ratelimit ?? ''))?.[1]);

@@ -1,5 +1,5 @@
 import Anthropic from '@anthropic-ai/sdk';
-import type { TestApp } from '../support/create-app';
+import { PLATFORMS, type TestApp } from '../support/create-app';
 import { send } from '../support/http-client';
 import { ACME, errorOf, POOR, SLOW, startIngressApp } from '../support/llm-ingress-app';
 
@@ -16,11 +16,11 @@ const ask = (text: string) => [{ role: 'user' as const, content: text }];
  * `POST /v1/messages` and `/v1/messages/count_tokens`, through Anthropic's own SDK pointed at the
  * service (`baseURL`, a Bulkhead key as `apiKey`): the same pipeline as the chat route.
  */
-describe('the Anthropic Messages API', () => {
+describe.each(PLATFORMS)('the Anthropic Messages API, on %s', (platform) => {
   let app: TestApp;
 
   beforeAll(async () => {
-    app = await startIngressApp();
+    app = await startIngressApp(platform);
   });
 
   afterAll(() => app.close());

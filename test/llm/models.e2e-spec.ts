@@ -1,6 +1,6 @@
 import Anthropic from '@anthropic-ai/sdk';
 import OpenAI from 'openai';
-import { createTestApp, type TestApp } from '../support/create-app';
+import { createTestApp, PLATFORMS, type TestApp } from '../support/create-app';
 import { send } from '../support/http-client';
 import { testTenant } from '../support/tenants';
 
@@ -23,15 +23,18 @@ const anthropic = (app: TestApp, key: string) => new Anthropic({ baseURL: app.ur
  * `GET /v1/models` and `GET /v1/models/{id}`: the routes a tenant may use, as the OpenAI and the
  * Anthropic SDK each list and retrieve models (docs/http-contract.md section 7).
  */
-describe('GET /v1/models', () => {
+describe.each(PLATFORMS)('GET /v1/models, on %s', (platform) => {
   let app: TestApp;
 
   beforeAll(async () => {
-    app = await createTestApp({
-      auth: { allowAnonymous: false, apiKeys: [ACME.apiKey, GAMMA.apiKey] },
-      lanes: { llm: { concurrency: 4, queueCapacity: 4 } },
-      llm: { routes: ROUTES },
-    });
+    app = await createTestApp(
+      {
+        auth: { allowAnonymous: false, apiKeys: [ACME.apiKey, GAMMA.apiKey] },
+        lanes: { llm: { concurrency: 4, queueCapacity: 4 } },
+        llm: { routes: ROUTES },
+      },
+      { platform },
+    );
   });
 
   afterAll(() => app.close());

@@ -4,7 +4,7 @@ import { Agent, OpenAIProvider, Runner, setTracingDisabled, tool as agentTool } 
 import { stepCountIs, streamText, tool } from 'ai';
 import OpenAI from 'openai';
 import { z } from 'zod';
-import { createTestApp, type TestApp } from '../support/create-app';
+import { createTestApp, PLATFORMS, type TestApp } from '../support/create-app';
 import {
   CALLING_EVENTS,
   ENCRYPTED,
@@ -64,7 +64,7 @@ function openAiServer(request: UpstreamRequest, response: ServerResponse): void 
  * `encrypted_content` included), named by Bulkhead's ids, the end carrying the usage charged;
  * the SDKs that stream by default run their tool loops through it, kept responses and all.
  */
-describe('the Responses API to an OpenAI target, streamed as sent', () => {
+describe.each(PLATFORMS)('the Responses API to an OpenAI target, streamed as sent, on %s', (platform) => {
   let openai: Upstream;
   let app: TestApp;
 
@@ -78,22 +78,25 @@ describe('the Responses API to an OpenAI target, streamed as sent', () => {
       apiKey: 'sk-p',
       responsesApi: true,
     };
-    app = await createTestApp({
-      auth: { allowAnonymous: false, apiKeys: [ACME.apiKey] },
-      lanes: { llm: { concurrency: 4, queueCapacity: 4 } },
-      llm: {
-        routes: {
-          gpt5: { lane: 'llm', retry: NO_RETRY, cache: false, targets: [native] },
-          'gpt5-or-fake': {
-            lane: 'llm',
-            retry: NO_RETRY,
-            cache: false,
-            targets: [native, { provider: 'fake', model: 'backup' }],
+    app = await createTestApp(
+      {
+        auth: { allowAnonymous: false, apiKeys: [ACME.apiKey] },
+        lanes: { llm: { concurrency: 4, queueCapacity: 4 } },
+        llm: {
+          routes: {
+            gpt5: { lane: 'llm', retry: NO_RETRY, cache: false, targets: [native] },
+            'gpt5-or-fake': {
+              lane: 'llm',
+              retry: NO_RETRY,
+              cache: false,
+              targets: [native, { provider: 'fake', model: 'backup' }],
+            },
           },
+          prices: { 'openai/gpt-5': PRICE, 'fake/backup': PRICE },
         },
-        prices: { 'openai/gpt-5': PRICE, 'fake/backup': PRICE },
       },
-    });
+      { platform },
+    );
   });
 
   afterAll(async () => {

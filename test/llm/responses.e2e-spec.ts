@@ -1,5 +1,5 @@
 import OpenAI from 'openai';
-import type { TestApp } from '../support/create-app';
+import { PLATFORMS, type TestApp } from '../support/create-app';
 import { send } from '../support/http-client';
 import { ACME, errorOf, POOR, SLOW, startIngressApp } from '../support/llm-ingress-app';
 
@@ -22,11 +22,11 @@ const client = (app: TestApp, key: string) => new OpenAI({ baseURL: `${app.url}/
  * `POST /v1/responses` through OpenAI's own SDK pointed at the service: the same
  * pipeline as the chat route.
  */
-describe('the OpenAI Responses API', () => {
+describe.each(PLATFORMS)('the OpenAI Responses API, on %s', (platform) => {
   let app: TestApp;
 
   beforeAll(async () => {
-    app = await startIngressApp();
+    app = await startIngressApp(platform);
   });
 
   afterAll(() => app.close());

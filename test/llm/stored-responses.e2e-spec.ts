@@ -4,7 +4,7 @@ import { Agent, OpenAIProvider, Runner, setTracingDisabled, tool as agentTool } 
 import { generateText, stepCountIs, streamText, tool } from 'ai';
 import OpenAI from 'openai';
 import { z } from 'zod';
-import { createTestApp, type TestApp } from '../support/create-app';
+import { createTestApp, PLATFORMS, type TestApp } from '../support/create-app';
 import { errorOf } from '../support/llm-ingress-app';
 import { closeRedis, connectRedis, deleteKeysUnder, keysUnder, SHARED_REDIS_URL, uniquePrefix } from '../support/redis';
 import { describeRedis } from '../support/redis-availability';
@@ -109,14 +109,14 @@ const client = (app: TestApp, key: string) => new OpenAI({ baseURL: `${app.url}/
  * Kept responses: the defaults of the Vercel AI SDK (`store` true, item references) and the
  * Agents SDK (`previousResponseId`) resolve against what the service answered before.
  */
-describe('stored responses (previous_response_id, item_reference)', () => {
+describe.each(PLATFORMS)('stored responses (previous_response_id, item_reference), on %s', (platform) => {
   let upstream: Upstream;
   let app: TestApp;
 
   beforeAll(async () => {
     setTracingDisabled(true);
     upstream = await Upstream.start(weatherModel);
-    app = await createTestApp(documentFor(upstream));
+    app = await createTestApp(documentFor(upstream), { platform });
   });
 
   afterAll(async () => {

@@ -1,7 +1,7 @@
 import type { Progress } from '@modelcontextprotocol/sdk/types.js';
 import { FakeClock } from '../../src/common/fake-clock';
 import { closeOnFakeClock } from '../support/close-app';
-import { createTestApp, type TestApp } from '../support/create-app';
+import { createTestApp, PLATFORMS, type TestApp } from '../support/create-app';
 import { eventually } from '../support/eventually';
 import { send } from '../support/http-client';
 import { getEvents, getLanes } from '../support/service-reads';
@@ -23,91 +23,94 @@ function config(upstreamUrl: string, mcp: Record<string, unknown> = {}): Record<
   };
 }
 
-describe.each(['sse', 'json'] as const)('MCP cancellation (%s answers)', (responses) => {
-  let clock: FakeClock;
-  let app: TestApp | undefined;
-  let upstream: Upstream;
-  const connections: McpConnection[] = [];
+describe.each(PLATFORMS.flatMap((platform) => [['sse', platform] as const, ['json', platform] as const]))(
+  'MCP cancellation (%s answers), on %s',
+  (responses, platform) => {
+    let clock: FakeClock;
+    let app: TestApp | undefined;
+    let upstream: Upstream;
+    const connections: McpConnection[] = [];
 
-  async function connect(): Promise<McpConnection> {
-    const connection = await connectMcp(app!.url);
-    connections.push(connection);
-    return connection;
-  }
+    async function connect(): Promise<McpConnection> {
+      const connection = await connectMcp(app!.url);
+      connections.push(connection);
+      return connection;
+    }
 
-  async function expectLane(name: string, expected: { active: number; waiting: number }): Promise<void> {
-    await eventually(async () => expect((await getLanes(app!.url))[name]).toMatchObject(expected));
-  }
+    async function expectLane(name: string, expected: { active: number; waiting: number }): Promise<void> {
+      await eventually(async () => expect((await getLanes(app!.url))[name]).toMatchObject(expected));
+    }
 
-  beforeEach(async () => {
-    clock = new FakeClock();
-    upstream = await Upstream.start(hang);
-    app = await createTestApp(config(upstream.url('/tool'), { responses }), { clock });
-  });
-
-  afterEach(async () => {
-    await closeAll(connections);
-    await closeOnFakeClock(app, clock);
-    await upstream.close();
-    app = undefined;
-  });
-
-  it('takes a queued call out of its lane’s queue at once, and its tool never runs', async () => {
-    const { client } = await connect();
-    const running = client.callTool({ name: 'render', arguments: { ms: 5_000 } });
-    await expectLane('render', { active: 1, waiting: 0 });
-    const cancel = new AbortController();
-    const queued = client.callTool({ name: 'render', arguments: { ms: 1 } }, undefined, { signal: cancel.signal });
-    await expectLane('render', { active: 1, waiting: 1 });
-
-    cancel.abort('the agent moved on');
-
-    await expect(queued).rejects.toThrow();
-    await expectLane('render', { active: 1, waiting: 0 });
-    await eventually(async () =>
-      expect((await getEvents(app!.url)).map((event) => event.status)).toEqual(['cancelled']),
-    );
-    await clock.advanceAsync(5_000);
-    expect(await running).toMatchObject({ structuredContent: { result: { waitedMs: 5_000 } } });
-    expect((await getEvents(app!.url)).map((event) => event.status)).toEqual(['cancelled', 'ok']);
-  });
-
-  it('signals a running call: its upstream request is aborted and its slot freed', async () => {
-    const { client } = await connect();
-    const cancel = new AbortController();
-    const call = client.callTool({ name: 'fetch', arguments: { q: 1 } }, undefined, { signal: cancel.signal });
-    await eventually(() => expect(upstream.inFlight).toBe(1));
-    await expectLane('fetch', { active: 1, waiting: 0 });
-
-    cancel.abort();
-
-    await expect(call).rejects.toThrow();
-    await eventually(() => expect(upstream.abandoned).toBe(1));
-    await expectLane('fetch', { active: 0, waiting: 0 });
-    await eventually(async () =>
-      expect((await getEvents(app!.url)).map((event) => event.status)).toEqual(['finished_after_caller_cancel']),
-    );
-    // The session is free for the next call.
-    upstream.use(json(200, { ok: true }));
-    expect(await client.callTool({ name: 'fetch', arguments: {} })).toMatchObject({
-      structuredContent: { result: { ok: true } },
+    beforeEach(async () => {
+      clock = new FakeClock();
+      upstream = await Upstream.start(hang);
+      app = await createTestApp(config(upstream.url('/tool'), { responses }), { platform, clock });
     });
-  });
 
-  it('aborts the calls of a session its client ends (DELETE)', async () => {
-    const connection = await connect();
-    const running = connection.client.callTool({ name: 'fetch', arguments: {} }).catch((error: unknown) => error);
-    await eventually(() => expect(upstream.inFlight).toBe(1));
+    afterEach(async () => {
+      await closeAll(connections);
+      await closeOnFakeClock(app, clock);
+      await upstream.close();
+      app = undefined;
+    });
 
-    await connection.transport.terminateSession();
+    it('takes a queued call out of its lane’s queue at once, and its tool never runs', async () => {
+      const { client } = await connect();
+      const running = client.callTool({ name: 'render', arguments: { ms: 5_000 } });
+      await expectLane('render', { active: 1, waiting: 0 });
+      const cancel = new AbortController();
+      const queued = client.callTool({ name: 'render', arguments: { ms: 1 } }, undefined, { signal: cancel.signal });
+      await expectLane('render', { active: 1, waiting: 1 });
 
-    await eventually(() => expect(upstream.abandoned).toBe(1));
-    await expectLane('fetch', { active: 0, waiting: 0 });
-    void running;
-  });
-});
+      cancel.abort('the agent moved on');
 
-describe('MCP progress while a call waits in its lane', () => {
+      await expect(queued).rejects.toThrow();
+      await expectLane('render', { active: 1, waiting: 0 });
+      await eventually(async () =>
+        expect((await getEvents(app!.url)).map((event) => event.status)).toEqual(['cancelled']),
+      );
+      await clock.advanceAsync(5_000);
+      expect(await running).toMatchObject({ structuredContent: { result: { waitedMs: 5_000 } } });
+      expect((await getEvents(app!.url)).map((event) => event.status)).toEqual(['cancelled', 'ok']);
+    });
+
+    it('signals a running call: its upstream request is aborted and its slot freed', async () => {
+      const { client } = await connect();
+      const cancel = new AbortController();
+      const call = client.callTool({ name: 'fetch', arguments: { q: 1 } }, undefined, { signal: cancel.signal });
+      await eventually(() => expect(upstream.inFlight).toBe(1));
+      await expectLane('fetch', { active: 1, waiting: 0 });
+
+      cancel.abort();
+
+      await expect(call).rejects.toThrow();
+      await eventually(() => expect(upstream.abandoned).toBe(1));
+      await expectLane('fetch', { active: 0, waiting: 0 });
+      await eventually(async () =>
+        expect((await getEvents(app!.url)).map((event) => event.status)).toEqual(['finished_after_caller_cancel']),
+      );
+      // The session is free for the next call.
+      upstream.use(json(200, { ok: true }));
+      expect(await client.callTool({ name: 'fetch', arguments: {} })).toMatchObject({
+        structuredContent: { result: { ok: true } },
+      });
+    });
+
+    it('aborts the calls of a session its client ends (DELETE)', async () => {
+      const connection = await connect();
+      const running = connection.client.callTool({ name: 'fetch', arguments: {} }).catch((error: unknown) => error);
+      await eventually(() => expect(upstream.inFlight).toBe(1));
+
+      await connection.transport.terminateSession();
+
+      await eventually(() => expect(upstream.abandoned).toBe(1));
+      await expectLane('fetch', { active: 0, waiting: 0 });
+      void running;
+    });
+  },
+);
+
+describe.each(PLATFORMS)('MCP progress while a call waits in its lane, on %s', (platform) => {
   let clock: FakeClock;
   let app: TestApp | undefined;
   const connections: McpConnection[] = [];
@@ -120,7 +123,10 @@ describe('MCP progress while a call waits in its lane', () => {
 
   async function start(responses: 'sse' | 'json'): Promise<McpConnection> {
     clock = new FakeClock();
-    app = await createTestApp(config('http://127.0.0.1:9/unused', { responses, progressIntervalMs: 1_000 }), { clock });
+    app = await createTestApp(config('http://127.0.0.1:9/unused', { responses, progressIntervalMs: 1_000 }), {
+      platform,
+      clock,
+    });
     const connection = await connectMcp(app.url);
     connections.push(connection);
     return connection;
@@ -178,7 +184,7 @@ describe('MCP progress while a call waits in its lane', () => {
   });
 });
 
-describe('MCP answers', () => {
+describe.each(PLATFORMS)('MCP answers, on %s', (platform) => {
   let app: TestApp | undefined;
 
   afterEach(() => app?.close());
@@ -187,7 +193,7 @@ describe('MCP answers', () => {
     ['sse', 'text/event-stream'],
     ['json', 'application/json'],
   ])('answers a POST of mcp.responses %s as %s', async (responses, type) => {
-    app = await createTestApp(config('http://127.0.0.1:9/unused', { responses }));
+    app = await createTestApp(config('http://127.0.0.1:9/unused', { responses }), { platform });
 
     const answer = await send('POST', `${app.url}/mcp`, {
       json: {

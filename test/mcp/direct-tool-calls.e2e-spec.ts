@@ -3,7 +3,7 @@ import { FakeClock } from '../../src/common/fake-clock';
 import { McpSessions } from '../../src/mcp';
 import { DirectCalls } from '../../src/mcp/direct-calls';
 import { closeOnFakeClock } from '../support/close-app';
-import { createTestApp, type TestApp } from '../support/create-app';
+import { createTestApp, PLATFORMS, type TestApp } from '../support/create-app';
 import { eventually } from '../support/eventually';
 import { getLanes } from '../support/service-reads';
 import { testTenant } from '../support/tenants';
@@ -43,190 +43,193 @@ interface Answer {
  * each answer here is compared, byte for byte but the date and the generated call id, with the
  * SDK's answer to the same request on the same session (the direct path switched off).
  */
-describe.each(['sse', 'json'] as const)('MCP tools/call the direct way (%s answers)', (responses) => {
-  let clock: FakeClock;
-  let app: TestApp | undefined;
-  let sessions: McpSessions;
-  let headers: Record<string, string>;
-  let runs: jest.SpiedFunction<DirectCalls['run']>;
-  let nextId = 10;
+describe.each(PLATFORMS.flatMap((platform) => [['sse', platform] as const, ['json', platform] as const]))(
+  'MCP tools/call the direct way (%s answers), on %s',
+  (responses, platform) => {
+    let clock: FakeClock;
+    let app: TestApp | undefined;
+    let sessions: McpSessions;
+    let headers: Record<string, string>;
+    let runs: jest.SpiedFunction<DirectCalls['run']>;
+    let nextId = 10;
 
-  beforeEach(async () => {
-    clock = new FakeClock();
-    app = await createTestApp({ ...CONFIG, mcp: { responses } }, { clock });
-    sessions = app.app.get(McpSessions);
-    runs = jest.spyOn(DirectCalls.prototype, 'run');
-    headers = await openSession(app.url);
-  });
-
-  afterEach(async () => {
-    runs.mockRestore();
-    await closeOnFakeClock(app, clock);
-    app = undefined;
-  });
-
-  function post(message: unknown): Promise<Answer> {
-    return answerOf(app!.url, headers, message);
-  }
-
-  /** The answers to `params` the direct way and then through the SDK, each with an id of its own. */
-  async function bothWays(method: string, params: unknown): Promise<{ direct: Answer; sdk: Answer }> {
-    const id = nextId++;
-    sessions.answersDirectly = true;
-    const direct = await post({ jsonrpc: '2.0', id, method, params });
-    sessions.answersDirectly = false;
-    const sdk = await post({ jsonrpc: '2.0', id, method, params });
-    return { direct, sdk };
-  }
-
-  it('answers a success as the SDK does', async () => {
-    const { direct, sdk } = await bothWays('tools/call', { name: 'echo', arguments: { hello: 'world' } });
-
-    expect(runs).toHaveBeenCalledTimes(1);
-    expect(direct).toEqual(sdk);
-    expect(direct.status).toBe(200);
-    expect(direct.body).toContain('"structuredContent":{"callId":"<call id>"');
-  });
-
-  it.each([
-    ['a failure of the tool', { name: 'fetch', arguments: {} }, 'transient'],
-    ['arguments its input schema refuses', { name: 'strict', arguments: { q: 1 } }, 'schema'],
-  ])('answers %s as the SDK does: an isError result', async (_what, params, kind) => {
-    const { direct, sdk } = await bothWays('tools/call', params);
-
-    expect(runs).toHaveBeenCalledTimes(1);
-    expect(direct).toEqual(sdk);
-    expect(direct.body).toContain('"isError":true');
-    expect(direct.body).toContain(`"kind":"${kind}"`);
-  });
-
-  it.each([
-    ['an unknown tool', { name: 'nope', arguments: {} }, -32601],
-    [
-      'a malformed idempotency key',
-      { name: 'echo', arguments: {}, _meta: { 'io.bulkhead/idempotency-key': ' ' } },
-      -32600,
-    ],
-  ])('answers %s as the SDK does: a JSON-RPC error with the envelope', async (_what, params, code) => {
-    const { direct, sdk } = await bothWays('tools/call', params);
-
-    expect(runs).toHaveBeenCalledTimes(1);
-    expect(direct).toEqual(sdk);
-    expect(direct.body).toContain(`"error":{"code":${code}`);
-  });
-
-  it.each([
-    ['params that are not an object', 'not an object'],
-    ['arguments that are not an object', { name: 'echo', arguments: [1] }],
-    ['a name that is not a string', { name: 7 }],
-    ['a progress token that is not a token', { name: 'echo', _meta: { progressToken: 1.5 } }],
-    ['a task', { name: 'echo', task: { ttl: 1_000 } }],
-  ])('leaves %s to the SDK', async (_what, params) => {
-    const { direct, sdk } = await bothWays('tools/call', params);
-
-    expect(runs).not.toHaveBeenCalled();
-    expect(direct).toEqual(sdk);
-  });
-
-  it('leaves a request with an unsupported protocol version, or a wrong Accept, to the SDK', async () => {
-    const message = { jsonrpc: '2.0', id: 3, method: 'tools/call', params: { name: 'echo' } };
-
-    const oldVersion = await answerOf(app!.url, { ...headers, 'mcp-protocol-version': '1999-01-01' }, message);
-    const jsonOnly = await answerOf(app!.url, { ...headers, accept: 'application/json' }, message);
-
-    expect(runs).not.toHaveBeenCalled();
-    expect(oldVersion.status).toBe(400);
-    expect(jsonOnly.status).toBe(406);
-  });
-
-  it('answers a lane’s refusal as the SDK does', async () => {
-    const running = post({
-      jsonrpc: '2.0',
-      id: 1,
-      method: 'tools/call',
-      params: { name: 'render', arguments: { ms: 5_000 } },
+    beforeEach(async () => {
+      clock = new FakeClock();
+      app = await createTestApp({ ...CONFIG, mcp: { responses } }, { platform, clock });
+      sessions = app.app.get(McpSessions);
+      runs = jest.spyOn(DirectCalls.prototype, 'run');
+      headers = await openSession(app.url);
     });
-    const queued = post({
-      jsonrpc: '2.0',
-      id: 2,
-      method: 'tools/call',
-      params: { name: 'render', arguments: { ms: 1 } },
+
+    afterEach(async () => {
+      runs.mockRestore();
+      await closeOnFakeClock(app, clock);
+      app = undefined;
     });
-    await eventually(async () => expect((await getLanes(app!.url)).render).toMatchObject({ active: 1, waiting: 1 }));
 
-    const { direct, sdk } = await bothWays('tools/call', { name: 'render', arguments: { ms: 1 } });
-
-    expect(direct).toEqual(sdk);
-    expect(direct.body).toContain('"kind":"queue_full"');
-    await clock.advanceAsync(5_001);
-    await Promise.all([running, queued]);
-  });
-
-  it('ends the answer of a waiting call cancelled by notifications/cancelled as the SDK does, after its progress', async () => {
-    const running = post({
-      jsonrpc: '2.0',
-      id: 1,
-      method: 'tools/call',
-      params: { name: 'render', arguments: { ms: 5_000 } },
-    });
-    await eventually(async () => expect((await getLanes(app!.url)).render).toMatchObject({ active: 1 }));
-
-    async function cancelled(id: number): Promise<Answer> {
-      const params = { name: 'render', arguments: { ms: 1 }, _meta: { progressToken: `p-${id}` } };
-      const answering = post({ jsonrpc: '2.0', id, method: 'tools/call', params });
-      await eventually(async () => expect((await getLanes(app!.url)).render).toMatchObject({ waiting: 1 }));
-      const notified = await post({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: id } });
-      expect(notified.status).toBe(202);
-      const answer = await answering;
-      await eventually(async () => expect((await getLanes(app!.url)).render).toMatchObject({ waiting: 0 }));
-      return { ...answer, body: answer.body.replaceAll(`p-${id}`, '<token>') };
+    function post(message: unknown): Promise<Answer> {
+      return answerOf(app!.url, headers, message);
     }
-    sessions.answersDirectly = true;
-    const direct = await cancelled(20);
-    sessions.answersDirectly = false;
-    const sdk = await cancelled(21);
 
-    expect(runs).toHaveBeenCalledTimes(2); // the running call, and the first cancelled one
-    expect(direct).toEqual(sdk);
-    if (responses === 'sse') {
-      expect(direct.body).toMatch(/^event: message\ndata: \{"method":"notifications\/progress".*\n\n$/);
-    } else {
-      expect(direct).toMatchObject({ status: 202, body: '' });
+    /** The answers to `params` the direct way and then through the SDK, each with an id of its own. */
+    async function bothWays(method: string, params: unknown): Promise<{ direct: Answer; sdk: Answer }> {
+      const id = nextId++;
+      sessions.answersDirectly = true;
+      const direct = await post({ jsonrpc: '2.0', id, method, params });
+      sessions.answersDirectly = false;
+      const sdk = await post({ jsonrpc: '2.0', id, method, params });
+      return { direct, sdk };
     }
-    await clock.advanceAsync(5_000);
-    await running;
-  });
 
-  it('ends the answer of a call in flight when its session is deleted, as the SDK does', async () => {
-    async function endedBySession(): Promise<Answer> {
-      const answering = post({
+    it('answers a success as the SDK does', async () => {
+      const { direct, sdk } = await bothWays('tools/call', { name: 'echo', arguments: { hello: 'world' } });
+
+      expect(runs).toHaveBeenCalledTimes(1);
+      expect(direct).toEqual(sdk);
+      expect(direct.status).toBe(200);
+      expect(direct.body).toContain('"structuredContent":{"callId":"<call id>"');
+    });
+
+    it.each([
+      ['a failure of the tool', { name: 'fetch', arguments: {} }, 'transient'],
+      ['arguments its input schema refuses', { name: 'strict', arguments: { q: 1 } }, 'schema'],
+    ])('answers %s as the SDK does: an isError result', async (_what, params, kind) => {
+      const { direct, sdk } = await bothWays('tools/call', params);
+
+      expect(runs).toHaveBeenCalledTimes(1);
+      expect(direct).toEqual(sdk);
+      expect(direct.body).toContain('"isError":true');
+      expect(direct.body).toContain(`"kind":"${kind}"`);
+    });
+
+    it.each([
+      ['an unknown tool', { name: 'nope', arguments: {} }, -32601],
+      [
+        'a malformed idempotency key',
+        { name: 'echo', arguments: {}, _meta: { 'io.bulkhead/idempotency-key': ' ' } },
+        -32600,
+      ],
+    ])('answers %s as the SDK does: a JSON-RPC error with the envelope', async (_what, params, code) => {
+      const { direct, sdk } = await bothWays('tools/call', params);
+
+      expect(runs).toHaveBeenCalledTimes(1);
+      expect(direct).toEqual(sdk);
+      expect(direct.body).toContain(`"error":{"code":${code}`);
+    });
+
+    it.each([
+      ['params that are not an object', 'not an object'],
+      ['arguments that are not an object', { name: 'echo', arguments: [1] }],
+      ['a name that is not a string', { name: 7 }],
+      ['a progress token that is not a token', { name: 'echo', _meta: { progressToken: 1.5 } }],
+      ['a task', { name: 'echo', task: { ttl: 1_000 } }],
+    ])('leaves %s to the SDK', async (_what, params) => {
+      const { direct, sdk } = await bothWays('tools/call', params);
+
+      expect(runs).not.toHaveBeenCalled();
+      expect(direct).toEqual(sdk);
+    });
+
+    it('leaves a request with an unsupported protocol version, or a wrong Accept, to the SDK', async () => {
+      const message = { jsonrpc: '2.0', id: 3, method: 'tools/call', params: { name: 'echo' } };
+
+      const oldVersion = await answerOf(app!.url, { ...headers, 'mcp-protocol-version': '1999-01-01' }, message);
+      const jsonOnly = await answerOf(app!.url, { ...headers, accept: 'application/json' }, message);
+
+      expect(runs).not.toHaveBeenCalled();
+      expect(oldVersion.status).toBe(400);
+      expect(jsonOnly.status).toBe(406);
+    });
+
+    it('answers a lane’s refusal as the SDK does', async () => {
+      const running = post({
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'tools/call',
+        params: { name: 'render', arguments: { ms: 5_000 } },
+      });
+      const queued = post({
+        jsonrpc: '2.0',
+        id: 2,
+        method: 'tools/call',
+        params: { name: 'render', arguments: { ms: 1 } },
+      });
+      await eventually(async () => expect((await getLanes(app!.url)).render).toMatchObject({ active: 1, waiting: 1 }));
+
+      const { direct, sdk } = await bothWays('tools/call', { name: 'render', arguments: { ms: 1 } });
+
+      expect(direct).toEqual(sdk);
+      expect(direct.body).toContain('"kind":"queue_full"');
+      await clock.advanceAsync(5_001);
+      await Promise.all([running, queued]);
+    });
+
+    it('ends the answer of a waiting call cancelled by notifications/cancelled as the SDK does, after its progress', async () => {
+      const running = post({
         jsonrpc: '2.0',
         id: 1,
         method: 'tools/call',
         params: { name: 'render', arguments: { ms: 5_000 } },
       });
       await eventually(async () => expect((await getLanes(app!.url)).render).toMatchObject({ active: 1 }));
-      const { 'content-type': _type, ...bodiless } = headers;
-      const ended = await request(`${app!.url}/mcp`, { method: 'DELETE', headers: bodiless });
-      await ended.body.text();
-      expect(ended.statusCode).toBe(200);
-      const answer = await answering;
-      await eventually(async () => expect((await getLanes(app!.url)).render).toMatchObject({ active: 0 }));
-      headers = await openSession(app!.url);
-      return answer;
-    }
-    sessions.answersDirectly = true;
-    const direct = await endedBySession();
-    sessions.answersDirectly = false;
-    const sdk = await endedBySession();
 
-    expect(runs).toHaveBeenCalledTimes(1);
-    expect({ ...direct, headers: withoutSession(direct.headers) }).toEqual({
-      ...sdk,
-      headers: withoutSession(sdk.headers),
+      async function cancelled(id: number): Promise<Answer> {
+        const params = { name: 'render', arguments: { ms: 1 }, _meta: { progressToken: `p-${id}` } };
+        const answering = post({ jsonrpc: '2.0', id, method: 'tools/call', params });
+        await eventually(async () => expect((await getLanes(app!.url)).render).toMatchObject({ waiting: 1 }));
+        const notified = await post({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: id } });
+        expect(notified.status).toBe(202);
+        const answer = await answering;
+        await eventually(async () => expect((await getLanes(app!.url)).render).toMatchObject({ waiting: 0 }));
+        return { ...answer, body: answer.body.replaceAll(`p-${id}`, '<token>') };
+      }
+      sessions.answersDirectly = true;
+      const direct = await cancelled(20);
+      sessions.answersDirectly = false;
+      const sdk = await cancelled(21);
+
+      expect(runs).toHaveBeenCalledTimes(2); // the running call, and the first cancelled one
+      expect(direct).toEqual(sdk);
+      if (responses === 'sse') {
+        expect(direct.body).toMatch(/^event: message\ndata: \{"method":"notifications\/progress".*\n\n$/);
+      } else {
+        expect(direct).toMatchObject({ status: 202, body: '' });
+      }
+      await clock.advanceAsync(5_000);
+      await running;
     });
-  });
-});
+
+    it('ends the answer of a call in flight when its session is deleted, as the SDK does', async () => {
+      async function endedBySession(): Promise<Answer> {
+        const answering = post({
+          jsonrpc: '2.0',
+          id: 1,
+          method: 'tools/call',
+          params: { name: 'render', arguments: { ms: 5_000 } },
+        });
+        await eventually(async () => expect((await getLanes(app!.url)).render).toMatchObject({ active: 1 }));
+        const { 'content-type': _type, ...bodiless } = headers;
+        const ended = await request(`${app!.url}/mcp`, { method: 'DELETE', headers: bodiless });
+        await ended.body.text();
+        expect(ended.statusCode).toBe(200);
+        const answer = await answering;
+        await eventually(async () => expect((await getLanes(app!.url)).render).toMatchObject({ active: 0 }));
+        headers = await openSession(app!.url);
+        return answer;
+      }
+      sessions.answersDirectly = true;
+      const direct = await endedBySession();
+      sessions.answersDirectly = false;
+      const sdk = await endedBySession();
+
+      expect(runs).toHaveBeenCalledTimes(1);
+      expect({ ...direct, headers: withoutSession(direct.headers) }).toEqual({
+        ...sdk,
+        headers: withoutSession(sdk.headers),
+      });
+    });
+  },
+);
 
 /** Opens a session with a raw `initialize` and its `initialized` notification; the headers of its requests. */
 async function openSession(base: string): Promise<Record<string, string>> {

@@ -1,6 +1,6 @@
 import { request } from 'undici';
 import { McpSessions } from '../../src/mcp';
-import { createTestApp, type TestApp } from '../support/create-app';
+import { createTestApp, PLATFORMS, type TestApp } from '../support/create-app';
 
 const PROTOCOL_VERSION = '2025-06-18';
 const EVIL = 'http://evil.example.com';
@@ -80,7 +80,7 @@ function expectRefused(answer: Answer): void {
   });
 }
 
-describe('/mcp refuses web pages it does not allow (DNS rebinding)', () => {
+describe.each(PLATFORMS)('/mcp refuses web pages it does not allow (DNS rebinding), on %s', (platform) => {
   let app: TestApp | undefined;
 
   afterEach(async () => {
@@ -90,7 +90,7 @@ describe('/mcp refuses web pages it does not allow (DNS rebinding)', () => {
 
   describe('with the default settings', () => {
     beforeEach(async () => {
-      app = await createTestApp(ANONYMOUS);
+      app = await createTestApp(ANONYMOUS, { platform });
     });
 
     it('refuses an initialize from another site, opening no session', async () => {
@@ -160,10 +160,13 @@ describe('/mcp refuses web pages it does not allow (DNS rebinding)', () => {
 
   describe('with mcp.allowedOrigins and mcp.allowedHosts', () => {
     beforeEach(async () => {
-      app = await createTestApp({
-        ...ANONYMOUS,
-        mcp: { allowedOrigins: ['https://app.example.com'], allowedHosts: ['bulkhead.example.com'] },
-      });
+      app = await createTestApp(
+        {
+          ...ANONYMOUS,
+          mcp: { allowedOrigins: ['https://app.example.com'], allowedHosts: ['bulkhead.example.com'] },
+        },
+        { platform },
+      );
     });
 
     it('serves a listed origin, and the service’s own page on a listed host', async () => {

@@ -2,7 +2,7 @@ import { StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamable
 import { FakeClock } from '../../src/common/fake-clock';
 import { McpSessions } from '../../src/mcp';
 import { closeOnFakeClock } from '../support/close-app';
-import { createTestApp, type TestApp } from '../support/create-app';
+import { createTestApp, PLATFORMS, type TestApp } from '../support/create-app';
 import { expectEnvelope } from '../support/envelope';
 import { eventually } from '../support/eventually';
 import { type Response, send } from '../support/http-client';
@@ -48,7 +48,7 @@ async function statusOf(promise: Promise<unknown>): Promise<number | 'ok'> {
   }
 }
 
-describe('MCP sessions and tenants', () => {
+describe.each(PLATFORMS)('MCP sessions and tenants, on %s', (platform) => {
   let clock: FakeClock;
   let app: TestApp | undefined;
   let upstream: Upstream;
@@ -56,7 +56,7 @@ describe('MCP sessions and tenants', () => {
 
   async function start(mcp: Record<string, unknown> = {}, more: Record<string, unknown> = {}): Promise<TestApp> {
     clock = new FakeClock();
-    app = await createTestApp({ ...config(upstream.url('/tool'), mcp), ...more }, { clock });
+    app = await createTestApp({ ...config(upstream.url('/tool'), mcp), ...more }, { platform, clock });
     return app;
   }
 

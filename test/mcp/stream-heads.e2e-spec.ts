@@ -3,7 +3,7 @@ import { request } from 'undici';
 import { FakeClock } from '../../src/common/fake-clock';
 import { McpSessions } from '../../src/mcp';
 import { closeOnFakeClock } from '../support/close-app';
-import { createTestApp, type TestApp } from '../support/create-app';
+import { createTestApp, PLATFORMS, type TestApp } from '../support/create-app';
 import { eventually } from '../support/eventually';
 import { getLanes } from '../support/service-reads';
 
@@ -77,7 +77,7 @@ async function openSession(base: string): Promise<Record<string, string>> {
  * until the first keep-alive comment, 15 s later. Its head now goes at once, before any byte of
  * its body, as the SDK's own Node transport sends it.
  */
-describe('/mcp event streams send their head at once', () => {
+describe.each(PLATFORMS)('/mcp event streams send their head at once, on %s', (platform) => {
   let clock: FakeClock;
   let app: TestApp | undefined;
   let session: Record<string, string>;
@@ -85,7 +85,7 @@ describe('/mcp event streams send their head at once', () => {
   beforeEach(async () => {
     // The direct path's keep-alive is on this clock, which never moves here: nothing but the head can come.
     clock = new FakeClock();
-    app = await createTestApp(CONFIG, { clock });
+    app = await createTestApp(CONFIG, { platform, clock });
     session = await openSession(app.url);
   });
 

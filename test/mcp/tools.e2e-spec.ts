@@ -3,7 +3,7 @@ import { CallToolResultSchema, McpError } from '@modelcontextprotocol/sdk/types.
 import { Tool, type ToolArguments } from '../../src/index';
 import { FakeClock } from '../../src/common/fake-clock';
 import { closeOnFakeClock } from '../support/close-app';
-import { createTestApp, type TestApp } from '../support/create-app';
+import { createTestApp, PLATFORMS, type TestApp } from '../support/create-app';
 import { eventually } from '../support/eventually';
 import { send } from '../support/http-client';
 import { parsePromText, sampleValue } from '../support/prom-text';
@@ -60,7 +60,7 @@ interface ToolResult {
   structuredContent?: Record<string, any>;
 }
 
-describe('MCP tools: tools/list and tools/call through the pipeline', () => {
+describe.each(PLATFORMS)('MCP tools: tools/list and tools/call through the pipeline, on %s', (platform) => {
   let clock: FakeClock;
   let app: TestApp | undefined;
   const connections: McpConnection[] = [];
@@ -73,7 +73,7 @@ describe('MCP tools: tools/list and tools/call through the pipeline', () => {
 
   beforeEach(async () => {
     clock = new FakeClock();
-    app = await createTestApp(CONFIG, { clock, imports: [LookupsModule] });
+    app = await createTestApp(CONFIG, { platform, clock, imports: [LookupsModule] });
   });
 
   afterEach(async () => {

@@ -136,8 +136,7 @@ class StatusController {
         stores: { containment: containmentStore },
       }),
       tenantResolver: HostTenantResolver,
-      // The LLM and MCP routes are Fastify's only, for now: left out so one module serves both platforms.
-      routes: { tools: false, events: false, admin: false, llm: false, mcp: false },
+      routes: { tools: false, events: false, admin: false },
     }),
   ],
   controllers: [ReportsController, StatusController],

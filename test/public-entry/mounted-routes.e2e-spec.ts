@@ -1,10 +1,14 @@
 import { ConsoleLogger, type INestApplication, Module } from '@nestjs/common';
+import type { NestExpressApplication } from '@nestjs/platform-express';
+import OpenAI from 'openai';
 // What a company's app imports: the package's public entry, and nothing deeper.
 import { BulkheadModule, type BulkheadRoutes } from '../../src';
 import { createHostApp, listenOnLoopback, PLATFORMS } from '../support/create-app';
 import type { PlatformName } from '../../src/common/nest';
 import { expectEnvelope } from '../support/envelope';
 import { send } from '../support/http-client';
+import { closeAll, connectMcp } from '../mcp/mcp-client';
+import { testTenant } from '../support/tenants';
 
 /** A host app's logger at debug, keeping what Bulkhead says (its own context). */
 class KeepingLogger extends ConsoleLogger {
@@ -67,23 +71,106 @@ describe.each(PLATFORMS)("the start-up line naming Bulkhead's own routes (debug)
   });
 });
 
+const ACME = testTenant('acme');
+
+/** A host app with every group mounted, the LLM routes on an offline target, for one tenant's key. */
+function everyRouteModule() {
+  @Module({
+    imports: [
+      BulkheadModule.forRoot({
+        auth: { apiKeys: [ACME.apiKey] },
+        lanes: { main: { concurrency: 2, queueCapacity: 2 } },
+        tools: { echo: { lane: 'main', kind: 'builtin', builtin: 'echo' } },
+        llm: { routes: { echo: { lane: 'main', targets: [{ provider: 'fake', model: 'echo-1' }] } } },
+      }),
+    ],
+  })
+  class EveryRouteModule {}
+  return EveryRouteModule;
+}
+
 describe('the LLM and MCP routes on Express', () => {
-  it.each([
-    [{}, 'routes: { llm: false, mcp: false }'],
-    [{ mcp: false }, 'routes: { llm: false }'],
-    [{ llm: false }, 'routes: { mcp: false }'],
-  ] satisfies Array<[BulkheadRoutes, string]>)(
-    'stop the app at start while mounted (%j), naming the switches to set',
-    async (routes, set) => {
-      const starting = createHostApp(hostModule(routes), 'express').then(listenOnLoopback);
+  let app: INestApplication | undefined;
 
-      await expect(starting).rejects.toThrow(
-        `run on @nestjs/platform-fastify only, and this app runs on express: set ${set}`,
-      );
-    },
-  );
+  afterEach(async () => {
+    await app?.close();
+    app = undefined;
+  });
 
-  it('leave the app to start once both are off, with the tools, the docs and the rest mounted', async () => {
+  async function start(configure: (app: NestExpressApplication) => void = () => undefined): Promise<string> {
+    app = await createHostApp(everyRouteModule(), 'express');
+    configure(app as NestExpressApplication);
+    return listenOnLoopback(app);
+  }
+
+  it('mount with every other route and answer their SDKs: a chat, a stream, the models, MCP tools', async () => {
+    const base = await start();
+    const openai = new OpenAI({ apiKey: ACME.key, baseURL: `${base}/v1`, maxRetries: 0 });
+
+    const { data, response } = await openai.chat.completions
+      .create({ model: 'echo', messages: [{ role: 'user', content: 'hello express' }] })
+      .withResponse();
+    const stream = await openai.chat.completions.create({
+      model: 'echo',
+      messages: [{ role: 'user', content: 'streamed on express' }],
+      stream: true,
+    });
+    let streamed = '';
+    for await (const chunk of stream) streamed += chunk.choices[0]?.delta.content ?? '';
+    const models = await openai.models.list();
+
+    expect(data.choices[0]!.message.content).toBe('hello express');
+    expect(response.headers.get('x-bulkhead-served-by')).toBe('fake/echo-1');
+    expect(response.headers.get('x-call-id')).toEqual(expect.any(String));
+    expect(streamed).toBe('streamed on express');
+    expect(models.data.map((model) => model.id)).toEqual(['echo']);
+
+    const mcp = await connectMcp(base, { authorization: `Bearer ${ACME.key}` });
+    try {
+      expect((await mcp.client.listTools()).tools.map((tool) => tool.name)).toContain('echo');
+      const called = await mcp.client.callTool({ name: 'echo', arguments: { said: 'hi' } });
+      expect(called.isError).toBeFalsy();
+      expect(called.structuredContent).toMatchObject({ toolId: 'echo', result: { said: 'hi' } });
+    } finally {
+      await closeAll([mcp]);
+    }
+  });
+
+  it("refuse a body over Express's own parser limit (100 kB) with 413 in the route's envelope", async () => {
+    const base = await start();
+    // Over Express's default, under Fastify's 1 MiB.
+    const prompt = 'x'.repeat(200_000);
+
+    const chat = await send('POST', `${base}/v1/chat/completions`, {
+      json: { model: 'echo', messages: [{ role: 'user', content: prompt }] },
+      headers: { authorization: `Bearer ${ACME.key}` },
+    });
+    const mcp = await send('POST', `${base}/mcp`, {
+      json: { jsonrpc: '2.0', id: 1, method: 'initialize', params: { padding: prompt } },
+      headers: { authorization: `Bearer ${ACME.key}`, accept: 'application/json, text/event-stream' },
+    });
+
+    // Refused by the parser, before any route: the envelope, with OpenAI's fields under /v1/ (as on Fastify).
+    expectEnvelope(chat, 413, 'invalid_request');
+    expect(chat.body.error.type).toBe('invalid_request');
+    expectEnvelope(mcp, 413, 'invalid_request');
+  });
+
+  it("take a large prompt once the host raises its parser's limit (useBodyParser)", async () => {
+    const base = await start((express) => express.useBodyParser('json', { limit: '10mb' }));
+    const prompt = 'x'.repeat(2_000_000);
+
+    const answer = await send('POST', `${base}/v1/chat/completions`, {
+      json: { model: 'echo', messages: [{ role: 'user', content: prompt }] },
+      headers: { authorization: `Bearer ${ACME.key}` },
+    });
+
+    expect(answer.status).toBe(200);
+    // The offline target echoes the prompt's start.
+    expect(answer.body.choices[0].message.content).toMatch(/^x+$/);
+  });
+
+  it('leave the tools, the docs and the rest as they are when both are off', async () => {
     const started = await startWith({ llm: false, mcp: false }, 'express');
     try {
       expect((await send('GET', `${started.base}/health/ready`)).status).toBe(200);

@@ -45,8 +45,7 @@ export interface TestAppOptions {
   env?: Environment;
   /**
    * The HTTP platform. `fastify` (the default) is the service as main.ts builds it; `express` is
-   * the same modules in an Express app as a host builds it (Nest's body parser, `limitJsonDepth`),
-   * with the Fastify-only route groups (LLM, MCP) left out.
+   * the same modules in an Express app as a host builds it (Nest's body parser, `limitJsonDepth`).
    */
   platform?: PlatformName;
 }
@@ -65,7 +64,6 @@ export async function createTestApp(document: Record<string, unknown>, options: 
   const appModule = AppModule.forRoot({
     config: bulkheadConfigOf(withDefaults, env),
     examples: config.examples,
-    routes: platform === 'express' ? { llm: false, mcp: false } : undefined,
   });
   let builder = Test.createTestingModule({ imports: [appModule, ...(options.imports ?? [])] });
   if (options.clock) builder = builder.overrideProvider(CLOCK).useValue(options.clock);

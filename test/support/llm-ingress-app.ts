@@ -1,4 +1,5 @@
 import { createTestApp, type TestApp } from './create-app';
+import type { PlatformName } from '../../src/common/nest';
 import { testTenant } from './tenants';
 
 /** A tenant with no limit; one with one request a minute; one whose budget covers nothing. */
@@ -43,18 +44,23 @@ const ROUTES = {
 };
 const MODELS = ['echo-1', 'cached-1', 'tools-1', 'tools-2', 'down-1', 'up-1', 'cut-1'];
 
-/** The service with those routes, priced (so the budget applies), for the three tenants. */
-export function startIngressApp(): Promise<TestApp> {
-  return createTestApp({
-    auth: { allowAnonymous: false, apiKeys: [ACME.apiKey, POOR.apiKey, SLOW.apiKey] },
-    lanes: { llm: { concurrency: 4, queueCapacity: 4 } },
-    rateLimits: { tenants: { slow: { rpm: 1 } } },
-    budgets: { tenants: { poor: 0.000001 } },
-    llm: {
-      routes: ROUTES,
-      prices: Object.fromEntries(MODELS.map((model) => [`fake/${model}`, { inputPerMTokUsd: 1, outputPerMTokUsd: 1 }])),
+/** The service with those routes, priced (so the budget applies), for the three tenants, on `platform`. */
+export function startIngressApp(platform: PlatformName = 'fastify'): Promise<TestApp> {
+  return createTestApp(
+    {
+      auth: { allowAnonymous: false, apiKeys: [ACME.apiKey, POOR.apiKey, SLOW.apiKey] },
+      lanes: { llm: { concurrency: 4, queueCapacity: 4 } },
+      rateLimits: { tenants: { slow: { rpm: 1 } } },
+      budgets: { tenants: { poor: 0.000001 } },
+      llm: {
+        routes: ROUTES,
+        prices: Object.fromEntries(
+          MODELS.map((model) => [`fake/${model}`, { inputPerMTokUsd: 1, outputPerMTokUsd: 1 }]),
+        ),
+      },
     },
-  });
+    { platform },
+  );
 }
 
 /** What `promise` rejected with; undefined if it resolved. */

@@ -1,4 +1,5 @@
 import Fastify from 'fastify';
+import { FASTIFY_PLATFORM } from '../../src/common/nest';
 import type { ChatChunk } from '../../src/llm/chat.types';
 import { SseReply } from '../../src/llm/streaming/sse-reply';
 import type { TranslatedStreamSink } from '../../src/llm/streaming/translated-stream-sink';
@@ -19,7 +20,7 @@ export async function sinkEvents(
 ): Promise<NamedEvent[]> {
   const app = Fastify();
   app.post('/', async (_request, reply) => {
-    const sink = makeSink(new SseReply(reply, {}));
+    const sink = makeSink(new SseReply(FASTIFY_PLATFORM, reply, {}));
     sink.open({});
     for (const chunk of chunks) await sink.write(chunk);
     sink.end();

@@ -1,7 +1,8 @@
 import { Controller, Post, Req, Res } from '@nestjs/common';
-import type { FastifyReply, FastifyRequest } from 'fastify';
-import { answerHeaders, bulkheadField } from '../answer-meta';
-import { startIngressCall } from '../ingress-call';
+import { HttpAdapterHost } from '@nestjs/core';
+import { AppPlatform, type PlatformReply } from '../../common/nest';
+import { bulkheadField, sendAnswer } from '../answer-meta';
+import { type IngressRequest, startIngressCall } from '../ingress-call';
 import { parseEmbeddingsRequest } from './embeddings-request';
 import { Embeddings } from './embeddings.service';
 
@@ -15,12 +16,20 @@ const readEmbeddings = (body: unknown) => ({ request: parseEmbeddingsRequest(bod
  */
 @Controller('v1')
 export class EmbeddingsController {
-  constructor(private readonly embeddings: Embeddings) {}
+  private readonly platform: AppPlatform;
+
+  constructor(
+    private readonly embeddings: Embeddings,
+    adapterHost: HttpAdapterHost,
+  ) {
+    this.platform = new AppPlatform(adapterHost);
+  }
 
   @Post('embeddings')
-  async create(@Req() request: FastifyRequest, @Res() reply: FastifyReply): Promise<void> {
-    const call = startIngressCall(request, reply, 'openai', readEmbeddings);
+  async create(@Req() request: IngressRequest, @Res() reply: PlatformReply): Promise<void> {
+    const platform = this.platform.of(reply);
+    const call = startIngressCall(platform, request, reply, 'openai', readEmbeddings);
     const served = await this.embeddings.create(call);
-    void answerHeaders(reply.code(200), served).send({ ...served.answer, bulkhead: bulkheadField(served) });
+    sendAnswer(platform, reply, served, { ...served.answer, bulkhead: bulkheadField(served) });
   }
 }

@@ -1,11 +1,12 @@
 import { Controller, HttpCode, Post, Req, Res } from '@nestjs/common';
-import type { FastifyReply, FastifyRequest } from 'fastify';
+import { HttpAdapterHost } from '@nestjs/core';
 import { isPromiseLike } from '../../common';
+import { AppPlatform, type PlatformReply } from '../../common/nest';
 import { HttpPools } from '../../containment';
 import { RateLimiter } from '../../rate-limit';
-import { answerHeaders, bulkheadField } from '../answer-meta';
+import { bulkheadField, sendAnswer } from '../answer-meta';
 import { ChatCompletions } from '../chat-completions.service';
-import { startChatCall } from '../ingress-call';
+import { type IngressRequest, startChatCall } from '../ingress-call';
 import { LlmRoutes } from '../routing/llm-routes.service';
 import { SseReply } from '../streaming/sse-reply';
 import { nativeUsage, toMessagesAnswer } from './chat-to-messages-answer';
@@ -23,26 +24,32 @@ import { MessagesStreamSink } from './messages-stream-sink';
  */
 @Controller('v1/messages')
 export class MessagesController {
+  private readonly platform: AppPlatform;
+
   constructor(
     private readonly completions: ChatCompletions,
     private readonly routes: LlmRoutes,
     private readonly pools: HttpPools,
     private readonly limiter: RateLimiter,
-  ) {}
+    adapterHost: HttpAdapterHost,
+  ) {
+    this.platform = new AppPlatform(adapterHost);
+  }
 
   @Post()
-  async create(@Req() request: FastifyRequest, @Res() reply: FastifyReply): Promise<void> {
-    const call = startChatCall(request, reply, 'anthropic', (body) =>
+  async create(@Req() request: IngressRequest, @Res() reply: PlatformReply): Promise<void> {
+    const platform = this.platform.of(reply);
+    const call = startChatCall(platform, request, reply, 'anthropic', (body) =>
       readMessagesCall(body, request.headers['anthropic-beta']),
     );
     if (call.request.stream === true) {
-      const sink = new MessagesStreamSink(new SseReply(reply, { callId: call.callId }), { callId: call.callId });
-      await this.completions.stream({ ...call, sink });
+      const sse = new SseReply(platform, reply, { callId: call.callId });
+      await this.completions.stream({ ...call, sink: new MessagesStreamSink(sse, { callId: call.callId }) });
       return;
     }
     const answer = await this.completions.complete(call);
     const { passThroughAnswer, usage } = answer.completion;
-    void answerHeaders(reply.code(200), answer).send({
+    sendAnswer(platform, reply, answer, {
       ...(passThroughAnswer
         ? { ...passThroughAnswer, usage: nativeUsage(passThroughAnswer.usage, usage) }
         : toMessagesAnswer(answer.completion)),
@@ -59,10 +66,11 @@ export class MessagesController {
   @Post('count_tokens')
   @HttpCode(200)
   async countTokens(
-    @Req() request: FastifyRequest,
-    @Res({ passthrough: true }) reply: FastifyReply,
+    @Req() request: IngressRequest,
+    @Res({ passthrough: true }) reply: PlatformReply,
   ): Promise<{ input_tokens: number }> {
-    const call = startChatCall(request, reply, 'anthropic', (body) =>
+    const platform = this.platform.of(reply);
+    const call = startChatCall(platform, request, reply, 'anthropic', (body) =>
       readMessagesCall(body, request.headers['anthropic-beta'], countTokensRequestSchema),
     );
     const route = this.routes.forTenant(call.request.model, call.tenant);
@@ -77,7 +85,7 @@ export class MessagesController {
       pool: this.pools.get(call.pool),
       abort: call.abort,
     });
-    void reply.header('x-bulkhead-token-count', counted.countedBy);
+    platform.setHeader(reply, 'x-bulkhead-token-count', counted.countedBy);
     return { input_tokens: counted.tokens };
   }
 }

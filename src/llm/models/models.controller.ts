@@ -1,7 +1,7 @@
 import { Controller, Get, Req, Res } from '@nestjs/common';
-import type { FastifyReply, FastifyRequest } from 'fastify';
+import { HttpAdapterHost } from '@nestjs/core';
 import { errorWireOf, ResilienceError } from '../../common';
-import { callStateOf } from '../../common/nest';
+import { AppPlatform, callStateOf, type PlatformReply, type PlatformRequest } from '../../common/nest';
 import { LlmRoutes } from '../routing/llm-routes.service';
 import {
   type AnthropicModel,
@@ -20,33 +20,46 @@ import {
  */
 @Controller('v1/models')
 export class ModelsController {
-  constructor(private readonly routes: LlmRoutes) {}
+  private readonly platform: AppPlatform;
+
+  constructor(
+    private readonly routes: LlmRoutes,
+    adapterHost: HttpAdapterHost,
+  ) {
+    this.platform = new AppPlatform(adapterHost);
+  }
 
   @Get()
   list(
-    @Req() request: FastifyRequest,
-    @Res({ passthrough: true }) reply: FastifyReply,
+    @Req() request: ModelsRequest,
+    @Res({ passthrough: true }) reply: PlatformReply,
   ): { object: 'list'; data: OpenAiModel[] } | AnthropicModelPage {
     const names = this.routes.usableBy(tenantOf(request, reply));
-    if (isAnthropic(request)) return anthropicModelPage(names, this.routes.loadedAt, request.query);
+    if (this.isAnthropic(request, reply)) return anthropicModelPage(names, this.routes.loadedAt, request.query);
     return { object: 'list', data: names.map((name) => openAiModel(name, this.routes.loadedAt)) };
   }
 
   @Get(':id')
-  one(@Req() request: FastifyRequest, @Res({ passthrough: true }) reply: FastifyReply): OpenAiModel | AnthropicModel {
+  one(@Req() request: ModelsRequest, @Res({ passthrough: true }) reply: PlatformReply): OpenAiModel | AnthropicModel {
     const tenant = tenantOf(request, reply);
     const { id } = request.params as { id: string };
     if (!this.routes.forTenant(id, tenant)) throw this.routes.unknownRouteError(tenant);
-    return isAnthropic(request) ? anthropicModel(id, this.routes.loadedAt) : openAiModel(id, this.routes.loadedAt);
+    return this.isAnthropic(request, reply)
+      ? anthropicModel(id, this.routes.loadedAt)
+      : openAiModel(id, this.routes.loadedAt);
+  }
+
+  private isAnthropic(request: ModelsRequest, reply: PlatformReply): boolean {
+    const url = this.platform.of(reply).url(request);
+    return errorWireOf(url, request.headers['anthropic-version']) === 'anthropic';
   }
 }
 
-function tenantOf(request: FastifyRequest, reply: FastifyReply): string {
+/** A models route's request on either platform: both parse the query and the path's parameters. */
+type ModelsRequest = PlatformRequest & { readonly query: unknown; readonly params: unknown };
+
+function tenantOf(request: PlatformRequest, reply: PlatformReply): string {
   const { tenant } = callStateOf(request, reply);
   if (tenant === undefined) throw new ResilienceError('unauthorized', 'the call has no authenticated tenant');
   return tenant;
-}
-
-function isAnthropic(request: FastifyRequest): boolean {
-  return errorWireOf(request.url, request.headers['anthropic-version']) === 'anthropic';
 }

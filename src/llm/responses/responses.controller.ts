@@ -1,9 +1,10 @@
 import { Controller, Inject, Post, Req, Res } from '@nestjs/common';
-import type { FastifyReply, FastifyRequest } from 'fastify';
+import { HttpAdapterHost } from '@nestjs/core';
 import { CLOCK, type Clock, isPromiseLike } from '../../common';
-import { answerHeaders, bulkheadField } from '../answer-meta';
+import { AppPlatform, type PlatformReply } from '../../common/nest';
+import { bulkheadField, sendAnswer } from '../answer-meta';
 import { ChatCompletions } from '../chat-completions.service';
-import { startChatCall } from '../ingress-call';
+import { type IngressRequest, startChatCall } from '../ingress-call';
 import { SseReply } from '../streaming/sse-reply';
 import { ResponseIds, toResponseObject } from './chat-to-responses-answer';
 import type { ResponsesRequest } from '../wire';
@@ -26,16 +27,22 @@ import { StoredResponses } from './stored/stored-responses.service';
  */
 @Controller('v1/responses')
 export class ResponsesController {
+  private readonly platform: AppPlatform;
+
   constructor(
     private readonly completions: ChatCompletions,
     private readonly stored: StoredResponses,
     @Inject(CLOCK) private readonly clock: Clock,
-  ) {}
+    adapterHost: HttpAdapterHost,
+  ) {
+    this.platform = new AppPlatform(adapterHost);
+  }
 
   @Post()
-  async create(@Req() request: FastifyRequest, @Res() reply: FastifyReply): Promise<void> {
+  async create(@Req() request: IngressRequest, @Res() reply: PlatformReply): Promise<void> {
+    const platform = this.platform.of(reply);
     let parsed: ResponsesRequest | undefined;
-    const call = startChatCall(request, reply, 'openai', (body) => {
+    const call = startChatCall(platform, request, reply, 'openai', (body) => {
       parsed = parseResponsesRequest(body);
       // The chat request is made from the resolved request below, once the caller is known.
       return { request: { model: parsed.model, messages: [] } };
@@ -53,10 +60,10 @@ export class ResponsesController {
       // Only a response to keep is recorded as it streams.
       const sse =
         responses.store === true
-          ? new RecordingSseReply(reply, labels, (output) =>
+          ? new RecordingSseReply(platform, reply, labels, (output) =>
               this.stored.keep(call.tenant, responses, ids.response, output),
             )
-          : new SseReply(reply, labels);
+          : new SseReply(platform, reply, labels);
       const requestedAt = Math.floor(this.clock.wallNow() / 1000);
       const sink = new ResponsesStreamSink(sse, responses, ids, { callId: call.callId }, requestedAt);
       await this.completions.stream({ ...call, sink });
@@ -70,6 +77,6 @@ export class ResponsesController {
     const keeping = this.stored.keep(call.tenant, responses, body.id, body.output);
     // The answer goes out once kept (or not: then it says so), so the client's next request finds it.
     body.store = isPromiseLike(keeping) ? await keeping : keeping;
-    void answerHeaders(reply.code(200), answer).send({ ...body, bulkhead: bulkheadField(answer) });
+    sendAnswer(platform, reply, answer, { ...body, bulkhead: bulkheadField(answer) });
   }
 }

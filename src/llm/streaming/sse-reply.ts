@@ -1,12 +1,13 @@
-import type { FastifyReply } from 'fastify';
+import type { ServerResponse } from 'node:http';
 import { type ResilienceError, toEnvelope } from '../../common';
+import type { HttpPlatform, PlatformReply } from '../../common/nest';
 import type { ChatStreamSink } from './chat-stream-sink';
 
 /**
- * A streamed answer written as Server-Sent Events on Fastify's raw response, in the framing
- * OpenAI's SDKs read (`data: <json>\n\n`, `data: [DONE]\n\n`). The reply is taken from Fastify
- * (hijacked) at {@link open}: from then on only this writes to it. The headers already set on
- * the reply (the call id, the rate limits) go out with the status line.
+ * A streamed answer written as Server-Sent Events on the Node response under the platform's
+ * reply, in the framing OpenAI's SDKs read (`data: <json>\n\n`, `data: [DONE]\n\n`). The reply
+ * is taken from the platform (hijacked) at {@link open}: from then on only this writes to it.
+ * The headers already set on the reply (the call id, the rate limits) go out with the status line.
  *
  * Backpressure is the socket's: a write the kernel could not take returns a promise that
  * resolves on `drain`, so a slow client holds the stream back instead of growing a buffer here.
@@ -16,20 +17,22 @@ export class SseReply implements ChatStreamSink {
   /** The wait for `drain` every write shares until it comes: one pair of listeners, not one per event. */
   private draining: Promise<void> | undefined;
 
+  /** The Node response: watched for a client that left before {@link open}, written to after. */
+  private readonly raw: ServerResponse;
+
   constructor(
-    private readonly reply: FastifyReply,
+    private readonly platform: HttpPlatform,
+    private readonly reply: PlatformReply,
     /** The envelope's labels for an error event. */
     private readonly labels: { callId?: string },
-  ) {}
+  ) {
+    this.raw = platform.rawResponse(reply);
+  }
 
   open(headers: Record<string, string>): void {
-    const { reply } = this;
     this.opened = true;
-    reply.hijack();
-    const set: Record<string, string | number | string[]> = {};
-    for (const [name, value] of Object.entries(reply.getHeaders())) if (value !== undefined) set[name] = value;
-    reply.raw.writeHead(200, {
-      ...set,
+    // The headers set on the reply so far are on the Node response once hijacked; these join them.
+    this.platform.hijack(this.reply).writeHead(200, {
       ...headers,
       'content-type': 'text/event-stream; charset=utf-8',
       'cache-control': 'no-cache',
@@ -48,7 +51,7 @@ export class SseReply implements ChatStreamSink {
     // one tick. This text is a whole read of the provider's already, and the code that runs
     // next (the rest of that read, other streams' reads) may hold the tick for a while: it goes
     // out now. The cork's own uncork then finds nothing to do.
-    this.reply.raw.socket?.uncork();
+    this.raw.socket?.uncork();
     return waiting;
   }
 
@@ -67,18 +70,21 @@ export class SseReply implements ChatStreamSink {
 
   /** Ends the response with `text`, its last events (already framed). */
   finish(text: string): void {
-    const { raw } = this.reply;
-    if (raw.destroyed || raw.writableEnded) return;
-    raw.end(text);
+    if (!this.clientGone) this.raw.end(text);
+  }
+
+  /** Whether the response takes no more: its client left, or it ended. */
+  protected get clientGone(): boolean {
+    return this.raw.destroyed || this.raw.writableEnded;
   }
 
   destroy(): void {
-    this.reply.raw.destroy();
+    this.raw.destroy();
   }
 
   private send(text: string): Promise<void> | undefined {
-    const { raw } = this.reply;
-    if (raw.destroyed || raw.writableEnded) return undefined;
+    if (this.clientGone) return undefined;
+    const { raw } = this;
     if (raw.write(text)) return undefined;
     return (this.draining ??= new Promise((resolve) => {
       const done = () => {

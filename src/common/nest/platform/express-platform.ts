@@ -38,6 +38,15 @@ export const EXPRESS_PLATFORM: HttpPlatform = {
   setHeader(value, name, header) {
     response(value).setHeader(name, header);
   },
+  headersOf(value) {
+    const express = response(value);
+    return {
+      header(name: string, header: string) {
+        // Node throws on a header set once the head is out; Fastify's reply keeps it unsent.
+        if (!express.headersSent) express.setHeader(name, header);
+      },
+    };
+  },
   isSent: (value) => response(value).headersSent,
   sendJson(value, status, body) {
     const express = response(value);

@@ -20,6 +20,8 @@ export const FASTIFY_PLATFORM: HttpPlatform = {
   setHeader(value, name, header) {
     void reply(value).header(name, header);
   },
+  // Fastify's reply keeps a header set after a hijack or a send to itself, unsent, without a throw.
+  headersOf: (value) => reply(value),
   isSent(value) {
     const fastifyReply = reply(value);
     return fastifyReply.sent || fastifyReply.raw.headersSent;

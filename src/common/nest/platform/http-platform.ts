@@ -15,6 +15,11 @@ export interface PlatformRequest {
 /** A reply as either platform hands it over (`@Res()`): a `FastifyReply` or an Express `Response`. */
 export type PlatformReply = object;
 
+/** Where a call's own headers go as it runs (the rate limit's, `x-bulkhead-*`): the reply's, by name. */
+export interface ReplyHeaders {
+  header(name: string, value: string): unknown;
+}
+
 /**
  * What Bulkhead does with a request or a reply, written once per platform (docs/embedding.md,
  * "Express or Fastify"). The mechanisms never see either platform: only the Nest adapters (the
@@ -37,6 +42,13 @@ export interface HttpPlatform {
   elapsedMs(reply: PlatformReply): number | undefined;
   /** Sets (replaces) a response header; before the response is sent. */
   setHeader(reply: PlatformReply, name: string, value: string | number | readonly string[]): void;
+  /**
+   * The reply's headers for code that sets them while the call runs, before or after its answer
+   * went out (a failure reported on a stream already open): set while the head is unsent, and
+   * silently left out after, on both platforms (Fastify's reply keeps them unsent; Node's
+   * response would throw). No allocation on Fastify: its reply is one.
+   */
+  headersOf(reply: PlatformReply): ReplyHeaders;
   /** Whether the reply can take no status or header any more: sent, or its head written. */
   isSent(reply: PlatformReply): boolean;
   /** Answers with a status and a JSON body (`application/json; charset=utf-8`). */

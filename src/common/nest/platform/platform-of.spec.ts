@@ -51,3 +51,23 @@ describe('nodeResponseOf', () => {
     expect(nodeResponseOf({ raw: response })).toBe(response);
   });
 });
+
+describe('the headers a call sets as it runs', () => {
+  it('are the Fastify reply itself: no object made per request', () => {
+    const reply = { raw: nodeResponse(), header: () => reply };
+
+    expect(FASTIFY_PLATFORM.headersOf(reply)).toBe(reply);
+  });
+
+  it('are set on an Express response until its head is out, and left out after, without a throw', () => {
+    const response = nodeResponse();
+    const headers = EXPRESS_PLATFORM.headersOf(response);
+
+    headers.header('x-bulkhead-attempts', '1');
+    response.writeHead(200);
+    headers.header('x-bulkhead-attempts', '2');
+
+    expect(response.getHeader('x-bulkhead-attempts')).toBe('1');
+    expect(response.headersSent).toBe(true);
+  });
+});

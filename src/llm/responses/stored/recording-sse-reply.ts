@@ -1,6 +1,6 @@
-import type { FastifyReply } from 'fastify';
 import type { Awaitable } from '../../../common';
 import { isPromiseLike } from '../../../common';
+import type { HttpPlatform, PlatformReply } from '../../../common/nest';
 import { SseReply } from '../../streaming/sse-reply';
 import type { OutputItem } from '../../wire';
 
@@ -18,12 +18,13 @@ export class RecordingSseReply extends SseReply {
   private readonly output: OutputItem[] = [];
 
   constructor(
-    private readonly client: FastifyReply,
+    platform: HttpPlatform,
+    reply: PlatformReply,
     labels: { callId?: string },
     /** Keeps the output; whether it did. */
     private readonly keep: (output: OutputItem[]) => Awaitable<boolean>,
   ) {
-    super(client, labels);
+    super(platform, reply, labels);
   }
 
   override writeNamed(name: string, data: object): Promise<void> | undefined {
@@ -36,16 +37,11 @@ export class RecordingSseReply extends SseReply {
   }
 
   override finish(text: string): void {
-    const whole = WHOLE_ENDINGS.some((ending) => text.startsWith(ending)) && !this.clientGone();
+    const whole = WHOLE_ENDINGS.some((ending) => text.startsWith(ending)) && !this.clientGone;
     if (!whole) return super.finish(text);
     const keeping = this.keep(this.output.filter((item) => item !== undefined));
     if (isPromiseLike(keeping)) void Promise.resolve(keeping).then((kept) => super.finish(saying(text, kept)));
     else super.finish(saying(text, keeping));
-  }
-
-  private clientGone(): boolean {
-    const { raw } = this.client;
-    return raw.destroyed || raw.writableEnded;
   }
 }
 
