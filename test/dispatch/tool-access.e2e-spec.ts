@@ -77,12 +77,12 @@ describe.each(PLATFORMS)('tools each tenant may see and call, on %s', (platform)
   });
 });
 
-describe('tools each tenant may see and call, over MCP', () => {
+describe.each(PLATFORMS)('tools each tenant may see and call, over MCP, on %s', (platform) => {
   let app: TestApp;
   const connections: McpConnection[] = [];
 
   beforeEach(async () => {
-    app = await startApp('fastify');
+    app = await startApp(platform);
   });
 
   afterEach(async () => {
