@@ -2,7 +2,8 @@
 // fresh folder with nothing else of this repository, and two Nest apps there that import it by
 // name: a plain one that answers through a @Bulkhead route, and the README's embedding example
 // (its module and controller blocks as written, compiled the way the tests compile TypeScript),
-// which refuses a caller without the key and lets the one with it through. .ci/run runs it; a
+// which refuses a caller without the key and lets the one with it through; and an ESM app on
+// Express with the LLM route, a tool and /mcp, called with `fetch` and the MCP SDK's client. .ci/run runs it; a
 // package that packs no code, misses a dependency or fails to start fails CI.
 //
 //   node scripts/pack-smoke.mjs
@@ -111,6 +112,47 @@ Module({
 });
 `;
 
+// A company's ESM app on Express ("type": "module", the package imported by name), as \`nest new\`
+// makes one: the LLM route, a tool and /mcp mounted beside its own routes, called with \`fetch\` and
+// the MCP SDK's client.
+const ESM_EXPRESS_APP = `import 'reflect-metadata';
+import { Module } from '@nestjs/common';
+import { NestFactory } from '@nestjs/core';
+import { ExpressAdapter } from '@nestjs/platform-express';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { BulkheadModule } from 'nestjs-bulkhead';
+
+class AppModule {}
+Module({
+  imports: [
+    BulkheadModule.forRoot({
+      auth: { allowAnonymous: true },
+      lanes: { main: { concurrency: 2, queueCapacity: 2 } },
+      tools: { echo: { lane: 'main', kind: 'builtin', builtin: 'echo' } },
+      llm: { routes: { demo: { lane: 'main', targets: [{ provider: 'fake', model: 'fake-echo' }] } } },
+    }),
+  ],
+})(AppModule);
+
+const app = await NestFactory.create(AppModule, new ExpressAdapter(), { logger: ['error'] });
+await app.listen(0, '127.0.0.1');
+const url = (await app.getUrl()).replace('[::1]', '127.0.0.1');
+const chat = await fetch(url + '/v1/chat/completions', {
+  method: 'POST',
+  headers: { 'content-type': 'application/json' },
+  body: JSON.stringify({ model: 'demo', messages: [{ role: 'user', content: 'hello' }] }),
+});
+const completion = await chat.json();
+const mcp = new Client({ name: 'pack-smoke', version: '1.0.0' });
+await mcp.connect(new StreamableHTTPClientTransport(new URL(url + '/mcp')));
+const tools = (await mcp.listTools()).tools.map((tool) => tool.name);
+const called = await mcp.callTool({ name: 'echo', arguments: { said: 'hi' } });
+await mcp.close();
+console.log(JSON.stringify({ chat: chat.status, content: completion.choices?.[0]?.message?.content, tools, echoed: called.structuredContent?.result }));
+await app.close();
+`;
+
 try {
   const packed = JSON.parse(npm(['pack', '--json', '--pack-destination', work], ROOT))[0];
   const files = packed.files.map((file) => file.path);
@@ -143,10 +185,28 @@ try {
   if (readme.without !== 401 || readme.withKey === 401 || readme.withKey === 500) {
     throw new Error(`the README's embedding example answered ${JSON.stringify(readme)}`);
   }
+  // The ESM app on Express, in a folder of its own beside the CommonJS one (the same install).
+  const esmApp = join(app, 'esm-express');
+  mkdirSync(esmApp);
+  const expressVersion = require('@nestjs/platform-express/package.json').version;
+  npm(['install', '--no-audit', '--no-fund', '--prefer-offline', `@nestjs/platform-express@${expressVersion}`], app);
+  writeFileSync(join(esmApp, 'package.json'), JSON.stringify({ name: 'esm-express', private: true, type: 'module' }));
+  writeFileSync(join(esmApp, 'main.mjs'), ESM_EXPRESS_APP);
+  const esm = JSON.parse(
+    execFileSync(process.execPath, ['main.mjs'], {
+      cwd: esmApp,
+      encoding: 'utf8',
+      timeout: 60_000,
+      env: { PATH: process.env.PATH ?? '' },
+    }),
+  );
+  if (esm.chat !== 200 || typeof esm.content !== 'string' || !esm.tools.includes('echo') || esm.echoed?.said !== 'hi') {
+    throw new Error(`the ESM Express app answered ${JSON.stringify(esm)}`);
+  }
   console.log(
     `pack-smoke ok on Node ${process.versions.node}: ${packed.filename} (${files.length} files) installed into a fresh app, which answered through ` +
       `its lane; the README's embedding example refused a caller without the key (401) and let the one with it ` +
-      `through (${readme.withKey})`,
+      `through (${readme.withKey}); an ESM app on Express answered a chat completion and an MCP tool call`,
   );
 } finally {
   rmSync(work, { recursive: true, force: true });
