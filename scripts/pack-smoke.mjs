@@ -2,8 +2,8 @@
 // fresh folder with nothing else of this repository, and two Nest apps there that import it by
 // name: a plain one that answers through a @Bulkhead route, and the README's embedding example
 // (its module and controller blocks as written, compiled the way the tests compile TypeScript),
-// which refuses a caller without the key and lets the one with it through; and an ESM app on
-// Express with the LLM route, a tool and /mcp, called with `fetch` and the MCP SDK's client. .ci/run runs it; a
+// which refuses a caller without the key and lets the one with it through; and ESM apps on
+// Express and on Fastify, as `nest new` makes them (see esmApp). .ci/run runs it; a
 // package that packs no code, misses a dependency or fails to start fails CI.
 //
 //   node scripts/pack-smoke.mjs
@@ -112,45 +112,99 @@ Module({
 });
 `;
 
-// A company's ESM app on Express ("type": "module", the package imported by name), as \`nest new\`
-// makes one: the LLM route, a tool and /mcp mounted beside its own routes, called with \`fetch\` and
-// the MCP SDK's client.
-const ESM_EXPRESS_APP = `import 'reflect-metadata';
-import { Module } from '@nestjs/common';
+// A company's ESM app ("type": "module", the package imported by name), as `nest new` makes one,
+// on the platform it is given: a @Bulkhead route that calls an upstream with TenantHttpClient and
+// refuses a second call while its lane is full, an LLM stream, and a tool over MCP, called with
+// `fetch` and the MCP SDK's client.
+const esmApp = (platform) => `import 'reflect-metadata';
+import { createServer } from 'node:http';
+import { Controller, Inject, Module, Post } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
-import { ExpressAdapter } from '@nestjs/platform-express';
+import { ${platform === 'express' ? 'ExpressAdapter as Adapter' : 'FastifyAdapter as Adapter'} } from '@nestjs/platform-${platform}';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { BulkheadModule } from 'nestjs-bulkhead';
+import { Bulkhead, BulkheadModule, CallSignal, TenantHttpClient } from 'nestjs-bulkhead';
+
+// The upstream the route calls: it answers when released, so a second call finds the lane full.
+let release;
+const released = new Promise((resolve) => (release = resolve));
+const upstream = createServer(async (request, response) => {
+  await released;
+  response.writeHead(200, { 'content-type': 'application/json' }).end('{"rendered":true}');
+});
+await new Promise((resolve) => upstream.listen(0, '127.0.0.1', resolve));
+const upstreamUrl = 'http://127.0.0.1:' + upstream.address().port + '/render';
+
+class ReportsController {
+  constructor(http) {
+    this.http = http;
+  }
+  async render(signal) {
+    const answer = await this.http.request(upstreamUrl, { method: 'POST', body: '{}', signal });
+    return JSON.parse(answer.body.toString('utf8'));
+  }
+}
+Inject(TenantHttpClient)(ReportsController, undefined, 0);
+CallSignal()(ReportsController.prototype, 'render', 0);
+const render = Object.getOwnPropertyDescriptor(ReportsController.prototype, 'render');
+Bulkhead('render')(ReportsController.prototype, 'render', render);
+Post('render')(ReportsController.prototype, 'render', render);
+Controller('reports')(ReportsController);
 
 class AppModule {}
 Module({
   imports: [
     BulkheadModule.forRoot({
       auth: { allowAnonymous: true },
-      lanes: { main: { concurrency: 2, queueCapacity: 2 } },
+      lanes: { render: { concurrency: 1, queueCapacity: 0 }, main: { concurrency: 2, queueCapacity: 2 } },
+      containment: { egress: { allowHosts: ['127.0.0.1'], allowPrivateCidrs: ['127.0.0.0/8'] } },
       tools: { echo: { lane: 'main', kind: 'builtin', builtin: 'echo' } },
       llm: { routes: { demo: { lane: 'main', targets: [{ provider: 'fake', model: 'fake-echo' }] } } },
     }),
   ],
+  controllers: [ReportsController],
 })(AppModule);
 
-const app = await NestFactory.create(AppModule, new ExpressAdapter(), { logger: ['error'] });
+const app = await NestFactory.create(AppModule, new Adapter(), { logger: ['error'] });
 await app.listen(0, '127.0.0.1');
 const url = (await app.getUrl()).replace('[::1]', '127.0.0.1');
-const chat = await fetch(url + '/v1/chat/completions', {
-  method: 'POST',
-  headers: { 'content-type': 'application/json' },
-  body: JSON.stringify({ model: 'demo', messages: [{ role: 'user', content: 'hello' }] }),
+const post = (path, body) =>
+  fetch(url + path, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+
+const first = post('/reports/render', {});
+// The first call holds the lane's one slot once the upstream has it.
+for (let wait = 0; wait < 600; wait++) {
+  const lanes = await (await fetch(url + '/v1/lanes')).json();
+  if (lanes.lanes.render.active === 1) break;
+  await new Promise((resolve) => setTimeout(resolve, 50));
+}
+const refused = await post('/reports/render', {});
+release();
+const served = await first;
+
+const stream = await post('/v1/chat/completions', {
+  model: 'demo',
+  stream: true,
+  messages: [{ role: 'user', content: 'hello' }],
 });
-const completion = await chat.json();
+const events = await stream.text();
+
 const mcp = new Client({ name: 'pack-smoke', version: '1.0.0' });
 await mcp.connect(new StreamableHTTPClientTransport(new URL(url + '/mcp')));
 const tools = (await mcp.listTools()).tools.map((tool) => tool.name);
 const called = await mcp.callTool({ name: 'echo', arguments: { said: 'hi' } });
 await mcp.close();
-console.log(JSON.stringify({ chat: chat.status, content: completion.choices?.[0]?.message?.content, tools, echoed: called.structuredContent?.result }));
+console.log(
+  JSON.stringify({
+    served: [served.status, await served.json()],
+    refused: [refused.status, (await refused.json()).error?.kind, refused.headers.get('retry-after')],
+    stream: [stream.status, stream.headers.get('content-type'), events.trimEnd().endsWith('data: [DONE]')],
+    tools,
+    echoed: called.structuredContent?.result,
+  }),
+);
 await app.close();
+upstream.close();
 `;
 
 try {
@@ -185,28 +239,44 @@ try {
   if (readme.without !== 401 || readme.withKey === 401 || readme.withKey === 500) {
     throw new Error(`the README's embedding example answered ${JSON.stringify(readme)}`);
   }
-  // The ESM app on Express, in a folder of its own beside the CommonJS one (the same install).
-  const esmApp = join(app, 'esm-express');
-  mkdirSync(esmApp);
+  // ESM apps on Express and on Fastify, in folders of their own beside the CommonJS ones.
   const expressVersion = require('@nestjs/platform-express/package.json').version;
   npm(['install', '--no-audit', '--no-fund', '--prefer-offline', `@nestjs/platform-express@${expressVersion}`], app);
-  writeFileSync(join(esmApp, 'package.json'), JSON.stringify({ name: 'esm-express', private: true, type: 'module' }));
-  writeFileSync(join(esmApp, 'main.mjs'), ESM_EXPRESS_APP);
-  const esm = JSON.parse(
-    execFileSync(process.execPath, ['main.mjs'], {
-      cwd: esmApp,
-      encoding: 'utf8',
-      timeout: 60_000,
-      env: { PATH: process.env.PATH ?? '' },
-    }),
-  );
-  if (esm.chat !== 200 || typeof esm.content !== 'string' || !esm.tools.includes('echo') || esm.echoed?.said !== 'hi') {
-    throw new Error(`the ESM Express app answered ${JSON.stringify(esm)}`);
+  for (const platform of ['express', 'fastify']) {
+    const dir = join(app, `esm-${platform}`);
+    mkdirSync(dir);
+    writeFileSync(
+      join(dir, 'package.json'),
+      JSON.stringify({ name: `esm-${platform}`, private: true, type: 'module' }),
+    );
+    writeFileSync(join(dir, 'main.mjs'), esmApp(platform));
+    const answered = JSON.parse(
+      execFileSync(process.execPath, ['main.mjs'], {
+        cwd: dir,
+        encoding: 'utf8',
+        timeout: 60_000,
+        env: { PATH: process.env.PATH ?? '' },
+      }),
+    );
+    const fine =
+      // 201: Nest's own status for a POST handler that sets none.
+      answered.served[0] === 201 &&
+      answered.served[1].rendered === true &&
+      answered.refused[0] === 503 &&
+      answered.refused[1] === 'queue_full' &&
+      answered.refused[2] !== null &&
+      answered.stream[0] === 200 &&
+      String(answered.stream[1]).startsWith('text/event-stream') &&
+      answered.stream[2] === true &&
+      answered.tools.includes('echo') &&
+      answered.echoed?.said === 'hi';
+    if (!fine) throw new Error(`the ESM app on ${platform} answered ${JSON.stringify(answered)}`);
   }
   console.log(
     `pack-smoke ok on Node ${process.versions.node}: ${packed.filename} (${files.length} files) installed into a fresh app, which answered through ` +
       `its lane; the README's embedding example refused a caller without the key (401) and let the one with it ` +
-      `through (${readme.withKey}); an ESM app on Express answered a chat completion and an MCP tool call`,
+      `through (${readme.withKey}); ESM apps on Express and on Fastify served a @Bulkhead route through TenantHttpClient, ` +
+      `refused a call while its lane was full, streamed an LLM answer and answered an MCP tool call`,
   );
 } finally {
   rmSync(work, { recursive: true, force: true });

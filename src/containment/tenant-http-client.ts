@@ -20,11 +20,16 @@ export class TenantHttpClient {
   constructor(private readonly pools: HttpPools) {}
 
   async request(url: string, options: HttpRequestOptions): Promise<HttpResponse> {
-    const pool = callStateOfSignal(options.signal)?.pool ?? 'isolated';
+    // Plain JavaScript may leave the signal out: no session, so the isolated pool, and nothing stops it.
+    const given = options.signal instanceof AbortSignal ? options : { ...options, signal: NEVER_ABORTED };
+    const pool = callStateOfSignal(given.signal)?.pool ?? 'isolated';
     try {
-      return await this.pools.get(pool).request(url, options);
+      return await this.pools.get(pool).request(url, given);
     } catch (error) {
-      throw outboundFailure(error, options.signal.aborted, 'the upstream of an outbound request');
+      throw outboundFailure(error, given.signal.aborted, 'the upstream of an outbound request');
     }
   }
 }
+
+/** The signal of a request given none: it never fires. */
+const NEVER_ABORTED = new AbortController().signal;

@@ -65,6 +65,13 @@ class OutboundController {
   freshSignal(@Body() body: unknown) {
     return forward(this.http, body, new AbortController().signal);
   }
+
+  /** Plain JavaScript that leaves the signal out, which TypeScript would not let it. */
+  @Post('no-signal')
+  @HttpCode(200)
+  noSignal(@Body() body: unknown) {
+    return forward(this.http, body, undefined as unknown as AbortSignal);
+  }
 }
 
 /** A company's `@Tool` that calls the same dependency through its `ctx.http`, retried twice. */
@@ -194,7 +201,7 @@ describe('TenantHttpClient in a company controller', () => {
     for (const port of gate.ports('acme')) expect(gate.ports('evil').has(port)).toBe(false);
   });
 
-  it.each(['timeout-signal', 'fresh-signal'])(
+  it.each(['timeout-signal', 'fresh-signal', 'no-signal'])(
     'sends a request that does not carry the call’s signal (%s) through the isolated pool',
     async (route) => {
       gate = new WhoGate();
