@@ -20,7 +20,7 @@ export interface ToolOptions {
   /** Each call gets an audit line (`true`) or never does (`false`); left out: as `audit.toolCalls` says. */
   audit?: boolean;
   /** Its calls' priority class in their lane, unless a caller asks for another. @default 'standard' */
-  priority?: PriorityClass;
+  priorityClass?: PriorityClass;
   /** Retries: the built-in defaults (3 attempts, 100 ms doubling to 2 s) for what is left out. */
   retry?: Partial<RetrySettings> & { budget?: Partial<RetryBudgetSettings> };
   /** The tool's breaker: `breakers.default` of the config for what is left out. */

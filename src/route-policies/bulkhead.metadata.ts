@@ -5,7 +5,7 @@ export interface BulkheadRouteOptions {
   /** How long a request may wait for a slot, if shorter than the lane's `queueTtlMs`. */
   queueTtlMs?: number;
   /** The class of the route's calls in the lane, unless a caller asks for another (`X-Bulkhead-Priority`). @default 'standard' */
-  priority?: PriorityClass;
+  priorityClass?: PriorityClass;
 }
 
 export interface BulkheadRoute extends BulkheadRouteOptions {

@@ -87,7 +87,7 @@ export class RoutePolicyInterceptor implements NestInterceptor {
       lane,
       laneName: lane?.name ?? '',
       queueTtlMs: route?.queueTtlMs,
-      priority: route?.priority ?? DEFAULT_PRIORITY,
+      priority: route?.priorityClass ?? DEFAULT_PRIORITY,
       breaker,
       label: `${controller.name}.${handler.name}`,
     };

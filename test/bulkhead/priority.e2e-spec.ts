@@ -32,7 +32,7 @@ describe('priority classes in a lane', () => {
         tools: {
           hold: { lane: 'work', kind: 'builtin', builtin: 'delay' },
           queue: { lane: 'wide', kind: 'builtin', builtin: 'delay' },
-          batchable: { lane: 'wide', kind: 'builtin', builtin: 'echo', priority: 'sheddable' },
+          batchable: { lane: 'wide', kind: 'builtin', builtin: 'echo', priorityClass: 'sheddable' },
         },
       },
       { clock },

@@ -13,7 +13,7 @@ export interface ConfigToolSettings extends ToolResilienceSettings {
   readonly costUsd?: number;
   readonly tokens?: number;
   readonly audit?: boolean;
-  readonly priority?: PriorityClass;
+  readonly priorityClass?: PriorityClass;
   /** The server an http or mcp entry calls. */
   readonly url?: string;
 }
@@ -34,7 +34,7 @@ export function configToolBasics(id: string, config: ConfigToolSettings, ctx: To
     costUsd: config.costUsd ?? 0,
     tokens: config.tokens ?? 0,
     audit: config.audit,
-    priority: config.priority ?? DEFAULT_PRIORITY,
+    priority: config.priorityClass ?? DEFAULT_PRIORITY,
     upstream: config.url === undefined ? undefined : originOf(config.url),
     ...ctx.resilience(id, config.timeoutMs, config.containment, config),
   };

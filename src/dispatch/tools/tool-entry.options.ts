@@ -60,7 +60,7 @@ export const toolCommon = {
   /** Each call gets an audit line (true) or never does (false); left out: as `audit.toolCalls` says. */
   audit: bool().optional(),
   /** Its calls' priority class in their lane, unless a caller asks for another (`X-Bulkhead-Priority`). */
-  priority: priorityClass().optional(),
+  priorityClass: priorityClass().optional(),
 };
 
 export const timeoutMs = () => intIn(1, 600_000);

@@ -27,7 +27,7 @@ export function methodTool(
     costUsd: config?.costUsd ?? options.costUsd ?? 0,
     tokens: config?.tokens ?? options.tokens ?? 0,
     audit: config?.audit ?? options.audit,
-    priority: config?.priority ?? options.priority ?? DEFAULT_PRIORITY,
+    priority: config?.priorityClass ?? options.priorityClass ?? DEFAULT_PRIORITY,
     validate: inputChecks(options.id, options.inputSchema, options.validate),
     inputSchema: options.inputSchema,
     handler: jsonResult(options.id, handler),
