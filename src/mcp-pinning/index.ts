@@ -9,3 +9,6 @@ export * from './tool-pin.store';
 export * from './tool-pins';
 export { MemoryToolPinStore } from './memory-tool-pin.store';
 export { RedisToolPinStore, TOOL_PIN_KEY_KIND } from './redis-tool-pin.store';
+export * from './mcp-pinning.module';
+export * from './mcp-pinning.module-definition';
+export { McpToolsAdminController, approveBodySchema } from './mcp-tools-admin.controller';

@@ -119,7 +119,11 @@ function record(sha256: unknown, json: unknown, script: string): PinRecord {
   } catch {
     throw new RedisReplyError(script, 'a pin of JSON');
   }
-  if (typeof definition !== 'object' || definition === null || typeof (definition as { name?: unknown }).name !== 'string') {
+  if (
+    typeof definition !== 'object' ||
+    definition === null ||
+    typeof (definition as { name?: unknown }).name !== 'string'
+  ) {
     throw new RedisReplyError(script, 'a tool definition');
   }
   return { sha256, definition: definition as PinnableDefinition };

@@ -35,12 +35,15 @@ export function pinnableOf(tool: PinnableDefinition): PinnableDefinition {
  * keys in another order keeps its pin. Absent fields are left out, never written as null.
  */
 export function definitionHash(definition: PinnableDefinition): string {
-  return createHash('sha256').update(canonicalJson(pinnableOf(definition))).digest('hex');
+  return createHash('sha256')
+    .update(canonicalJson(pinnableOf(definition)))
+    .digest('hex');
 }
 
 /** JSON with the keys of every object sorted (by UTF-16 code units, as `Array.prototype.sort` does). */
 export function canonicalJson(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map((item) => canonicalJson(item === undefined ? null : item)).join(',')}]`;
+  if (Array.isArray(value))
+    return `[${value.map((item) => canonicalJson(item === undefined ? null : item)).join(',')}]`;
   if (value !== null && typeof value === 'object') {
     const keys = Object.keys(value).sort();
     const fields: string[] = [];

@@ -1,4 +1,4 @@
-import { type Clock, Listeners, noop, ResilienceError, type TimerHandle } from '../common';
+import { type Awaitable, type Clock, Listeners, noop, ResilienceError, type TimerHandle } from '../common';
 import { definitionDiff, type DefinitionDiff } from './definition-diff';
 import { definitionHash, type PinnableDefinition, pinnableOf } from './tool-definition-hash';
 import { type PinSettings, type PinState, ToolPin, type ToolPinEvent } from './tool-pin';
@@ -104,7 +104,7 @@ export class ToolPins {
       const seen = pin.seen ? `: to accept the definition it lists now, set its pin to ${pin.seen.sha256}` : '';
       throw new ResilienceError('invalid_request', `tool '${tool}' is pinned in the config${seen}`, { status: 409 });
     }
-    const approval = await this.store.approve(tool, expected);
+    const approval = await this.ask(() => this.store.approve(tool, expected));
     if (approval.outcome === 'stale') {
       throw new ResilienceError(
         'tool_changed',
@@ -135,7 +135,7 @@ export class ToolPins {
   async status(tool: string): Promise<PinStatus> {
     const pin = this.pinned(tool);
     const configPin = pin.settings.configPin;
-    const view = configPin === undefined ? await this.store.view(tool) : undefined;
+    const view = configPin === undefined ? await this.ask(() => this.store.view(tool)) : undefined;
     const pending = view?.pending ?? (pin.state === 'changed' && configPin !== undefined ? pin.seen : undefined);
     const approved = configPin === undefined ? view?.approved : { sha256: configPin };
     const before = approved && 'definition' in approved ? approved.definition : undefined;
@@ -156,6 +156,15 @@ export class ToolPins {
     this.closed = true;
     if (this.timer !== undefined) this.clock.clearTimer(this.timer);
     this.timer = undefined;
+  }
+
+  /** An operator's request to the store; one it cannot answer is `unavailable` (503), never a guess. */
+  private async ask<T>(request: () => Awaitable<T>): Promise<T> {
+    try {
+      return await request();
+    } catch (error) {
+      throw new ResilienceError('unavailable', 'the tool pin store could not be asked', { cause: error });
+    }
   }
 
   private pinned(tool: string): ToolPin {
@@ -251,6 +260,13 @@ export class ToolPins {
   private emit(pin: ToolPin, kind: ToolPinEvent['kind'], sha256: string): void {
     const mode = pin.settings.mode;
     if (mode === 'off') return;
-    this.events.emit({ kind, tool: pin.tool, mode, sha256, approvedSha256: pin.approvedSha256, audience: pin.audience });
+    this.events.emit({
+      kind,
+      tool: pin.tool,
+      mode,
+      sha256,
+      approvedSha256: pin.approvedSha256,
+      audience: pin.audience,
+    });
   }
 }
