@@ -11,4 +11,4 @@ export { MemoryToolPinStore } from './memory-tool-pin.store';
 export { RedisToolPinStore, TOOL_PIN_KEY_KIND } from './redis-tool-pin.store';
 export * from './mcp-pinning.module';
 export * from './mcp-pinning.module-definition';
-export { McpToolsAdminController, approveBodySchema } from './mcp-tools-admin.controller';
+export { McpToolsAdminController, approveBodyObjectSchema, approveBodySchema } from './mcp-tools-admin.controller';

@@ -6,16 +6,17 @@ import { WithoutTenant } from '../common/nest';
 import { SHA256_HEX } from './tool-definition-hash';
 import { type PinApprovalAnswer, type PinStatus, ToolPins } from './tool-pins';
 
-/** `POST /v1/admin/mcp/tools/{name}/approve`: no body, or the hash the operator approves. */
-export const approveBodySchema = z
-  .strictObject({
-    sha256: z
-      .string()
-      .regex(SHA256_HEX)
-      .optional()
-      .meta({ description: 'Approve only if the definition waiting has this hash (64 lowercase hex digits).' }),
-  })
-  .nullish();
+/** The body of `POST /v1/admin/mcp/tools/{name}/approve`: the hash the operator approves, if it names one. */
+export const approveBodyObjectSchema = z.strictObject({
+  sha256: z
+    .string()
+    .regex(SHA256_HEX)
+    .optional()
+    .meta({ description: 'Approve only if the definition waiting has this hash (64 lowercase hex digits).' }),
+});
+
+/** No body, `null`, or {@link approveBodyObjectSchema}. */
+export const approveBodySchema = approveBodyObjectSchema.nullish();
 
 const APPROVE_RULE = 'the body must be empty or { "sha256": 64 lowercase hex digits }';
 
