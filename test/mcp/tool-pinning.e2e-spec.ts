@@ -222,6 +222,14 @@ describe('kind: mcp tool pinning: a tool whose definition changes upstream', () 
     expect(await listed(right)).toContain('up.echo');
     expect((await invoke(right.url, 'up.echo', { text: 'hi' }, ACME.headers)).status).toBe(200);
   });
+
+  it('says at start-up when a pin names a tool the server does not list', async () => {
+    await start({ pins: { gone: 'f'.repeat(64) } });
+
+    expect(log.lines.filter((line) => line.level === 'warn').map((line) => line.msg)).toContainEqual(
+      expect.stringMatching(/^tools\.up: pins gone, which the MCP server at .* does not list$/),
+    );
+  });
 });
 
 describeRedis('kind: mcp tool pinning across replicas on one Redis', () => {

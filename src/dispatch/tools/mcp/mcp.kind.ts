@@ -199,6 +199,13 @@ export class McpToolKind implements ToolKind<McpToolConfig> {
         );
       }
     }
+    for (const [id, config] of group) {
+      // A pin of a tool the server does not list pins nothing: said now, not found out later.
+      const unlisted = Object.keys(config.pins ?? {}).filter((name) => !listed.has(name));
+      if (unlisted.length > 0) {
+        this.logger.warn(`tools.${id}: pins ${unlisted.join(', ')}, which ${where} does not list`);
+      }
+    }
     const imported = group.filter(([, config]) => config.tools === '*').map(([id]) => id);
     if (imported.length > 0) this.warnOfNewTools(server, imported);
   }
