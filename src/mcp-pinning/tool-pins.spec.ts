@@ -78,6 +78,30 @@ describe('ToolPins', () => {
     expect(servingChanges).toBe(1);
   });
 
+  it('quarantines a changed definition in the turn it is seen, before the store answers', async () => {
+    const waiting: Array<() => void> = [];
+    const answerAll = () => waiting.splice(0).forEach((answer) => answer());
+    const slow: ToolPinStore = {
+      see: (tool, seen) => new Promise((resolve) => waiting.push(() => resolve(store.see(tool, seen)))),
+      approve: (tool, expected) => store.approve(tool, expected),
+      view: (tool) => store.view(tool),
+    };
+    pins = replica(slow);
+    const pin = echo();
+    const pinning = pins.see(pin, FIRST);
+    answerAll();
+    await pinning;
+
+    const seeing = pins.see(pin, POISONED);
+
+    expect(pin.served).toBe(false);
+    expect(() => pins.admit(pin)).toThrow(ResilienceError);
+    answerAll();
+    await seeing;
+    expect(pin).toMatchObject({ state: 'changed', served: false });
+    expect(events.map((event) => event.kind)).toEqual(['pinned', 'changed']);
+  });
+
   it('serves a changed tool under warn, and reports the change all the same', async () => {
     const pin = echo({ mode: 'warn' });
     await pins.see(pin, FIRST);
@@ -204,6 +228,22 @@ describe('ToolPins', () => {
       previousSha256: definitionHash(FIRST),
       changes: {},
     });
+  });
+
+  it('answers an operator unavailable when the store cannot be asked, and approves nothing', async () => {
+    const down: ToolPinStore = {
+      see: (tool, seen) => store.see(tool, seen),
+      approve: () => Promise.reject(new Error('store down')),
+      view: () => Promise.reject(new Error('store down')),
+    };
+    pins = replica(down);
+    const pin = echo();
+    await pins.see(pin, FIRST);
+    await pins.see(pin, POISONED);
+
+    await expect(pins.approve('up.echo')).rejects.toMatchObject({ kind: 'unavailable', status: 503 });
+    await expect(pins.status('up.echo')).rejects.toMatchObject({ kind: 'unavailable' });
+    expect(pin.served).toBe(false);
   });
 
   it('serves a tool it could not check, and quarantines a change against the approved hash it knows while the store is down', async () => {

@@ -73,6 +73,14 @@ export class ToolPins {
     if (pin.settings.mode === 'off' || this.closed) return;
     const seen: PinRecord = { sha256: definitionHash(definition), definition: pinnableOf(definition) };
     pin.seen = seen;
+    const known = pin.settings.configPin ?? pin.approvedSha256;
+    if (known !== undefined && known !== seen.sha256 && pin.state !== 'changed') {
+      // Quarantined at once, in the turn the listing arrives: no call runs on a definition
+      // nobody approved while the store is asked (it may answer that another replica approved it).
+      const wasServed = pin.served;
+      pin.state = 'changed';
+      if (pin.served !== wasServed) this.servingChanges.emit();
+    }
     await this.decide(pin, seen);
   }
 
@@ -218,10 +226,12 @@ export class ToolPins {
         this.emit(pin, 'changed', seen.sha256);
       }
     } else {
+      const wasReported = pin.reported !== undefined;
       pin.state = 'approved';
       pin.reported = undefined;
       if (outcome === 'pinned') this.emit(pin, 'pinned', seen.sha256);
-      else if (before === 'changed' && !approvedHere) this.emit(pin, 'restored', seen.sha256);
+      // Only a change that was reported is restored (not one quarantined at once and approved meanwhile).
+      else if (before === 'changed' && wasReported && !approvedHere) this.emit(pin, 'restored', seen.sha256);
     }
     if (pin.served !== wasServed) this.servingChanges.emit();
     this.armRefresh();

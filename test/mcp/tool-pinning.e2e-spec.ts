@@ -1,3 +1,4 @@
+import { ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import { FakeClock } from '../../src/common/fake-clock';
 import { createServiceLogger } from '../../src/logging';
 import { CapturedLog } from '../support/captured-log';
@@ -96,11 +97,19 @@ describe('kind: mcp tool pinning: a tool whose definition changes upstream', () 
   it('quarantines it by default: not listed, its calls refused 409 tool_changed on both routes, an event and the metric', async () => {
     const app = await start();
     expect(await listed(app)).toContain('up.echo');
+    const watching = await connectMcp(app.url, ACME.headers);
+    connections.push(watching);
+    let told = 0;
+    watching.client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
+      told++;
+    });
 
     await changeEcho(app);
 
     await eventually(async () => expect(await listed(app)).not.toContain('up.echo'));
     expect(await listed(app)).toContain('up.add');
+    // Sessions open at the time are told the list changed.
+    await eventually(() => expect(told).toBeGreaterThan(0));
     const refused = await invoke(app.url, 'up.echo', { text: 'hi' }, ACME.headers);
     expect(refused.status).toBe(409);
     expect(refused.body.error).toMatchObject({ kind: 'tool_changed', jsonrpcCode: -32014, attempts: 0 });
