@@ -18,6 +18,7 @@ const LAYERS = [
       'idempotency',
       'containment',
       'mcp-client',
+      'mcp-pinning',
     ],
   },
   // The steps a call goes through, composed from the mechanisms, assembled by each path above.

@@ -7,6 +7,7 @@ import type { BulkheadConfig, configSchema } from './config';
 import type { ContainmentStore } from './containment';
 import type { IdempotencyStore } from './idempotency';
 import type { LlmCacheStore } from './llm';
+import type { ToolPinStore } from './mcp-pinning';
 import type { RateLimitStore } from './rate-limit';
 
 /** Store implementations of an app's own, each in place of the memory or Redis one. */
@@ -16,6 +17,8 @@ export interface CustomStores {
   rateLimit?: RateLimitStore;
   budget?: BudgetStore;
   llmCache?: LlmCacheStore;
+  /** The pins of upstream MCP tools' definitions. */
+  toolPins?: ToolPinStore;
 }
 
 /**
@@ -52,7 +55,7 @@ export interface BulkheadRoutes {
   circuits?: boolean;
   /** `GET /v1/events`. */
   events?: boolean;
-  /** `/v1/admin/...`: containment and budgets (404 anyway without `auth.adminToken`); the circuits' go with `circuits`. */
+  /** `/v1/admin/...`: containment, budgets and MCP tool pins (404 anyway without `auth.adminToken`); the circuits' go with `circuits`. */
   admin?: boolean;
   /** `GET /metrics`. */
   metrics?: boolean;

@@ -24,6 +24,7 @@ import { LifecycleModule } from './lifecycle';
 import { LlmModule } from './llm';
 import { LoggingModule } from './logging';
 import { McpModule } from './mcp';
+import { McpPinningModule } from './mcp-pinning';
 import { MetricsModule } from './metrics';
 import { OpenApiModule } from './openapi';
 import { RateLimitModule } from './rate-limit';
@@ -114,6 +115,11 @@ export class BulkheadModule {
       IdempotencyModule.forRootAsync(
         slice((config, { stores }) => ({ idempotency: config.idempotency, customStore: stores?.idempotency })),
       ),
+      // Before the registry, which hands its pins to the mcp tool kind.
+      McpPinningModule.forRootAsync({
+        ...slice((_config, { stores }) => ({ customStore: stores?.toolPins })),
+        routes: routes.admin,
+      }),
       DispatchModule.forRootAsync({
         ...slice((config) => ({
           tools: config.tools,

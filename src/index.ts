@@ -24,6 +24,7 @@ export { CircuitBreakerModule, type CircuitBreakerModuleOptions } from './circui
 export { CommonModule, type ModuleExtras } from './common/nest';
 export { ContainmentModule, type ContainmentModuleOptions } from './containment';
 export { DispatchModule, type DispatchModuleOptions } from './dispatch';
+export { McpPinningModule, type McpPinningModuleOptions, ToolPins } from './mcp-pinning';
 export { EventsModule, EventsRoutesModule } from './events';
 export { HealthModule } from './health';
 export {
@@ -98,6 +99,15 @@ export {
   type RateLimitDecision,
 } from './rate-limit';
 export { BudgetStore, MemoryBudgetStore, RedisBudgetStore } from './budget';
+export {
+  ToolPinStore,
+  MemoryToolPinStore,
+  RedisToolPinStore,
+  type PinRecord,
+  type PinVerdict,
+  type PinApproval,
+  type PinView,
+} from './mcp-pinning';
 export { LlmCacheStore, MemoryLlmCacheStore, RedisLlmCacheStore } from './llm';
 export { createRedisConnection, REDIS, type RedisClient, type RedisConnectionOptions } from './store';
 

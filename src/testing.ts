@@ -30,3 +30,4 @@ export {
   type MakeLlmCacheStore,
 } from './llm/cache/llm-cache-store.contract';
 export { describeContainmentStore, type MakeContainmentStore } from './containment/containment-store.contract';
+export { describeToolPinStore, type MakeToolPinStore } from './mcp-pinning/tool-pin-store.contract';

@@ -31,6 +31,7 @@ describe('config: tools of kind mcp', () => {
       isError: 'failure',
       retryIsError: false,
       session: 'per-tenant',
+      pinning: 'enforce',
     });
   });
 
@@ -160,5 +161,50 @@ describe('config: tools of kind mcp', () => {
       "breakers.gh.issues: is the breaker of tool 'gh.issues': set it under tools.gh.breaker",
       "tools.gh.lane: unknown lane 'nope' (lanes: io)",
     ]);
+  });
+
+  describe('pinning', () => {
+    const HASH = 'ab'.repeat(32);
+
+    it.each(['off', 'warn', 'enforce'])('takes pinning: %s', (pinning) => {
+      const tool = toolOf(
+        parseConfig(document({ x: { kind: 'mcp', lane: 'io', url: URL, tools: '*', pinning } }), {}),
+        'x',
+      );
+
+      expect(tool).toMatchObject({ pinning });
+    });
+
+    it('takes pins by the tools’ names on the server', () => {
+      const tool = toolOf(
+        parseConfig(document({ x: { kind: 'mcp', lane: 'io', url: URL, tools: ['a', 'b'], pins: { a: HASH } } }), {}),
+        'x',
+      );
+
+      expect(tool).toMatchObject({ pinning: 'enforce', pins: { a: HASH } });
+    });
+
+    it('says what is wrong with a pin, a mode, or pins the entry cannot use', () => {
+      const result = parseConfig(
+        document({
+          short: { kind: 'mcp', lane: 'io', url: URL, tool: 'a', pins: { a: 'abc123' } },
+          upper: { kind: 'mcp', lane: 'io', url: URL, tool: 'a', pins: { a: HASH.toUpperCase() } },
+          other: { kind: 'mcp', lane: 'io', url: URL, tools: ['a'], pins: { b: HASH } },
+          off: { kind: 'mcp', lane: 'io', url: URL, tools: '*', pinning: 'off', pins: { a: HASH } },
+          mode: { kind: 'mcp', lane: 'io', url: URL, tools: '*', pinning: 'strict' },
+          list: { kind: 'mcp', lane: 'io', url: URL, tools: '*', pins: [HASH] },
+        }),
+        {},
+      );
+
+      expect(problemsOf(result)).toEqual([
+        'tools.short.pins.a: must be a sha256: 64 lowercase hex digits',
+        'tools.upper.pins.a: must be a sha256: 64 lowercase hex digits',
+        'tools.other.pins.b: pins a tool the entry does not import',
+        'tools.off.pins: needs pinning: warn or enforce',
+        'tools.mode.pinning: must be one of off, warn, enforce',
+        'tools.list.pins: must be a mapping',
+      ]);
+    });
   });
 });

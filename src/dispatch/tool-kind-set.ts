@@ -30,6 +30,16 @@ export class ToolKindSet {
     await Promise.all(this.kinds.map((kind) => kind.prepare?.(byKind.get(kind) ?? [])));
   }
 
+  /** Each kind's {@link ToolKind.start}, all at once. */
+  async start(): Promise<void> {
+    await Promise.all(this.kinds.map((kind) => kind.start?.()));
+  }
+
+  /** Whether the tool of that id and kind is listed now. */
+  listed(id: string, kind: string): boolean {
+    return this.byName.get(kind)?.listed?.(id) ?? true;
+  }
+
   /** Calls `listener` when any kind's tools change after start-up; returns its remover. */
   onChange(listener: () => void): () => void {
     const removers = this.kinds.map((kind) => kind.onChange?.(listener));

@@ -17,8 +17,9 @@ import type { ToolKind } from './tools/tool-kind';
  * The trusted tool registry: tools from the config file (each entry built by its kind: see
  * `tools/tool-kinds.ts`) and `@Tool` provider methods, built once at start-up and then fixed.
  * Nothing a caller or a model says can add a tool or a lane. What may change after start-up is
- * what an upstream MCP server says of its own tools (description, input schema): {@link onChange}.
- * Which of them a tenant may see and call is `toolAccess`'s ({@link requireFor}).
+ * what an upstream MCP server says of its own tools (description, input schema), and whether
+ * such a tool is quarantined by its pin: {@link onChange}. Which of them a tenant may see and
+ * call is `toolAccess`'s ({@link requireFor}).
  */
 @Injectable()
 export class ToolRegistry implements OnModuleInit, BeforeApplicationShutdown {
@@ -56,6 +57,7 @@ export class ToolRegistry implements OnModuleInit, BeforeApplicationShutdown {
         breakers: this.breakers,
         clock: this.clock,
       });
+      await this.kinds.start();
     } catch (error) {
       // The app will not start: what the kinds opened (sessions to list the servers) ends with it.
       await this.kinds.close();
@@ -104,8 +106,14 @@ export class ToolRegistry implements OnModuleInit, BeforeApplicationShutdown {
     throw unknownTool(id);
   }
 
+  /**
+   * The tools a caller may be shown: every tool but an upstream MCP tool quarantined because its
+   * definition changed (its calls are refused `tool_changed`; `get` and `require` still find it).
+   */
   list(): ToolDefinition[] {
-    return [...this.tools.values()];
+    const listed: ToolDefinition[] = [];
+    for (const tool of this.tools.values()) if (this.kinds.listed(tool.id, tool.kind)) listed.push(tool);
+    return listed;
   }
 
   /** The rule of `toolAccess` that `tenant` is held to: one object per rule, to keep what it lists by. */

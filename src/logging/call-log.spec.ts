@@ -49,6 +49,7 @@ describe('CallLog', () => {
     ['unauthorized', 'log'],
     ['contained', 'log'],
     ['idempotency_conflict', 'log'],
+    ['tool_changed', 'log'],
     ['stopped', 'log'],
     ['cancelled', 'log'],
     ['finished_after_caller_cancel', 'log'],

@@ -5,7 +5,7 @@ import { TENANT_SESSION_LIMITS, type TenantSessionLimits, TenantSessions } from 
 import type { UpstreamCall } from './upstream-call';
 import { type UpstreamEndpoint, UpstreamSession } from './upstream-session';
 
-/** A tool as the upstream server lists it: name, description, input JSON Schema. */
+/** A tool as the upstream server lists it: name, description, input and output JSON Schemas, annotations. */
 export type UpstreamTool = Tool;
 
 /** Where sessions get their pool. */
@@ -103,7 +103,7 @@ export class McpUpstream {
     return this.listed;
   }
 
-  /** Calls `listener` when the tools listed change (names, descriptions or schemas); returns its remover. */
+  /** Calls `listener` when the tools listed change (names, descriptions, schemas or annotations); returns its remover. */
   onChange(listener: () => void): () => void {
     this.listeners.push(listener);
     return () => {
@@ -185,7 +185,10 @@ export class McpUpstream {
 
   private update(tools: UpstreamTool[]): ReadonlyMap<string, UpstreamTool> {
     const listed = new Map(tools.map((tool) => [tool.name, tool]));
-    const shape = JSON.stringify(tools.map((tool) => [tool.name, tool.description, tool.inputSchema]));
+    // Everything a tool's pin covers (src/mcp-pinning), so a change to any of it is heard.
+    const shape = JSON.stringify(
+      tools.map((tool) => [tool.name, tool.description, tool.inputSchema, tool.outputSchema, tool.annotations]),
+    );
     if (this.relistTimer !== undefined) this.clock.clearTimer(this.relistTimer);
     this.relistTimer = undefined;
     this.relistDelayMs = FIRST_RELIST_MS;

@@ -36,6 +36,7 @@ export const METRIC = {
   llmUsageRejected: 'bulkhead_llm_usage_rejected_total',
   llmKeptResponseErrors: 'bulkhead_llm_kept_response_errors_total',
   chaosInjected: 'bulkhead_chaos_injected_total',
+  mcpToolChanges: 'bulkhead_mcp_tool_changes_total',
   unexpectedErrors: 'bulkhead_unexpected_errors_total',
 } as const;
 

@@ -5,6 +5,7 @@ import { CircuitMetricsCollector } from './circuit-metrics.collector';
 import { ContainmentMetricsCollector } from './containment-metrics.collector';
 import { LaneMetricsCollector } from './lane-metrics.collector';
 import { LlmMetricsCollector } from './llm-metrics.collector';
+import { McpPinningMetricsCollector } from './mcp-pinning-metrics.collector';
 import { MetricsConfigurableModule } from './metrics.module-definition';
 import { metricsRegistryProvider, MetricsRegistry } from './metrics-registry.provider';
 import { MetricsController } from './metrics.controller';
@@ -27,6 +28,7 @@ import { UnexpectedErrorsCollector } from './unexpected-errors.collector';
     SharedStateMetricsCollector,
     LlmMetricsCollector,
     ChaosMetricsCollector,
+    McpPinningMetricsCollector,
     UnexpectedErrorsCollector,
     MetricsServer,
   ],

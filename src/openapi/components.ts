@@ -6,7 +6,14 @@ import {
   messagesRequestSchema,
   responsesRequestSchema,
 } from '../llm';
-import { budgetViewSchema, circuitAdminAnswerSchema, containmentSnapshotSchema } from './schemas/admin.schemas';
+import { approveBodyObjectSchema } from '../mcp-pinning';
+import {
+  budgetViewSchema,
+  circuitAdminAnswerSchema,
+  containmentSnapshotSchema,
+  mcpToolApprovalSchema,
+  mcpToolPinSchema,
+} from './schemas/admin.schemas';
 import {
   bulkheadAnswerFieldSchema,
   chatCompletionAnswerSchema,
@@ -43,6 +50,7 @@ export const REQUEST_SCHEMAS = {
   BatchRequest: batchRequestDocumentSchema,
   BatchCall: batchCallSchema,
   ContainmentChange: containmentChangeSchema,
+  McpToolApprovalRequest: approveBodyObjectSchema,
   ChatCompletionRequest: chatRequestSchema,
   MessagesRequest: messagesRequestSchema,
   CountTokensRequest: countTokensRequestSchema,
@@ -65,6 +73,8 @@ export const RESPONSE_SCHEMAS = {
   LedgerEvent: ledgerEventSchema,
   ContainmentSnapshot: containmentSnapshotSchema,
   BudgetView: budgetViewSchema,
+  McpToolPin: mcpToolPinSchema,
+  McpToolApproval: mcpToolApprovalSchema,
   Health: healthAnswerSchema,
   ChatCompletion: chatCompletionAnswerSchema,
   ChatCompletionChunk: chatCompletionChunkSchema,

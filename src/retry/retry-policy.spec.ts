@@ -21,6 +21,7 @@ const RETRY_RULES: Array<[ErrorKind, 'always' | 'idempotent_only' | 'never']> = 
   ['contained', 'never'],
   ['egress_denied', 'never'],
   ['not_found', 'never'],
+  ['tool_changed', 'never'],
   ['idempotency_conflict', 'never'],
   ['rate_limited', 'never'],
   ['queue_full', 'never'],

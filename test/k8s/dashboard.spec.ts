@@ -7,6 +7,7 @@ import { invoke, send } from '../support/http-client';
 import { parsePromText, type PromText, samplesOf } from '../support/prom-text';
 import { testTenant } from '../support/tenants';
 import { json, Upstream } from '../support/upstream';
+import { UpstreamMcpServer } from '../mcp/upstream-mcp-server';
 
 const DIR = join(resolve(__dirname, '../..'), 'k8s', 'dashboards');
 const DASHBOARD_FILE = 'bulkhead.json';
@@ -368,6 +369,8 @@ describe(`k8s/dashboards/${DASHBOARD_FILE}`, () => {
   describe('against the /metrics of a real app whose config exercises every collector', () => {
     const ACME = testTenant('acme');
     let upstream: Upstream;
+    /** The server of a pinned MCP tool: its pin's series start at zero. */
+    let mcpUpstream: UpstreamMcpServer;
     let service: TestApp;
     let prom: PromText;
 
@@ -377,6 +380,7 @@ describe(`k8s/dashboards/${DASHBOARD_FILE}`, () => {
       upstream = await Upstream.start((request, response) =>
         json(++served === 1 ? 503 : 200, { ok: served > 1 })(request, response),
       );
+      mcpUpstream = await UpstreamMcpServer.start();
       service = await createTestApp({
         auth: { apiKeys: [ACME.apiKey] },
         lanes: { main: { concurrency: 4, queueCapacity: 4 }, llm: { concurrency: 4, queueCapacity: 4 } },
@@ -388,6 +392,7 @@ describe(`k8s/dashboards/${DASHBOARD_FILE}`, () => {
             retry: { maxAttempts: 2, baseDelayMs: 1, maxDelayMs: 1 },
             costUsd: 0.01,
           },
+          pinned: { lane: 'main', kind: 'mcp', url: mcpUpstream.url, tool: 'echo' },
         },
         // Shadow mode: every call after the first is counted as limited, none refused.
         rateLimits: { default: { rpm: 1 }, enforce: false },
@@ -490,6 +495,7 @@ describe(`k8s/dashboards/${DASHBOARD_FILE}`, () => {
     afterAll(async () => {
       await service?.close();
       await upstream?.close();
+      await mcpUpstream?.close();
     });
 
     it('exports a sample of every bulkhead metric, so each can be checked', () => {

@@ -5,6 +5,7 @@ import { createTestApp, type TestApp } from '../support/create-app';
 import { expectEnvelope } from '../support/envelope';
 import { type Response, send } from '../support/http-client';
 import { ADMIN_TOKEN, AS_ADMIN, testTenant } from '../support/tenants';
+import { UpstreamMcpServer } from '../mcp/upstream-mcp-server';
 import { DocumentAnswers, documentedRoutes, servedRoutes } from './document-answers';
 
 const ACME = testTenant('acme');
@@ -44,13 +45,21 @@ describe('the OpenAPI document and its page', () => {
   /** `METHOD /path` of each documented operation whose 200 answer was checked. */
   const checkedOk = new Set<string>();
 
+  /** The upstream of `pinned`, an MCP tool (its pin has admin routes). */
+  let upstream: UpstreamMcpServer;
+
   beforeAll(async () => {
-    app = await createTestApp(CONFIG);
+    upstream = await UpstreamMcpServer.start();
+    const pinned = { lane: 'main', kind: 'mcp', url: upstream.url, tool: 'echo' };
+    app = await createTestApp({ ...CONFIG, tools: { ...CONFIG.tools, pinned } });
     document = await documentOf(app);
     answers = new DocumentAnswers(document);
   });
 
-  afterAll(() => app.close());
+  afterAll(async () => {
+    await app.close();
+    await upstream.close();
+  });
 
   /** Calls a route and checks that its answer is what the document says for its status. */
   async function call(
@@ -107,6 +116,7 @@ describe('the OpenAPI document and its page', () => {
         'schema',
         'stopped',
         'timeout',
+        'tool_changed',
         'transient',
         'unauthorized',
         'unavailable',
@@ -116,7 +126,7 @@ describe('the OpenAPI document and its page', () => {
       [
         'Error',
         'AnthropicError',
-        ...[400, 401, 402, 403, 404, 413, 422, 429, 500, 502, 503, 504].map((status) => `Error${status}`),
+        ...[400, 401, 402, 403, 404, 409, 413, 422, 429, 500, 502, 503, 504].map((status) => `Error${status}`),
       ].sort(),
     );
   });
@@ -260,6 +270,23 @@ describe('the OpenAPI document and its page', () => {
 
       await call('GET', '/v1/admin/budgets/poor', '/v1/admin/budgets/{tenant}', { headers: AS_ADMIN });
       await call('GET', '/v1/admin/budgets/acme', '/v1/admin/budgets/{tenant}', { headers: AS_ADMIN });
+    });
+
+    it('/v1/admin/mcp/tools/{name}: a pin, its approval, and their refusals', async () => {
+      const pin = '/v1/admin/mcp/tools/{name}';
+      const approve = '/v1/admin/mcp/tools/{name}/approve';
+      const read = await call('GET', '/v1/admin/mcp/tools/pinned', pin, { headers: AS_ADMIN });
+      expect(read.body).toMatchObject({ tool: 'pinned', pinning: 'enforce', state: 'approved' });
+      const approved = await call('POST', '/v1/admin/mcp/tools/pinned/approve', approve, { headers: AS_ADMIN });
+      expect(approved.body).toMatchObject({ tool: 'pinned', approved: false, changes: {} });
+
+      expectEnvelope(await call('GET', '/v1/admin/mcp/tools/echo', pin, { headers: AS_ADMIN }), 404, 'not_found');
+      expectEnvelope(await call('POST', '/v1/admin/mcp/tools/pinned/approve', approve), 401, 'unauthorized');
+      const stale = await call('POST', '/v1/admin/mcp/tools/pinned/approve', approve, {
+        headers: AS_ADMIN,
+        json: { sha256: '0'.repeat(64) },
+      });
+      expectEnvelope(stale, 409, 'tool_changed');
     });
 
     it('POST /v1/chat/completions: the JSON answer, the stream, and refusals with OpenAI fields', async () => {

@@ -9,6 +9,7 @@ export const JSONRPC_CODE = {
   contained: -32002,
   egress_denied: -32013,
   not_found: -32601,
+  tool_changed: -32014,
   idempotency_conflict: -32004,
   rate_limited: -32005,
   queue_full: -32006,

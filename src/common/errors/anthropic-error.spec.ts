@@ -11,6 +11,7 @@ describe("errors in Anthropic's shape", () => {
     ['contained', 'permission_error', 403],
     ['egress_denied', 'permission_error', 403],
     ['not_found', 'not_found_error', 404],
+    ['tool_changed', 'invalid_request_error', 409],
     ['idempotency_conflict', 'invalid_request_error', 422],
     ['rate_limited', 'rate_limit_error', 429],
     ['queue_full', 'overloaded_error', 529],

@@ -27,6 +27,7 @@ const ANTHROPIC_ERRORS: Record<ErrorKind, { type: AnthropicErrorType; status?: n
   contained: { type: 'permission_error' },
   egress_denied: { type: 'permission_error' },
   not_found: { type: 'not_found_error' },
+  tool_changed: { type: 'invalid_request_error' },
   idempotency_conflict: { type: 'invalid_request_error' },
   rate_limited: { type: 'rate_limit_error' },
   queue_full: { type: 'overloaded_error', status: 529 },

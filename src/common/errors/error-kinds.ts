@@ -19,6 +19,7 @@ export const ERROR_KINDS = {
   contained: { status: 403, jsonrpcCode: -32002, retry: 'never' },
   egress_denied: { status: 403, jsonrpcCode: -32013, retry: 'never' },
   not_found: { status: 404, jsonrpcCode: -32601, retry: 'never' },
+  tool_changed: { status: 409, jsonrpcCode: -32014, retry: 'never' },
   idempotency_conflict: { status: 422, jsonrpcCode: -32004, retry: 'never' },
   rate_limited: { status: 429, jsonrpcCode: -32005, retry: 'never' },
   queue_full: { status: 503, jsonrpcCode: -32006, retry: 'never' },

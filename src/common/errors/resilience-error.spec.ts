@@ -11,6 +11,7 @@ const CONTRACT: Array<[ErrorKind, number, number]> = [
   ['contained', 403, -32002],
   ['egress_denied', 403, -32013],
   ['not_found', 404, -32601],
+  ['tool_changed', 409, -32014],
   ['idempotency_conflict', 422, -32004],
   ['rate_limited', 429, -32005],
   ['queue_full', 503, -32006],

@@ -55,6 +55,13 @@ export interface ToolKind<C extends ToolKindConfig = ToolKindConfig> {
   importedIds?(id: string, config: C): string[];
   /** Tool `id` of entry `config`, frozen: what the registry serves. Throws what stops start-up. */
   build(id: string, config: C, ctx: ToolKindContext): ToolDefinition;
+  /**
+   * Called once after every tool is built, awaited before the app serves: what the kind checks of
+   * its built tools (the mcp kind compares each upstream tool's definition with its pin).
+   */
+  start?(): Promise<void>;
+  /** Whether tool `id` of this kind is listed now (an upstream tool quarantined by its pin is not). @default true */
+  listed?(id: string): boolean;
   /** Calls `listener` when what the kind shows of its tools changes after start-up; returns its remover. */
   onChange?(listener: () => void): () => void;
   /** Ends what the kind holds (sessions, timers): after the shutdown drain, or when start-up fails. */

@@ -1,5 +1,6 @@
 import type { Clock } from '../../common';
 import type { PoolSource } from '../../mcp-client';
+import { MemoryToolPinStore, ToolPins } from '../../mcp-pinning';
 import { builtinToolKind } from './builtin/builtin.kind';
 import { codeToolKind } from './code/code.kind';
 import { httpToolKind } from './http/http.kind';
@@ -12,6 +13,8 @@ export interface ToolKindDeps {
   readonly pools: PoolSource;
   readonly clock: Clock;
   readonly logger: KindLogger;
+  /** The pins of upstream MCP tools' definitions; pins held in this process only when absent. */
+  readonly pins?: ToolPins;
 }
 
 /**
@@ -21,5 +24,15 @@ export interface ToolKindDeps {
  * `TOOL_SCHEMAS` (tool-schemas.ts), which the config reads before any app exists.
  */
 export function toolKinds(deps: ToolKindDeps): ToolKind[] {
-  return [httpToolKind, builtinToolKind, codeToolKind, new McpToolKind(deps.pools, deps.clock, deps.logger)];
+  return [
+    httpToolKind,
+    builtinToolKind,
+    codeToolKind,
+    new McpToolKind(
+      deps.pools,
+      deps.clock,
+      deps.logger,
+      deps.pins ?? new ToolPins(new MemoryToolPinStore(), deps.clock),
+    ),
+  ];
 }

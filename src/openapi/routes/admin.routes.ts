@@ -4,6 +4,7 @@ import { EVENTS_LIMIT } from './introspection.routes';
 
 const TENANT = pathName('tenant', 'A tenant name; not `anonymous`.');
 const CIRCUIT = pathName('name', "A breaker's name.");
+const MCP_TOOL = pathName('name', 'An upstream MCP tool of the registry (`<entry>.<name>` for an imported one).');
 const ADMIN_NOTE = 'With no `auth.adminToken` configured, every admin route answers `404 not_found`.';
 
 /** `/v1/admin/...`, for operators with the admin token. */
@@ -50,6 +51,36 @@ export const ADMIN_ROUTES: RouteDoc[] = [
     parameters: [TENANT],
     answer: { description: 'The current period.', content: { 'application/json': 'BudgetView' } },
     errors: [400, 401, 404, 500, 503],
+  },
+  {
+    group: 'admin',
+    method: 'get',
+    path: '/v1/admin/mcp/tools/{name}',
+    operationId: 'readMcpToolPin',
+    tag: 'admin',
+    summary: "An upstream MCP tool's pin: the approved definition, the one waiting, and what differs",
+    description: `404 for a tool that is not pinned (not of kind mcp, or \`pinning: off\`). ${ADMIN_NOTE}`,
+    auth: 'admin',
+    parameters: [MCP_TOOL],
+    answer: { description: 'The pin.', content: { 'application/json': 'McpToolPin' } },
+    errors: [400, 401, 404, 500, 503],
+  },
+  {
+    group: 'admin',
+    method: 'post',
+    path: '/v1/admin/mcp/tools/{name}/approve',
+    operationId: 'approveMcpTool',
+    tag: 'admin',
+    summary: "Approve an upstream MCP tool's new definition",
+    description:
+      'Every replica serves the tool with it from its next check of the store (at once here; on another, at its ' +
+      'next refused call or within 5 s). 409 `tool_changed` when `sha256` names another definition than the one ' +
+      `waiting; 409 \`invalid_request\` for a tool the config pins (change the config). ${ADMIN_NOTE}`,
+    auth: 'admin',
+    parameters: [MCP_TOOL],
+    body: { schema: 'McpToolApprovalRequest', required: false, description: 'No body approves whatever waits.' },
+    answer: { description: 'What was approved, and what changed.', content: { 'application/json': 'McpToolApproval' } },
+    errors: [400, 401, 404, 409, 413, 500, 503],
   },
   {
     // Mounted with `GET /v1/circuits` by CircuitBreakerModule: the `circuits` switch, not `admin`.

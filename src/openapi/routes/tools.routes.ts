@@ -22,7 +22,7 @@ export const TOOL_ROUTES: RouteDoc[] = [
       content: { 'application/json': 'ToolCallSuccess' },
       headers: { 'x-call-id': CALL_ID_HEADER, ...RATE_LIMIT_HEADERS },
     },
-    errors: [400, 401, 402, 403, 404, 413, 422, 429, 500, 502, 503, 504],
+    errors: [400, 401, 402, 403, 404, 409, 413, 422, 429, 500, 502, 503, 504],
   },
   {
     group: 'tools',

@@ -2,12 +2,14 @@ import { StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamable
 import { McpError } from '@modelcontextprotocol/sdk/types.js';
 import { type Clock, isResilienceError, NAME_PATTERN } from '../../../common';
 import { type McpUpstream, McpUpstreams, type PoolSource } from '../../../mcp-client';
+import type { ToolPins } from '../../../mcp-pinning';
 import type { ToolArguments, ToolDefinition, ToolHandler, ToolInputSchema } from '../../tool';
 import { compileInputCheck } from '../../tool-input-check';
 import { configToolBasics } from '../config-tool';
 import type { ToolKind, ToolKindContext } from '../tool-kind';
 import { type McpToolConfig, mcpToolSchema } from './mcp.options';
 import { mcpTool } from './mcp.tool';
+import { UpstreamToolPins } from './upstream-tool-pins';
 import { UpstreamToolSchema } from './upstream-tool-schema';
 
 /** What the mcp kind logs through. */
@@ -44,13 +46,16 @@ export class McpToolKind implements ToolKind<McpToolConfig> {
   private readonly servers = new Map<string, McpUpstream>();
   /** Each imported tool's entry and name on its server, by tool id. */
   private readonly imports = new Map<string, { entryId: string; upstreamName: string }>();
+  private readonly pins: UpstreamToolPins;
 
   constructor(
     pools: PoolSource,
     clock: Clock,
     private readonly logger: KindLogger,
+    pins: ToolPins,
   ) {
     this.upstreams = new McpUpstreams(pools, clock);
+    this.pins = new UpstreamToolPins(pins);
   }
 
   /** Lists the servers of the config's mcp entries; throws what stops start-up. */
@@ -104,12 +109,18 @@ export class McpToolKind implements ToolKind<McpToolConfig> {
   private parts(entryId: string, toolId: string, upstreamName: string, config: McpToolConfig): McpToolParts {
     const server = this.server(entryId);
     const handler = mcpTool(toolId, upstreamName, server, config) as ToolHandler;
+    const pin = this.pins.track(toolId, upstreamName, server, config);
+    const pins = this.pins;
     const configured = config.inputSchema as ToolInputSchema | undefined;
     if (configured) {
+      const check = compileInputCheck(toolId, configured);
       return {
         description: config.description,
         inputSchema: configured,
-        validate: compileInputCheck(toolId, configured),
+        validate: (args) => {
+          pins.admit(pin);
+          check(args);
+        },
         handler,
       };
     }
@@ -121,14 +132,28 @@ export class McpToolKind implements ToolKind<McpToolConfig> {
       get inputSchema() {
         return upstream.inputSchema;
       },
-      validate: (args) => upstream.validate(args),
+      validate: (args) => {
+        // A quarantined tool is refused before anything else looks at the call.
+        pins.admit(pin);
+        upstream.validate(args);
+      },
       handler,
     };
   }
 
-  /** Calls `listener` when any server's listing changes what the registry shows; returns its remover. */
+  /** Compares every tool's definition with its pin before the app serves, and every later listing. */
+  start(): Promise<void> {
+    return this.pins.start();
+  }
+
+  /** Whether tool `id` is listed: not while quarantined by its pin. */
+  listed(id: string): boolean {
+    return this.pins.served(id);
+  }
+
+  /** Calls `listener` when any server's listing, or a pin, changes what the registry shows; returns its remover. */
   onChange(listener: () => void): () => void {
-    const removers = this.upstreams.all().map((server) => server.onChange(listener));
+    const removers = [...this.upstreams.all().map((server) => server.onChange(listener)), this.pins.onChange(listener)];
     return () => removers.forEach((remove) => remove());
   }
 
@@ -172,6 +197,13 @@ export class McpToolKind implements ToolKind<McpToolConfig> {
         throw new Error(
           `tools.${id}: ${where} lists no tool ${missing.map((name) => `'${name}'`).join(', ')} (it lists: ${has})`,
         );
+      }
+    }
+    for (const [id, config] of group) {
+      // A pin of a tool the server does not list pins nothing: said now, not found out later.
+      const unlisted = Object.keys(config.pins ?? {}).filter((name) => !listed.has(name));
+      if (unlisted.length > 0) {
+        this.logger.warn(`tools.${id}: pins ${unlisted.join(', ')}, which ${where} does not list`);
       }
     }
     const imported = group.filter(([, config]) => config.tools === '*').map(([id]) => id);

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { bool, httpUrl, intIn, oneOf } from '../../../common';
+import { PINNING_MODES, SHA256_HEX } from '../../../mcp-pinning';
 import { headersOf, inputSchema, MiB, RESERVED_HEADERS, toolCommon, toolDefaults } from '../tool-entry.options';
 
 /** Header names an mcp tool may not set besides an http tool's: the MCP transport sets them per session. */
@@ -40,13 +41,50 @@ export const mcpUpstreamKeys = {
    * pool shared by every tenant, for stateless servers (one handshake instead of one per tenant).
    */
   session: oneOf(['per-tenant', 'per-pool']).default('per-tenant'),
+  /**
+   * What happens when the server's definition of a tool (name, description, input and output
+   * schemas, annotations) differs from the approved one: `enforce`, the tool is quarantined (not
+   * listed, calls refused `409 tool_changed`) until an operator approves the new definition
+   * (`POST /v1/admin/mcp/tools/{id}/approve`); `warn`, it is still served and the change reported
+   * (event, log line, `bulkhead_mcp_tool_changes_total`); `off`, nothing is compared. The
+   * approved definition is the first one seen (shared through the store), or `pins`.
+   */
+  pinning: oneOf(PINNING_MODES).default('enforce'),
+  /**
+   * Pins from the config, by the tool's name on the server: the sha256 (64 lowercase hex digits)
+   * of its definition, as the approve route and the log show it. A pinned tool is held to this
+   * hash from its first listing (a wrong pin quarantines it from the start); no approval moves it.
+   */
+  pins: z
+    .record(
+      upstreamToolName(),
+      z.string({ error: 'must be a string' }).regex(SHA256_HEX, { error: 'must be a sha256: 64 lowercase hex digits' }),
+      { error: 'must be a mapping of tool names to sha256 hashes' },
+    )
+    .optional(),
 };
 
 /** The problems between the keys of {@link mcpUpstreamKeys}, added to `context` (a superRefine of the entry). */
 export function checkMcpUpstreamKeys(
-  value: { isError: 'failure' | 'bad_input'; retryIsError: boolean },
+  value: {
+    isError: 'failure' | 'bad_input';
+    retryIsError: boolean;
+    pinning: string;
+    pins?: Record<string, string>;
+    tool?: string;
+    tools?: string[] | '*';
+  },
   context: z.RefinementCtx,
 ): void {
+  if (value.pins !== undefined && value.pinning === 'off') {
+    context.addIssue({ code: 'custom', path: ['pins'], message: 'needs pinning: warn or enforce' });
+  }
+  const named = value.tool !== undefined ? [value.tool] : Array.isArray(value.tools) ? value.tools : undefined;
+  for (const name of Object.keys(value.pins ?? {})) {
+    if (named && !named.includes(name)) {
+      context.addIssue({ code: 'custom', path: ['pins', name], message: 'pins a tool the entry does not import' });
+    }
+  }
   if (value.retryIsError && value.isError === 'bad_input') {
     context.addIssue({
       code: 'custom',
