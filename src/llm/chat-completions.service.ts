@@ -1,6 +1,6 @@
-import { Inject, Injectable, Logger } from '@nestjs/common';
+import { Inject, Injectable, Logger, Optional } from '@nestjs/common';
 import { BudgetGate, microsToUsd } from '../budget';
-import { LaneRegistry } from '../bulkhead';
+import { LaneRegistry, PriorityPolicy } from '../bulkhead';
 import {
   asResilienceError,
   CLOCK,
@@ -31,6 +31,7 @@ import type { LlmRoute } from './routing/llm-route';
 import { LlmRoutes } from './routing/llm-routes.service';
 import { cappedRequest } from './routing/capped-request';
 import { RequestAccount } from './routing/request-account';
+import { classOf } from './routing/request-class';
 import type { ChatStreamSink } from './streaming/chat-stream-sink';
 import { StreamDelivery } from './stream-delivery';
 
@@ -86,6 +87,8 @@ export class ChatCompletions {
     private readonly caches: CompletionCaches,
     @Inject(CLOCK) private readonly clock: Clock,
     @Inject(RANDOM) private readonly random: Random,
+    // Optional for an app that builds the LLM module without the lanes' own module: no ceilings, the route's class.
+    @Optional() @Inject(PriorityPolicy) private readonly priorities: PriorityPolicy | null,
   ) {
     this.delivery = new StreamDelivery(clock, llmOutcomes);
     this.report = new LlmCallReport(outcomes, llmOutcomes);
@@ -279,7 +282,20 @@ export class ChatCompletions {
   ): Promise<Served> {
     const lane = this.lanes.get(route.lane)!;
     const pool = this.pools.get(call.pool);
-    const work = new LlmRunWork(this.clock, this.random, call, route, request, pool, abort, account, progress, deliver);
+    const priority = classOf(this.priorities, route, call);
+    const work = new LlmRunWork(
+      this.clock,
+      this.random,
+      call,
+      route,
+      request,
+      pool,
+      abort,
+      account,
+      progress,
+      deliver,
+      priority,
+    );
     // No breaker here: each target has its own, asked inside the failover loop.
     const refusal = admitCall(lane, undefined, undefined, work, work);
     return refusal ? Promise.reject(refusal) : work.answer;

@@ -1,3 +1,4 @@
+import { isPriorityClass, PRIORITY_HEADER, type PriorityClass } from '../bulkhead';
 import { type ErrorWire, resolveCallId, ResilienceError } from '../common';
 import { callStateOf, type HttpPlatform, type PlatformReply, type PlatformRequest } from '../common/nest';
 import { parseIdempotencyKey } from '../idempotency';
@@ -6,7 +7,7 @@ import type { ChatCall } from './chat-call';
 /** Who calls an LLM ingress and how, whatever it asks: what every such call carries. */
 export type IngressCaller = Pick<
   ChatCall,
-  'callId' | 'tenant' | 'pool' | 'abort' | 'cacheControl' | 'headers' | 'idempotencyKey'
+  'callId' | 'tenant' | 'pool' | 'abort' | 'cacheControl' | 'headers' | 'idempotencyKey' | 'askedPriority'
 >;
 
 /** An LLM route's request on either platform: both parse the JSON body. */
@@ -55,5 +56,13 @@ export function startIngressCall<T extends object>(
     cacheControl: typeof cacheControl === 'string' ? cacheControl : undefined,
     headers: platform.headersOf(reply),
     idempotencyKey: parseIdempotencyKey(request.headers['idempotency-key']),
+    askedPriority: askedPriority(request.headers[PRIORITY_HEADER]),
   });
+}
+
+/** `X-Bulkhead-Priority` as sent: a class's name, or nothing; the tenant's ceiling is applied at admission. */
+function askedPriority(header: string | string[] | undefined): PriorityClass | undefined {
+  if (header === undefined) return undefined;
+  if (isPriorityClass(header)) return header;
+  throw new ResilienceError('invalid_request', 'X-Bulkhead-Priority must be critical, standard or sheddable');
 }

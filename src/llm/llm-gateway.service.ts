@@ -1,4 +1,5 @@
 import { Injectable } from '@nestjs/common';
+import { isPriorityClass, type PriorityClass } from '../bulkhead';
 import {
   asResilienceError,
   isPromiseLike,
@@ -27,6 +28,8 @@ export interface LlmCallOptions {
   cacheControl?: string;
   /** The call's id in logs and events; generated when absent. */
   callId?: string;
+  /** Its class in the route's lane, within the tenant's ceiling (`priority`), as the header; the route's when absent. */
+  priority?: PriorityClass;
 }
 
 /** A streamed answer in the same process: its chunks, in order; stop reading (break) to cancel it. */
@@ -116,7 +119,14 @@ export class LlmGateway {
       abort,
       cacheControl: options.cacheControl,
       idempotencyKey: parseIdempotencyKey(options.idempotencyKey),
+      askedPriority: askedClass(options.priority),
       release: () => signal?.removeEventListener('abort', onAbort),
     };
   }
+}
+
+/** The class your code asked for: one of the three, checked as the header is (plain JavaScript may pass anything). */
+function askedClass(priority: unknown): PriorityClass | undefined {
+  if (priority === undefined || isPriorityClass(priority)) return priority;
+  throw new ResilienceError('invalid_request', 'priority must be critical, standard or sheddable');
 }

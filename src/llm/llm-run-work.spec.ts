@@ -36,7 +36,19 @@ function admitRun(lane: Lane, targets: TestTarget[], abort = new LazyAbortContro
   const progress: FailoverProgress = { attempts: 0, failovers: 0, tried: [], hedges: [], choices: [] };
   const call = { tenant: 'acme' } as ChatCall;
   const route = testRoute(targets, OUTPUT_TOKENS, { maxAttempts: 1 });
-  const work = new LlmRunWork(clock, seededRandom(1), call, route, REQUEST, pool, abort, account, progress, undefined);
+  const work = new LlmRunWork(
+    clock,
+    seededRandom(1),
+    call,
+    route,
+    REQUEST,
+    pool,
+    abort,
+    account,
+    progress,
+    undefined,
+    'standard',
+  );
   const refusal = admitCall(lane, undefined, undefined, work, work);
   return { refusal, outcome: track(work.answer), abort, progress };
 }

@@ -1,4 +1,4 @@
-import type { LaneCall, LaneWork } from '../bulkhead';
+import type { LaneCall, LaneWork, PriorityClass } from '../bulkhead';
 import type { Clock, LazyAbortController, Random } from '../common';
 import type { HttpPool } from '../containment';
 import type { ChatCall } from './chat-call';
@@ -21,6 +21,8 @@ export class LlmRunWork implements LaneWork, LaneCall, FailoverCall {
   readonly answer: Promise<Served>;
   readonly tenant: string;
   readonly passThrough: PassThroughRequest | undefined;
+  /** Its class in the lane: the caller's within its ceiling, or the route's. */
+  readonly priority: PriorityClass;
   private resolveAnswer!: (value: Served) => void;
   private rejectAnswer!: (reason: unknown) => void;
 
@@ -37,7 +39,9 @@ export class LlmRunWork implements LaneWork, LaneCall, FailoverCall {
     readonly account: RequestAccount,
     readonly progress: FailoverProgress,
     readonly deliver: FailoverCall['deliver'],
+    priority: PriorityClass,
   ) {
+    this.priority = priority;
     this.tenant = call.tenant;
     this.passThrough = call.passThrough;
     this.answer = new Promise((resolve, reject) => {

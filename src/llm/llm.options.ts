@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { priorityClass } from '../bulkhead';
 import { breakerSchema } from '../circuit-breaker';
 import { bool, httpUrl, intIn, name, nonEmptyString, numberIn, oneOf } from '../common';
 import { retryBudgetSchema } from '../retry';
@@ -136,6 +137,8 @@ export const llmRoute = z.strictObject({
    * `weighted`, `least-busy` (fewest attempts in flight) or `lowest-latency` (recent average).
    */
   strategy: oneOf(['ordered', 'weighted', 'least-busy', 'lowest-latency']).default('ordered'),
+  /** Its requests' class in their lane, unless a caller asks for another (`X-Bulkhead-Priority`); not a target's `priority`. */
+  priorityClass: priorityClass().default('standard'),
   retry: llmRetry,
   /** Settings of each target's breaker; `breakers.default` for what is left out. */
   breaker: breakerSchema.optional(),

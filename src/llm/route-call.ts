@@ -1,3 +1,4 @@
+import type { PriorityClass } from '../bulkhead';
 import type { LazyAbortController } from '../common';
 import type { PoolName } from '../containment';
 import type { HeaderSink } from '../rate-limit';
@@ -15,4 +16,6 @@ export interface RouteCall {
   headers?: HeaderSink;
   /** The caller's `Idempotency-Key`, validated. */
   idempotencyKey?: string;
+  /** The class the caller asked for (`X-Bulkhead-Priority`, a class's name), before its tenant's ceiling. */
+  askedPriority?: PriorityClass;
 }

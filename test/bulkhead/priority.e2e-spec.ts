@@ -4,7 +4,10 @@ import { createTestApp, type TestApp } from '../support/create-app';
 import { eventually } from '../support/eventually';
 import { invoke, type Response, send } from '../support/http-client';
 import { parsePromText, sampleValue } from '../support/prom-text';
+import { type Deferred } from '../support/deferred';
+import { openaiAnswer } from '../support/llm-answers';
 import { testTenant } from '../support/tenants';
+import { heldIn, json, Upstream } from '../support/upstream';
 
 const ACME = testTenant('acme');
 const GLOBEX = testTenant('globex');
@@ -112,5 +115,65 @@ describe('priority classes in a lane', () => {
     clock.advance(1000);
     expect((await running).status).toBe(200);
     expect((await batchable).status).toBe(200);
+  });
+});
+
+/** The same classes on an LLM route: its own `priorityClass`, and the header within the ceiling. */
+describe('priority classes on an LLM route', () => {
+  let app: TestApp;
+  let upstream: Upstream;
+  const gates: Array<Deferred<void>> = [];
+
+  beforeEach(async () => {
+    upstream = await Upstream.start(heldIn(gates, json(200, openaiAnswer('ok'))));
+    app = await createTestApp({
+      auth: { apiKeys: [ACME.apiKey, GLOBEX.apiKey] },
+      lanes: { llm: { concurrency: 1, queueCapacity: 1 } },
+      priority: { tenants: { acme: 'critical' } },
+      containment: { egress: { allowHosts: ['127.0.0.1'], allowPrivateCidrs: ['127.0.0.0/8'] } },
+      llm: {
+        routes: {
+          chat: {
+            lane: 'llm',
+            priorityClass: 'sheddable',
+            targets: [{ provider: 'openai', model: 'gpt-test', baseUrl: upstream.url('/v1'), apiKey: 'k' }],
+          },
+        },
+        prices: { 'openai/gpt-test': { inputPerMTokUsd: 0, outputPerMTokUsd: 0 } },
+      },
+    });
+  });
+
+  afterEach(async () => {
+    for (const gate of gates.splice(0)) gate.resolve();
+    await app?.close();
+    await upstream?.close();
+  });
+
+  const ask = (tenant: { headers: Record<string, string> }, question: string, priority?: string) =>
+    send('POST', `${app.url}/v1/chat/completions`, {
+      json: { model: 'chat', messages: [{ role: 'user', content: question }] },
+      headers: asking(tenant, priority),
+    });
+  const lane = async () => (await send('GET', `${app.url}/v1/lanes`, { headers: ACME.headers })).body.lanes.llm;
+
+  it('queues a request at its route’s class, and lets a critical one take its place', async () => {
+    const running = ask(GLOBEX, 'first');
+    await eventually(() => expect(gates).toHaveLength(1));
+    const sheddable = ask(GLOBEX, 'second');
+    await eventually(async () => expect((await lane()).waitingByClass.sheddable).toBe(1));
+
+    const critical = ask(ACME, 'third', 'critical');
+
+    const displaced = await sheddable;
+    expect(displaced.status).toBe(503);
+    expect(displaced.body.error).toMatchObject({ type: expect.any(String) });
+    expect(await lane()).toMatchObject({ waitingByClass: { critical: 1, standard: 0, sheddable: 0 } });
+    expect((await ask(GLOBEX, 'fourth', 'urgent')).status).toBe(400);
+    gates[0].resolve();
+    await eventually(() => expect(gates).toHaveLength(2));
+    gates[1].resolve();
+    expect((await running).status).toBe(200);
+    expect((await critical).status).toBe(200);
   });
 });

@@ -118,6 +118,7 @@ export function testRoute(targets: LlmTarget[], maxOutputTokens: number, options
     targets: ordered.targets,
     groups: ordered.groups,
     strategy: options.strategy ?? 'ordered',
+    priorityClass: 'standard',
     ...contextWindowBounds(targets),
     retry: new RetryPolicy({ maxAttempts, baseDelayMs, maxDelayMs, deadlineMs }),
     deadlineMs,

@@ -1,4 +1,4 @@
-import type { LaneCall, LaneWork } from '../../bulkhead';
+import type { LaneCall, LaneWork, PriorityClass } from '../../bulkhead';
 import type { Clock, LazyAbortController, Random } from '../../common';
 import type { HttpPool } from '../../containment';
 import { type AskingCall, type FailoverProgress, type Served, serveWithFailover } from '../routing/failover';
@@ -30,6 +30,8 @@ export class EmbeddingsRunWork implements LaneWork, LaneCall, AskingCall<Embeddi
     readonly abort: LazyAbortController,
     readonly account: RequestAccount,
     readonly progress: FailoverProgress,
+    /** Its class in the lane: the caller's within its ceiling, or the route's. */
+    readonly priority: PriorityClass,
   ) {
     this.ask = new EmbeddingsAsk(request);
     this.answer = new Promise((resolve, reject) => {

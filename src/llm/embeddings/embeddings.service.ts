@@ -1,6 +1,6 @@
-import { Inject, Injectable, Logger } from '@nestjs/common';
+import { Inject, Injectable, Logger, Optional } from '@nestjs/common';
 import { BudgetGate, microsToUsd } from '../../budget';
-import { LaneRegistry } from '../../bulkhead';
+import { LaneRegistry, PriorityPolicy } from '../../bulkhead';
 import {
   asResilienceError,
   CLOCK,
@@ -23,6 +23,7 @@ import type { FailoverProgress, Served } from '../routing/failover';
 import type { LlmRoute } from '../routing/llm-route';
 import { LlmRoutes } from '../routing/llm-routes.service';
 import { RequestAccount } from '../routing/request-account';
+import { classOf } from '../routing/request-class';
 import type { EmbeddingsAnswer } from '../wire';
 import type { EmbeddingsCall, EmbeddingsReply } from './embeddings-call';
 import { EmbeddingsCache, type EmbeddingsCachePlan } from './embeddings-cache';
@@ -55,6 +56,8 @@ export class Embeddings {
     private readonly cache: EmbeddingsCache,
     @Inject(CLOCK) private readonly clock: Clock,
     @Inject(RANDOM) private readonly random: Random,
+    // Optional for an app that builds the LLM module without the lanes' own module: no ceilings, the route's class.
+    @Optional() @Inject(PriorityPolicy) private readonly priorities: PriorityPolicy | null,
   ) {
     this.report = new LlmCallReport(outcomes, llmOutcomes);
   }
@@ -178,6 +181,7 @@ export class Embeddings {
         abort,
         account,
         progress,
+        classOf(this.priorities, route, call),
       );
       // No breaker here: each target has its own, asked inside the failover loop.
       const refusal = admitCall(lane, undefined, undefined, work, work);

@@ -1,3 +1,4 @@
+import type { PriorityClass } from '../../bulkhead';
 import type { Breaker } from '../../circuit-breaker';
 import type { LlmRouteConfig, LlmTargetConfig } from '../llm.options';
 import type { RetryBudget, RetryPolicy } from '../../retry';
@@ -46,6 +47,8 @@ export interface LlmRoute {
   readonly groups: readonly (readonly LlmTarget[])[];
   /** How a target is chosen inside a group (see `TargetStrategy`). */
   readonly strategy: LlmRouteConfig['strategy'];
+  /** Its requests' class in their lane when the caller asks for none. */
+  readonly priorityClass: PriorityClass;
   /** The largest context window of its targets (Infinity when one is unknown). */
   readonly largestContextWindow: number;
   /** The smallest context window of its targets (Infinity when none is known). */

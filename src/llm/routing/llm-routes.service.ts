@@ -133,6 +133,7 @@ function route(name: string, config: LlmRouteConfig, configured: LlmTarget[]): L
     targets,
     groups,
     strategy: config.strategy,
+    priorityClass: config.priorityClass ?? 'standard',
     ...contextWindowBounds(targets),
     retry: new RetryPolicy({ ...config.retry, deadlineMs: config.deadlineMs }),
     deadlineMs: config.deadlineMs,
