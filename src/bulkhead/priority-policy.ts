@@ -29,11 +29,15 @@ export class PriorityPolicy {
 
   /** The class of a call by `tenant` whose default is `byDefault`, given the header's value (if sent). */
   classOf(byDefault: PriorityClass, header: string | string[] | undefined, tenant: string): PriorityClass {
-    if (header === undefined) return byDefault;
-    if (!isPriorityClass(header)) {
-      throw new ResilienceError('invalid_request', 'X-Bulkhead-Priority must be critical, standard or sheddable');
-    }
+    const asked = askedPriorityOf(header);
+    if (asked === undefined) return byDefault;
     const ceiling = this.byTenant.get(tenant) ?? this.ceiling;
-    return rankOf(header) < rankOf(ceiling) ? ceiling : header;
+    return rankOf(asked) < rankOf(ceiling) ? ceiling : asked;
   }
+}
+
+/** `X-Bulkhead-Priority` as sent: a class's name, or nothing; anything else is the caller's `invalid_request`. */
+export function askedPriorityOf(header: unknown): PriorityClass | undefined {
+  if (header === undefined || isPriorityClass(header)) return header;
+  throw new ResilienceError('invalid_request', 'X-Bulkhead-Priority must be critical, standard or sheddable');
 }

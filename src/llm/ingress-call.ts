@@ -1,4 +1,4 @@
-import { isPriorityClass, PRIORITY_HEADER, type PriorityClass } from '../bulkhead';
+import { askedPriorityOf, PRIORITY_HEADER } from '../bulkhead';
 import { type ErrorWire, resolveCallId, ResilienceError } from '../common';
 import { callStateOf, type HttpPlatform, type PlatformReply, type PlatformRequest } from '../common/nest';
 import { parseIdempotencyKey } from '../idempotency';
@@ -56,13 +56,6 @@ export function startIngressCall<T extends object>(
     cacheControl: typeof cacheControl === 'string' ? cacheControl : undefined,
     headers: platform.headersOf(reply),
     idempotencyKey: parseIdempotencyKey(request.headers['idempotency-key']),
-    askedPriority: askedPriority(request.headers[PRIORITY_HEADER]),
+    askedPriority: askedPriorityOf(request.headers[PRIORITY_HEADER]),
   });
-}
-
-/** `X-Bulkhead-Priority` as sent: a class's name, or nothing; the tenant's ceiling is applied at admission. */
-function askedPriority(header: string | string[] | undefined): PriorityClass | undefined {
-  if (header === undefined) return undefined;
-  if (isPriorityClass(header)) return header;
-  throw new ResilienceError('invalid_request', 'X-Bulkhead-Priority must be critical, standard or sheddable');
 }

@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { isPriorityClass, type PriorityClass } from '../bulkhead';
+import { askedPriorityOf, type PriorityClass } from '../bulkhead';
 import {
   asResilienceError,
   isPromiseLike,
@@ -119,14 +119,8 @@ export class LlmGateway {
       abort,
       cacheControl: options.cacheControl,
       idempotencyKey: parseIdempotencyKey(options.idempotencyKey),
-      askedPriority: askedClass(options.priority),
+      askedPriority: askedPriorityOf(options.priority),
       release: () => signal?.removeEventListener('abort', onAbort),
     };
   }
-}
-
-/** The class your code asked for: one of the three, checked as the header is (plain JavaScript may pass anything). */
-function askedClass(priority: unknown): PriorityClass | undefined {
-  if (priority === undefined || isPriorityClass(priority)) return priority;
-  throw new ResilienceError('invalid_request', 'priority must be critical, standard or sheddable');
 }

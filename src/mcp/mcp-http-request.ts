@@ -1,4 +1,5 @@
 import type { AuthInfo } from '@modelcontextprotocol/sdk/server/auth/types.js';
+import type { PriorityClass } from '../bulkhead';
 import type { LazyAbortController } from '../common';
 import type { PoolName } from '../containment';
 
@@ -20,6 +21,8 @@ export class McpHttpRequest {
     readonly contained: boolean,
     /** Aborted when the client closes the connection before its answer is complete. */
     readonly abort: LazyAbortController,
+    /** The class its tool calls asked for (`X-Bulkhead-Priority`), before the tenant's ceiling. */
+    readonly askedPriority?: PriorityClass,
   ) {}
 
   /** What the SDK hands the handlers as `extra.authInfo`. */

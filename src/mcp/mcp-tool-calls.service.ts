@@ -1,4 +1,5 @@
-import { Inject, Injectable } from '@nestjs/common';
+import { Inject, Injectable, Optional } from '@nestjs/common';
+import { DEFAULT_PRIORITY, PriorityPolicy } from '../bulkhead';
 import type { RequestHandlerExtra } from '@modelcontextprotocol/sdk/shared/protocol.js';
 import type {
   CallToolRequest,
@@ -62,6 +63,7 @@ export class McpToolCalls {
     private readonly pipeline: CallPipeline,
     @Inject(MCP_MODULE_OPTIONS) options: McpModuleOptions,
     @Inject(CLOCK) private readonly clock: Clock,
+    @Optional() @Inject(PriorityPolicy) private readonly priorities: PriorityPolicy | null,
   ) {
     this.responses = options.mcp?.responses ?? DEFAULT_MCP.responses;
     this.progressIntervalMs = options.mcp?.progressIntervalMs ?? DEFAULT_MCP.progressIntervalMs;
@@ -120,6 +122,7 @@ export class McpToolCalls {
         queueTtlMs: undefined,
         idempotencyKey,
         transport: 'mcp',
+        priority: this.priorities?.classOf(tool.priority ?? DEFAULT_PRIORITY, request.askedPriority, request.tenant),
         onQueued: progress?.start,
       });
       return successResult(success, tool);

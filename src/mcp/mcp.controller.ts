@@ -1,5 +1,6 @@
 import { Controller, Delete, Get, HttpCode, Post, Req, Res, UseGuards } from '@nestjs/common';
 import { HttpAdapterHost } from '@nestjs/core';
+import { askedPriorityOf, PRIORITY_HEADER } from '../bulkhead';
 import { ResilienceError } from '../common';
 import {
   AppPlatform,
@@ -72,7 +73,8 @@ function callerOf(request: PlatformRequest, reply: PlatformReply): McpHttpReques
   if (state.tenant === undefined || state.pool === undefined) {
     throw new ResilienceError('unauthorized', 'the request has no authenticated tenant');
   }
-  return new McpHttpRequest(state.tenant, state.pool, state.contained ?? true, state.abort);
+  const asked = askedPriorityOf(request.headers[PRIORITY_HEADER]);
+  return new McpHttpRequest(state.tenant, state.pool, state.contained ?? true, state.abort, asked);
 }
 
 function sessionIdOf(request: PlatformRequest): string | undefined {
