@@ -11,7 +11,7 @@ import {
 } from '../common';
 import { AttemptHttp, type HttpPool, HttpPools, type PoolName, type ToolHttp } from '../containment';
 import { AttemptDeadline } from '../pipeline';
-import type { ToolArguments, ToolContext, ToolDefinition } from './tool';
+import type { ToolArguments, ToolContext, ToolDefinition, ToolProgress } from './tool';
 import { ToolAttemptWrappers } from './tool-attempt-wrappers';
 
 /** Who is calling: what an attempt needs of its call. */
@@ -24,6 +24,8 @@ export interface AttemptCall {
   idempotencyKey?: string;
   /** The HTTP pool the call was routed to. */
   pool: PoolName;
+  /** Where the work's own progress goes, when its caller asked for it. */
+  onProgress?: (update: ToolProgress) => void;
 }
 
 /** One attempt under way. */
@@ -49,6 +51,7 @@ class AttemptContext implements ToolContext {
     readonly idempotencyKey: string | undefined,
     private readonly httpPool: HttpPool,
     private readonly abort: LazyAbortController,
+    readonly progress: ((update: ToolProgress) => void) | undefined,
   ) {}
 
   get signal(): AbortSignal {
@@ -90,7 +93,16 @@ export class AttemptRunner {
     if (call.abort.aborted) return { outcome: Promise.reject(stopReason(call.abort.reason)), settled: SETTLED };
     const abort = new LazyAbortController();
     const pool = this.pools.get(call.pool);
-    const context = new AttemptContext(call.callId, tool.id, call.tenant, attempt, call.idempotencyKey, pool, abort);
+    const context = new AttemptContext(
+      call.callId,
+      tool.id,
+      call.tenant,
+      attempt,
+      call.idempotencyKey,
+      pool,
+      abort,
+      call.onProgress,
+    );
     const wrapper = this.wrappers?.forTool(tool.id);
     let returned: unknown;
     try {

@@ -17,7 +17,7 @@ type LaneToolCall = Pick<
   ToolCall,
   'tool' | 'arguments' | 'callId' | 'tenant' | 'pool' | 'timeoutMs' | 'idempotencyKey'
 > &
-  Partial<Pick<ToolCall, 'queueTtlMs' | 'priority'>>;
+  Partial<Pick<ToolCall, 'queueTtlMs' | 'priority' | 'onProgress'>>;
 
 /**
  * One tool call as its lane and its attempts see it: one object that is the lane's call (tenant,
@@ -35,6 +35,7 @@ export class ToolCallWork implements LaneWork, LaneCall, AttemptCall, CallAnswer
   /** The queue TTL the caller asked for; the lane's own when undefined. */
   readonly queueTtlMs: number | undefined;
   readonly priority: PriorityClass;
+  readonly onProgress: ToolCall['onProgress'];
   private resolveAnswer!: (value: unknown) => void;
   private rejectAnswer!: (reason: unknown) => void;
   /** How the caller was answered, as the lane's adaptive limit reads it; unset until then. */
@@ -55,6 +56,7 @@ export class ToolCallWork implements LaneWork, LaneCall, AttemptCall, CallAnswer
     this.idempotencyKey = call.idempotencyKey;
     this.queueTtlMs = call.queueTtlMs;
     this.priority = call.priority ?? call.tool.priority ?? DEFAULT_PRIORITY;
+    this.onProgress = call.onProgress;
     this.answer = new Promise((resolve, reject) => {
       this.resolveAnswer = resolve;
       this.rejectAnswer = reject;

@@ -3,7 +3,7 @@ import type { LazyAbortController } from '../common';
 import type { PoolName } from '../containment';
 import type { CallTransport } from '../events';
 import type { HeaderSink } from '../rate-limit';
-import type { ToolArguments, ToolDefinition } from './tool';
+import type { ToolArguments, ToolDefinition, ToolProgress } from './tool';
 
 /** One validated tool call, ready for the pipeline. */
 export interface ToolCall {
@@ -33,6 +33,8 @@ export interface ToolCall {
    * so its caller can say so while it waits; none on most calls, which then pay nothing.
    */
   onQueued?: (wait: QueueWait) => void;
+  /** Where the work's own progress goes once it runs (an MCP caller's progress notifications); none on most calls. */
+  onProgress?: (update: ToolProgress) => void;
 }
 
 /** A call that waits in its lane's queue, as {@link ToolCall.onQueued} sees it. */

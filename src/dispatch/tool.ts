@@ -28,10 +28,22 @@ export interface ToolContext {
    */
   readonly http: ToolHttp;
   /**
+   * Hands the work's own progress on to the caller, when it asked for it (an MCP client's
+   * `progressToken`); absent otherwise. An upstream MCP tool's progress notifications go here.
+   */
+  readonly progress?: (update: ToolProgress) => void;
+  /**
    * The pool `http` goes through: what a tool that keeps a connection of its own per pool (an
    * upstream MCP session) picks it by, so a contained tenant's calls never use a normal one's.
    */
   readonly pool: PoolName;
+}
+
+/** How far a call's work has got: `progress` rises with each update, `total` when known. */
+export interface ToolProgress {
+  readonly progress: number;
+  readonly total?: number;
+  readonly message?: string;
 }
 
 /** Arguments are a JSON object; the result must be JSON-serialisable. */

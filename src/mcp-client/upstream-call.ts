@@ -13,6 +13,8 @@ export interface UpstreamCall {
   readonly maxResponseBytes: number;
   /** The call's idempotency key scoped to tenant and tool, sent in `_meta`; if it has one. */
   readonly idempotencyKey?: string;
+  /** Where the upstream's progress notifications for this call go (the SDK asks for them with a `progressToken`). */
+  readonly onProgress?: (update: { progress: number; total?: number; message?: string }) => void;
 }
 
 /** The answer of a `tools/call` ended (the connection closed, the stream ended) without its result. */

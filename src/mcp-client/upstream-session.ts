@@ -125,6 +125,8 @@ export class UpstreamSession {
           connection.client.request({ method: 'tools/call', params }, UNCHECKED_RESULT, {
             signal: call.signal,
             timeout: NEVER_MS,
+            // The SDK checks the notification's shape (numbers, a string) before it calls this.
+            onprogress: call.onProgress,
           }),
         );
         return readToolResult(result);

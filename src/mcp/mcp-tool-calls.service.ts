@@ -124,6 +124,7 @@ export class McpToolCalls {
         transport: 'mcp',
         priority: this.priorities?.classOf(tool.priority ?? DEFAULT_PRIORITY, request.askedPriority, request.tenant),
         onQueued: progress?.start,
+        onProgress: progress?.relay,
       });
       return successResult(success, tool);
     } catch (error) {

@@ -62,4 +62,30 @@ describe('QueueProgress', () => {
     late.start(wait());
     expect(updates).toHaveLength(1);
   });
+
+  it('numbers the work’s own progress after the wait’s, so what the client sees only rises', () => {
+    progress.start(wait());
+    clock.advance(2_000);
+    started = true;
+    clock.advance(1_000);
+
+    progress.relay({ progress: 0, total: 10 });
+    progress.relay({ progress: 4, total: 10, message: 'x'.repeat(600) });
+    progress.relay({ progress: 3 });
+    progress.relay({ progress: Number.NaN });
+    progress.relay({ progress: 10, total: 10, message: 'done' });
+
+    expect(updates.slice(3)).toEqual([
+      { progress: 2_004, total: 2_010, message: 'x'.repeat(500) },
+      { progress: 2_010, total: 2_010, message: 'done' },
+    ]);
+  });
+
+  it('hands nothing on once the call ended', () => {
+    progress.stop();
+
+    progress.relay({ progress: 1 });
+
+    expect(updates).toEqual([]);
+  });
 });

@@ -198,6 +198,16 @@ export class UpstreamMcpServer {
       await gate.promise;
       return { content: [{ type: 'text' as const, text: 'slow done' }] };
     });
+    server.registerTool('steps', { description: 'reports three steps of progress, then answers' }, async (extra) => {
+      const progressToken = extra._meta?.progressToken;
+      for (let step = 1; progressToken !== undefined && step <= 3; step++) {
+        await extra.sendNotification({
+          method: 'notifications/progress',
+          params: { progressToken, progress: step, total: 3, message: `step ${step} of 3` },
+        });
+      }
+      return { content: [{ type: 'text' as const, text: 'steps done' }] };
+    });
     if (this.options.memory) registerMemory(server);
     for (const name of this.extraTools) registerExtra(server, name);
     return opened;

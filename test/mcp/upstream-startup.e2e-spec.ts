@@ -96,7 +96,7 @@ describe('kind: mcp tools at start-up', () => {
     await expect(
       createTestApp(config({ sub: { lane: 'main', kind: 'mcp', url: upstream.url, tool: 'subtract' } }), { clock }),
     ).rejects.toThrow(
-      `tools.sub: the MCP server at ${upstream.url} lists no tool 'subtract' (it lists: echo, add, fail, slow)`,
+      `tools.sub: the MCP server at ${upstream.url} lists no tool 'subtract' (it lists: echo, add, fail, slow, steps)`,
     );
   });
 

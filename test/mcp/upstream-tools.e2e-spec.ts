@@ -153,7 +153,15 @@ describe('kind: mcp tools: an upstream MCP server behind Bulkhead', () => {
 
       const { tools } = await client.listTools();
 
-      expect(tools.map((tool) => tool.name).sort()).toEqual(['add', 'fail', 'up.add', 'up.echo', 'up.fail', 'up.slow']);
+      expect(tools.map((tool) => tool.name).sort()).toEqual([
+        'add',
+        'fail',
+        'up.add',
+        'up.echo',
+        'up.fail',
+        'up.slow',
+        'up.steps',
+      ]);
       for (const name of ['add', 'up.add']) {
         expect(tools.find((tool) => tool.name === name)).toMatchObject({
           description: 'adds two numbers',
@@ -201,6 +209,24 @@ describe('kind: mcp tools: an upstream MCP server behind Bulkhead', () => {
       expect(echoed.structuredContent).toMatchObject({ toolId: 'up.echo', pool: 'normal', attempts: 1 });
       expect(added.content).toEqual([{ type: 'text', text: '{"sum":42}' }]);
       expect(added.structuredContent).toMatchObject({ result: { sum: 42 } });
+    });
+
+    it('hands the upstream’s progress notifications on to the caller that asked for them', async () => {
+      await start();
+      const { client } = await connect();
+      const seen: Array<{ progress: number; total?: number; message?: string }> = [];
+
+      const answered = (await client.callTool({ name: 'up.steps', arguments: {} }, undefined, {
+        onprogress: (update) => seen.push(update),
+      })) as ToolResult;
+
+      expect(answered.content).toEqual([{ type: 'text', text: 'steps done' }]);
+      // Started at once (no wait to report): the upstream's own numbers, each rising.
+      expect(seen).toEqual([
+        { progress: 1, total: 3, message: 'step 1 of 3' },
+        { progress: 2, total: 3, message: 'step 2 of 3' },
+        { progress: 3, total: 3, message: 'step 3 of 3' },
+      ]);
     });
 
     it('answers an upstream error result and a schema refusal as isError results', async () => {

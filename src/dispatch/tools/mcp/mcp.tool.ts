@@ -34,6 +34,7 @@ export function mcpTool(
           timeoutMs: config.timeoutMs,
           maxResponseBytes: config.maxResponseBytes,
           idempotencyKey: context.idempotencyKey,
+          onProgress: context.progress,
         },
         { pool: context.pool, tenant: perTenant ? context.tenant : undefined },
       );
