@@ -1,7 +1,6 @@
 import { type DynamicModule, Module } from '@nestjs/common';
 import { ConfigModule } from '@nestjs/config';
 import { BulkheadModule } from './bulkhead.module';
-import type { BulkheadRoutes } from './bulkhead-module.options';
 import type { BulkheadConfigNamespace, BulkheadConfigType } from './config';
 import { ExampleModule } from './example/example.module';
 
@@ -10,8 +9,6 @@ export interface AppModuleOptions {
   config: BulkheadConfigNamespace;
   /** Mounts the example controller (`examples: true` in the file). @default false */
   examples?: boolean;
-  /** Which of the service's own routes are mounted (tests run the app on Express without the Fastify-only ones). @default true */
-  routes?: boolean | BulkheadRoutes;
 }
 
 /**
@@ -29,7 +26,6 @@ export class AppModule {
         BulkheadModule.forRootAsync({
           inject: [config.KEY],
           useFactory: (loaded: BulkheadConfigType) => loaded,
-          routes: options.routes,
         }),
         ...(options.examples ? [ExampleModule] : []),
       ],
