@@ -249,10 +249,7 @@ async function createServiceApp(): Promise<NestFastifyApplication> {
   const root: DynamicModule = {
     module: BenchAppModule,
     imports: [
-      dist.appModule.AppModule.forRoot({
-        config: dist.config.bulkheadConfigOf(document),
-        routes: express ? { llm: false, mcp: false } : undefined,
-      }),
+      dist.appModule.AppModule.forRoot({ config: dist.config.bulkheadConfigOf(document) }),
       policyRouteModule(dist.routePolicies),
       InterceptorRouteModule,
     ],
