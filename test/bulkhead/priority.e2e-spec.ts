@@ -1,11 +1,14 @@
+import { Controller, HttpCode, Module, Post } from '@nestjs/common';
 import { FakeClock } from '../../src/common/fake-clock';
+import { Bulkhead } from '../../src/route-policies';
 import { closeOnFakeClock } from '../support/close-app';
 import { createTestApp, type TestApp } from '../support/create-app';
 import { eventually } from '../support/eventually';
 import { invoke, type Response, send } from '../support/http-client';
 import { parsePromText, sampleValue } from '../support/prom-text';
-import { type Deferred } from '../support/deferred';
+import { type Deferred, deferred } from '../support/deferred';
 import { openaiAnswer } from '../support/llm-answers';
+import { connectMcp } from '../mcp/mcp-client';
 import { testTenant } from '../support/tenants';
 import { heldIn, json, Upstream } from '../support/upstream';
 
@@ -99,6 +102,25 @@ describe('priority classes in a lane', () => {
     expect(finished).toEqual(['first', 'critical', 'standard', 'sheddable']);
   });
 
+  it('reads the class over MCP too: a caller’s class in the header, a class that does not exist refused', async () => {
+    const running = hold(ACME);
+    await eventually(async () => expect((await lane('work')).active).toBe(1));
+    const sheddable = hold(GLOBEX, 'sheddable');
+    await eventually(async () => expect((await lane('work')).waitingByClass.sheddable).toBe(1));
+    const mcp = await connectMcp(app.url, asking(ACME, 'critical'));
+
+    const critical = mcp.client.callTool({ name: 'hold', arguments: { ms: 1000 } });
+
+    expect((await sheddable).status).toBe(503);
+    await expect(connectMcp(app.url, asking(ACME, 'urgent'))).rejects.toThrow(/X-Bulkhead-Priority/);
+    clock.advance(1000);
+    await eventually(async () => expect((await lane('work')).active).toBe(1));
+    clock.advance(1000);
+    expect((await running).status).toBe(200);
+    expect(await critical).toMatchObject({ structuredContent: { toolId: 'hold' } });
+    await mcp.client.close();
+  });
+
   it('takes a tool’s own class when the caller says none, and refuses a class that does not exist', async () => {
     const running = hold(ACME, undefined, 'queue');
     await eventually(async () => expect((await lane('wide')).active).toBe(1));
@@ -173,6 +195,68 @@ describe('priority classes on an LLM route', () => {
     gates[0].resolve();
     await eventually(() => expect(gates).toHaveLength(2));
     gates[1].resolve();
+    expect((await running).status).toBe(200);
+    expect((await critical).status).toBe(200);
+  });
+});
+
+/** A company route whose calls wait for the test: its gates, in arrival order. */
+const routeGates: Array<Deferred<void>> = [];
+
+@Controller('test/report')
+class ReportController {
+  @Post()
+  @HttpCode(200)
+  @Bulkhead('routes', { priorityClass: 'sheddable' })
+  async render() {
+    const gate = deferred<void>();
+    routeGates.push(gate);
+    await gate.promise;
+    return { rendered: true };
+  }
+}
+
+@Module({ controllers: [ReportController] })
+class ReportModule {}
+
+/** `@Bulkhead` routes: the decorator's class, and the header within the ceiling. */
+describe('priority classes on a @Bulkhead route', () => {
+  let app: TestApp;
+
+  beforeEach(async () => {
+    app = await createTestApp(
+      {
+        auth: { apiKeys: [ACME.apiKey, GLOBEX.apiKey] },
+        lanes: { routes: { concurrency: 1, queueCapacity: 1 } },
+        priority: { tenants: { acme: 'critical' } },
+      },
+      { imports: [ReportModule] },
+    );
+  });
+
+  afterEach(async () => {
+    for (const gate of routeGates.splice(0)) gate.resolve();
+    await app?.close();
+  });
+
+  const render = (tenant: { headers: Record<string, string> }, priority?: string) =>
+    send('POST', `${app.url}/test/report`, { json: {}, headers: asking(tenant, priority) });
+  const lane = async () => (await send('GET', `${app.url}/v1/lanes`, { headers: ACME.headers })).body.lanes.routes;
+
+  it('queues a call at the decorator’s class, and lets a critical one take its place', async () => {
+    const running = render(GLOBEX);
+    await eventually(() => expect(routeGates).toHaveLength(1));
+    const sheddable = render(GLOBEX);
+    await eventually(async () => expect((await lane()).waitingByClass.sheddable).toBe(1));
+
+    const critical = render(ACME, 'critical');
+
+    expect((await sheddable).status).toBe(503);
+    expect(await lane()).toMatchObject({ waitingByClass: { critical: 1, standard: 0, sheddable: 0 } });
+    expect((await render(GLOBEX, 'urgent')).status).toBe(400);
+    routeGates[0].resolve();
+    await eventually(() => expect(routeGates).toHaveLength(2));
+    routeGates[1].resolve();
     expect((await running).status).toBe(200);
     expect((await critical).status).toBe(200);
   });
