@@ -1,4 +1,5 @@
-import { Inject, Injectable, Logger } from '@nestjs/common';
+import { Inject, Injectable, Logger, Optional } from '@nestjs/common';
+import { OverloadGuard } from '../overload';
 import { BudgetGate, microsToUsd } from '../budget';
 import { LaneRegistry } from '../bulkhead';
 import {
@@ -86,6 +87,8 @@ export class ChatCompletions {
     private readonly caches: CompletionCaches,
     @Inject(CLOCK) private readonly clock: Clock,
     @Inject(RANDOM) private readonly random: Random,
+    // Absent or null when the process's overload guard is off (or its module not imported).
+    @Optional() @Inject(OverloadGuard) private readonly overload: OverloadGuard | null = null,
   ) {
     this.delivery = new StreamDelivery(clock, llmOutcomes);
     this.report = new LlmCallReport(outcomes, llmOutcomes);
@@ -281,7 +284,7 @@ export class ChatCompletions {
     const pool = this.pools.get(call.pool);
     const work = new LlmRunWork(this.clock, this.random, call, route, request, pool, abort, account, progress, deliver);
     // No breaker here: each target has its own, asked inside the failover loop.
-    const refusal = admitCall(lane, undefined, undefined, work, work);
+    const refusal = admitCall(this.overload, lane, undefined, undefined, work, work);
     return refusal ? Promise.reject(refusal) : work.answer;
   }
 }

@@ -37,7 +37,14 @@ describe('admitCall: the breaker, then the lane', () => {
   it('starts the work in a free slot', () => {
     const work = new NotedWork();
     expect(
-      admitCall(new Lane({ name: 'l', concurrency: 1, queueCapacity: 0, clock }), breaker(), 'acme', work, work),
+      admitCall(
+        undefined,
+        new Lane({ name: 'l', concurrency: 1, queueCapacity: 0, clock }),
+        breaker(),
+        'acme',
+        work,
+        work,
+      ),
     ).toBeUndefined();
     expect(work.started).toBe(1);
   });
@@ -47,7 +54,7 @@ describe('admitCall: the breaker, then the lane', () => {
     const open = breaker();
     open.forceOpen();
     const work = new NotedWork();
-    expect(admitCall(lane, open, 'acme', work, work)?.kind).toBe('circuit_open');
+    expect(admitCall(undefined, lane, open, 'acme', work, work)?.kind).toBe('circuit_open');
     expect(work.started).toBe(0);
     expect(lane.snapshot()).toMatchObject({ active: 0, waiting: 0 });
   });
@@ -55,15 +62,15 @@ describe('admitCall: the breaker, then the lane', () => {
   it("answers a full lane's refusal as its error", () => {
     const lane = new Lane({ name: 'l', concurrency: 1, queueCapacity: 0, clock });
     const first = new NotedWork();
-    admitCall(lane, undefined, undefined, first, first);
+    admitCall(undefined, lane, undefined, undefined, first, first);
     const second = new NotedWork();
-    expect(admitCall(lane, undefined, undefined, second, second)?.kind).toBe('queue_full');
+    expect(admitCall(undefined, lane, undefined, undefined, second, second)?.kind).toBe('queue_full');
     expect(second.started).toBe(0);
   });
 
   it('admits nothing without a lane: the caller runs its work itself', () => {
     const work = new NotedWork();
-    expect(admitCall(undefined, breaker(), 'acme', work, work)).toBeUndefined();
+    expect(admitCall(undefined, undefined, breaker(), 'acme', work, work)).toBeUndefined();
     expect(work.started).toBe(0);
   });
 });

@@ -1,4 +1,5 @@
-import { Inject, Injectable, Logger } from '@nestjs/common';
+import { Inject, Injectable, Logger, Optional } from '@nestjs/common';
+import { OverloadGuard } from '../../overload';
 import { BudgetGate, microsToUsd } from '../../budget';
 import { LaneRegistry } from '../../bulkhead';
 import {
@@ -55,6 +56,8 @@ export class Embeddings {
     private readonly cache: EmbeddingsCache,
     @Inject(CLOCK) private readonly clock: Clock,
     @Inject(RANDOM) private readonly random: Random,
+    // Absent or null when the process's overload guard is off (or its module not imported).
+    @Optional() @Inject(OverloadGuard) private readonly overload: OverloadGuard | null = null,
   ) {
     this.report = new LlmCallReport(outcomes, llmOutcomes);
   }
@@ -180,7 +183,7 @@ export class Embeddings {
         progress,
       );
       // No breaker here: each target has its own, asked inside the failover loop.
-      const refusal = admitCall(lane, undefined, undefined, work, work);
+      const refusal = admitCall(this.overload, lane, undefined, undefined, work, work);
       if (refusal) throw refusal;
       served = await work.answer;
       this.cache.store(plan, served.completion);
