@@ -19,7 +19,8 @@ export class NodePressureSource implements PressureSource {
   }
 
   read(): PressureReading {
-    // An empty window (no tick of the monitor's timer yet) reads 0, not NaN.
+    // An empty window (the loop blocked throughout, or read twice in one turn) reads 0, not
+    // NaN: the guard's own late timer shows a loop blocked throughout.
     const delayNs = this.histogram.count > 0 ? this.histogram.percentile(99) : 0;
     this.histogram.reset();
     const heap = getHeapStatistics();

@@ -1,5 +1,5 @@
 import type { PriorityClass } from '../bulkhead';
-import { seededRandom } from '../common';
+import { type Clock, seededRandom, type TimerHandle } from '../common';
 import { FakeClock } from '../common/fake-clock';
 import { OverloadGuard } from './overload-guard';
 import { type OverloadSettings, overloadSchema } from './overload.options';
@@ -77,6 +77,25 @@ describe('OverloadGuard', () => {
     for (let i = 0; i < 12; i++) window(1000);
     expect(refusedShare(guard, 'standard')).toBe(1);
     expect(refusedShare(guard, 'critical')).toBe(0);
+  });
+
+  it('sees a loop blocked throughout a window, which the delay monitor saw nothing of, by its own late timer', () => {
+    const fake = new FakeClock();
+    let lateByMs = 0;
+    // The guard's timers fire `lateByMs` after they are due, as on a loop that was busy then.
+    const lateClock: Clock = {
+      now: () => fake.now(),
+      wallNow: () => fake.wallNow(),
+      setTimer: (callback: () => void, delayMs: number): TimerHandle => fake.setTimer(callback, delayMs + lateByMs),
+      clearTimer: (handle: TimerHandle) => fake.clearTimer(handle),
+    };
+    const source = new ScriptedSource();
+    const guard = new OverloadGuard(SETTINGS, source, lateClock, seededRandom(44));
+    guard.start();
+    lateByMs = 300;
+    fake.advance(10 * (SETTINGS.sampleIntervalMs + lateByMs));
+    expect(guard.snapshot()).toMatchObject({ overloaded: true, reading: { eventLoopDelayMs: 300 } });
+    expect(refusedShare(guard, 'sheddable')).toBe(1);
   });
 
   it('treats a call without a class as standard', () => {

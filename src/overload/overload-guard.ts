@@ -65,8 +65,14 @@ export class OverloadGuard {
   /** Starts reading the process every `sampleIntervalMs`. */
   start(): void {
     if (this.timer !== undefined) return;
+    // The first window starts now: what the loop did while the app was built (modules loaded
+    // and compiled in one block) says nothing about the load it serves.
+    this.source.read();
+    let dueAt = this.clock.now() + this.settings.sampleIntervalMs;
     const tick = () => {
-      this.sample();
+      const now = this.clock.now();
+      this.sample(now - dueAt);
+      dueAt = now + this.settings.sampleIntervalMs;
       this.timer = this.clock.setTimer(tick, this.settings.sampleIntervalMs, { unref: true });
     };
     this.timer = this.clock.setTimer(tick, this.settings.sampleIntervalMs, { unref: true });
@@ -80,9 +86,17 @@ export class OverloadGuard {
     this.overloaded = false;
   }
 
-  /** Reads one window and sets what calls are checked against until the next. Public for tests in virtual time. */
-  sample(): void {
-    const reading = this.source.read();
+  /**
+   * Reads one window and sets what calls are checked against until the next.
+   *
+   * @param timerLateMs how late the guard's own timer fired: a loop delay too. A loop blocked for
+   *   a whole window gives the delay monitor no tick to record (an empty window), but it still
+   *   makes this timer late by as much.
+   */
+  private sample(timerLateMs: number): void {
+    const read = this.source.read();
+    const reading =
+      timerLateMs > read.eventLoopDelayMs ? { eventLoopDelayMs: timerLateMs, heapUsedRatio: read.heapUsedRatio } : read;
     this.reading = reading;
     const raw = Math.max(
       reading.eventLoopDelayMs / this.settings.eventLoopDelayMs,
