@@ -37,7 +37,7 @@ function admitRun(lane: Lane, targets: TestTarget[], abort = new LazyAbortContro
   const call = { tenant: 'acme' } as ChatCall;
   const route = testRoute(targets, OUTPUT_TOKENS, { maxAttempts: 1 });
   const work = new LlmRunWork(clock, seededRandom(1), call, route, REQUEST, pool, abort, account, progress, undefined);
-  const refusal = admitCall(lane, undefined, undefined, work, work);
+  const refusal = admitCall(undefined, lane, undefined, undefined, work, work);
   return { refusal, outcome: track(work.answer), abort, progress };
 }
 
