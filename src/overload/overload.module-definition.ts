@@ -2,7 +2,7 @@ import { ConfigurableModuleBuilder } from '@nestjs/common';
 import type { OverloadOptions } from './overload.options';
 
 export interface OverloadModuleOptions {
-  /** The `overload` section of the config file. @default enabled, with its measured thresholds */
+  /** The `overload` section of the config file. @default off (`enabled: false`), with its measured thresholds */
   overload?: OverloadOptions;
 }
 

@@ -7,8 +7,13 @@ import { z } from 'zod';
  * resolution), so 100 ms is well above noise and well below what a caller notices.
  */
 export const overloadSchema = z.strictObject({
-  /** Off: nothing is measured and nothing refused. @default true */
-  enabled: z.boolean().default(true),
+  /**
+   * On: the loop and the heap are measured and new calls shed past the thresholds. Off by
+   * default: on a machine whose CPU is shared (a loaded CI runner, a throttled container) the
+   * loop runs hundreds of milliseconds late in ordinary work, and a guard on by default would shed
+   * standard calls of every app that imports the module. @default false
+   */
+  enabled: z.boolean().default(false),
   /** The event loop's delay (p99 over one sample window, smoothed) where shedding starts. @default 100 */
   eventLoopDelayMs: z.number().int().min(1).max(60_000).default(100),
   /** The heap in use over its limit (0-1) where shedding starts. @default 0.9 */

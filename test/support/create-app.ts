@@ -106,16 +106,13 @@ export async function listenOnLoopback(app: INestApplication): Promise<string> {
 
 /**
  * What tests assume unless their document says otherwise: callers without a key are allowed
- * (tenant `anonymous`), the loopback upstreams tests start are allowed destinations, and the
- * overload guard is off (`overload: { enabled: true }` turns it on).
+ * (tenant `anonymous`), and the loopback upstreams tests start are allowed destinations.
  */
 function withTestDefaults(document: Record<string, unknown>): Record<string, unknown> {
   const containment = (document.containment ?? {}) as Record<string, unknown>;
   return {
     ...document,
     auth: { allowAnonymous: true, ...(document.auth as Record<string, unknown> | undefined) },
-    // Off unless a test turns it on: a loaded machine's late loop must not shed other suites' calls.
-    overload: { enabled: false, ...(document.overload as Record<string, unknown> | undefined) },
     containment: {
       ...containment,
       egress: containment.egress ?? { allowHosts: ['*'], allowPrivateCidrs: ['127.0.0.0/8', '::1/128'] },
