@@ -1,4 +1,4 @@
-import { PRIORITY_CLASSES, type PriorityClass, rankOf } from '../bulkhead';
+import { DEFAULT_PRIORITY, PRIORITY_CLASSES, type PriorityClass, rankOf } from '../bulkhead';
 import { type Clock, Listeners, type Random, ResilienceError, type TimerHandle } from '../common';
 import type { OverloadSettings } from './overload.options';
 import type { PressureReading, PressureSource } from './pressure-source';
@@ -127,7 +127,7 @@ export class OverloadGuard {
     if (!this.overloaded) return undefined;
     const probability = this.probabilities[rankOf(priority)];
     if (probability === 0 || this.random() >= probability) return undefined;
-    this.refused.emit(priority ?? 'standard');
+    this.refused.emit(priority ?? DEFAULT_PRIORITY);
     return new ResilienceError('overloaded', this.message, { retryAfterMs: this.retryAfter });
   }
 
