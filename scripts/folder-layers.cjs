@@ -9,6 +9,7 @@ const LAYERS = [
     folders: [
       'auth',
       'bulkhead',
+      'overload',
       'retry',
       'circuit-breaker',
       'store',

@@ -27,6 +27,7 @@ import { McpModule } from './mcp';
 import { McpPinningModule } from './mcp-pinning';
 import { MetricsModule } from './metrics';
 import { OpenApiModule } from './openapi';
+import { OverloadModule } from './overload';
 import { RateLimitModule } from './rate-limit';
 import { RoutePoliciesModule } from './route-policies';
 import { StoreModule } from './store';
@@ -93,6 +94,8 @@ export class BulkheadModule {
         ...slice((config) => ({ lanes: config.lanes, priority: config.priority })),
         routes: routes.lanes,
       }),
+      // Global: every path's admission (tools, LLM routes, @Bulkhead routes) asks its guard.
+      OverloadModule.forRootAsync(slice((config) => ({ overload: config.overload }))),
       CircuitBreakerModule.forRootAsync({
         ...slice((config) => ({ breakers: config.breakers })),
         routes: routes.circuits,

@@ -53,6 +53,7 @@ export { LoggingModule } from './logging';
 export { McpModule, type McpModuleOptions } from './mcp';
 export { MetricsModule, type MetricsModuleOptions } from './metrics';
 export { OpenApiModule, type OpenApiModuleOptions } from './openapi';
+export { OverloadModule, type OverloadModuleOptions, type OverloadOptions } from './overload';
 export { RateLimitModule, type RateLimitModuleOptions } from './rate-limit';
 export { RoutePoliciesModule } from './route-policies';
 export {

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { authSchema } from '../auth';
 import { budgetsSchema } from '../budget';
 import { lanesSchema, prioritySchema } from '../bulkhead';
+import { overloadSchema } from '../overload';
 import { breakerSchema } from '../circuit-breaker';
 import { bool, intIn, name, nonEmptyString, oneOf } from '../common';
 import { containmentSchema } from '../containment';
@@ -80,6 +81,8 @@ export const configSchema = z.strictObject({
   tools: z.record(name(), toolEntrySchema).default({}),
   /** The highest priority class each tenant may ask for with X-Bulkhead-Priority. */
   priority: prioritySchema.prefault({}),
+  /** The process overload guard: sheds new calls, lowest class first, while the event loop runs late or the heap is nearly full. */
+  overload: overloadSchema.prefault({}),
   /** Which tools each tenant may see and call (every tool, every tenant, unless said). */
   toolAccess: toolAccessSchema.prefault({}),
   breakers,

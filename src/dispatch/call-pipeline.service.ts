@@ -1,4 +1,5 @@
-import { Inject, Injectable } from '@nestjs/common';
+import { Inject, Injectable, Optional } from '@nestjs/common';
+import { OverloadGuard } from '../overload';
 import { LaneRegistry } from '../bulkhead';
 import { admitCall } from '../pipeline';
 import {
@@ -59,6 +60,8 @@ export class CallPipeline {
     private readonly outcomes: CallOutcomes,
     @Inject(CLOCK) private readonly clock: Clock,
     @Inject(DISPATCH_MODULE_OPTIONS) options: DispatchModuleOptions,
+    // Absent or null when the process's overload guard is off (or its module not imported).
+    @Optional() @Inject(OverloadGuard) private readonly overload: OverloadGuard | null = null,
   ) {
     this.audit = new ToolCallAudit(options.audit);
   }
@@ -167,13 +170,16 @@ export class CallPipeline {
   ): Promise<unknown> {
     const { tool } = call;
     const lane = this.lanes.get(tool.lane)!;
-    // An open circuit refuses before the queue, and before the call's work is even made: a
-    // refusal allocates nothing but its error. The lane admission is admitCall's, without the breaker.
+    // An overloaded process sheds, then an open circuit refuses, before the queue and before the
+    // call's work is even made: a refusal allocates nothing but its error. The guard goes first:
+    // a half-open breaker may hand this call its probe. The lane admission is admitCall's, alone.
+    const shed = this.overload?.refusal(call.priority ?? tool.priority);
+    if (shed) return Promise.reject(shed);
     const refusal = tool.breaker.refusal(call.tenant, call.timeoutMs < tool.timeoutMs);
     if (refusal) return Promise.reject(refusal);
     // The work is its own lane call (tenant, abort, queue TTL).
     const work = new ToolCallWork(this.executor, call, abort, progress, budget);
-    const rejection = admitCall(lane, undefined, undefined, work, work);
+    const rejection = admitCall(undefined, lane, undefined, undefined, work, work);
     if (rejection) return Promise.reject(rejection);
     // Admitted and not started (nor refused for an abort): it waits in the queue.
     if (call.onQueued && !progress.started && !abort.aborted) {

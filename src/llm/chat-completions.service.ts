@@ -1,4 +1,5 @@
 import { Inject, Injectable, Logger, Optional } from '@nestjs/common';
+import { OverloadGuard } from '../overload';
 import { BudgetGate, microsToUsd } from '../budget';
 import { LaneRegistry, PriorityPolicy } from '../bulkhead';
 import {
@@ -89,6 +90,8 @@ export class ChatCompletions {
     @Inject(RANDOM) private readonly random: Random,
     // Optional for an app that builds the LLM module without the lanes' own module: no ceilings, the route's class.
     @Optional() @Inject(PriorityPolicy) private readonly priorities: PriorityPolicy | null,
+    // Absent or null when the process's overload guard is off (or its module not imported).
+    @Optional() @Inject(OverloadGuard) private readonly overload: OverloadGuard | null = null,
   ) {
     this.delivery = new StreamDelivery(clock, llmOutcomes);
     this.report = new LlmCallReport(outcomes, llmOutcomes);
@@ -297,7 +300,7 @@ export class ChatCompletions {
       priority,
     );
     // No breaker here: each target has its own, asked inside the failover loop.
-    const refusal = admitCall(lane, undefined, undefined, work, work);
+    const refusal = admitCall(this.overload, lane, undefined, undefined, work, work);
     return refusal ? Promise.reject(refusal) : work.answer;
   }
 }

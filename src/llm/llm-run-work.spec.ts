@@ -49,7 +49,7 @@ function admitRun(lane: Lane, targets: TestTarget[], abort = new LazyAbortContro
     undefined,
     'standard',
   );
-  const refusal = admitCall(lane, undefined, undefined, work, work);
+  const refusal = admitCall(undefined, lane, undefined, undefined, work, work);
   return { refusal, outcome: track(work.answer), abort, progress };
 }
 

@@ -39,6 +39,7 @@ describe('CallLog', () => {
     ['error', 'warn'],
     ['egress_denied', 'warn'],
     ['queue_full', 'log'],
+    ['overloaded', 'log'],
     ['queue_expired', 'log'],
     ['circuit_open', 'log'],
     ['rate_limited', 'log'],

@@ -38,6 +38,11 @@ export const METRIC = {
   chaosInjected: 'bulkhead_chaos_injected_total',
   mcpToolChanges: 'bulkhead_mcp_tool_changes_total',
   unexpectedErrors: 'bulkhead_unexpected_errors_total',
+  overloadState: 'bulkhead_overload_state',
+  overloadLevel: 'bulkhead_overload_level',
+  overloadEventLoopDelay: 'bulkhead_overload_event_loop_delay_seconds',
+  overloadHeapUsedRatio: 'bulkhead_overload_heap_used_ratio',
+  overloadRefusals: 'bulkhead_overload_refusals_total',
 } as const;
 
 /** Seconds; the first bucket catches the calls that did not wait at all. */

@@ -6,6 +6,7 @@ import { ContainmentMetricsCollector } from './containment-metrics.collector';
 import { LaneMetricsCollector } from './lane-metrics.collector';
 import { LlmMetricsCollector } from './llm-metrics.collector';
 import { McpPinningMetricsCollector } from './mcp-pinning-metrics.collector';
+import { OverloadMetricsCollector } from './overload-metrics.collector';
 import { MetricsConfigurableModule } from './metrics.module-definition';
 import { metricsRegistryProvider, MetricsRegistry } from './metrics-registry.provider';
 import { MetricsController } from './metrics.controller';
@@ -29,6 +30,7 @@ import { UnexpectedErrorsCollector } from './unexpected-errors.collector';
     LlmMetricsCollector,
     ChaosMetricsCollector,
     McpPinningMetricsCollector,
+    OverloadMetricsCollector,
     UnexpectedErrorsCollector,
     MetricsServer,
   ],

@@ -89,7 +89,7 @@ describe('buildOpenApiDocument', () => {
     const responses = build().components.responses as Record<string, { description: string; headers?: object }>;
 
     expect(responses.Error503.description).toBe(
-      '`queue_full`, `queue_expired`, `circuit_open`, `stopped`, `unavailable`',
+      '`queue_full`, `queue_expired`, `circuit_open`, `stopped`, `unavailable`, `overloaded`',
     );
     expect(responses.Error413.description).toBe('`invalid_request`');
     expect(Object.keys(responses.Error429.headers ?? {})).toEqual([

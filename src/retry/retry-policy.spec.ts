@@ -29,6 +29,7 @@ const RETRY_RULES: Array<[ErrorKind, 'always' | 'idempotent_only' | 'never']> = 
   ['circuit_open', 'never'],
   ['stopped', 'never'],
   ['unavailable', 'never'],
+  ['overloaded', 'never'],
   ['timeout', 'idempotent_only'],
   ['transient', 'always'],
   ['internal', 'never'],

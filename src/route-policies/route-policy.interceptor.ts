@@ -10,6 +10,7 @@ import { HttpAdapterHost, Reflector } from '@nestjs/core';
 import type { Observable } from 'rxjs';
 import { DEFAULT_PRIORITY, LaneRegistry, PRIORITY_HEADER, PriorityPolicy } from '../bulkhead';
 import { BreakerRegistry } from '../circuit-breaker';
+import { OverloadGuard } from '../overload';
 import { ANONYMOUS_TENANT, CLOCK, type Clock, resolveCallId } from '../common';
 import { AppPlatform, callStateOf, type PlatformRequest, RouteCache, type RouteTarget } from '../common/nest';
 import { CallOutcomes } from '../events';
@@ -41,6 +42,8 @@ export class RoutePolicyInterceptor implements NestInterceptor {
     adapterHost: HttpAdapterHost,
     // Optional as the lanes: without them there is no class to decide.
     @Optional() @Inject(PriorityPolicy) private readonly priorities: PriorityPolicy | null,
+    // Absent or null when the process's overload guard is off (or its module not imported).
+    @Optional() @Inject(OverloadGuard) private readonly overload: OverloadGuard | null = null,
   ) {
     this.platform = new AppPlatform(adapterHost);
   }
@@ -67,7 +70,7 @@ export class RoutePolicyInterceptor implements NestInterceptor {
         : this.priorities.classOf(plan.priority, asked, state.tenant ?? ANONYMOUS_TENANT);
     const call = new RoutePolicyCall(plan, state, next, this.outcomes, this.clock.now(), priority);
     // The call is its own lane call (tenant, abort, queue TTL) and its own work.
-    const refusal = admitCall(plan.lane, plan.breaker, state.tenant, call, call);
+    const refusal = admitCall(this.overload, plan.lane, plan.breaker, state.tenant, call, call);
     if (refusal) {
       call.reportRefusal(refusal);
       throw refusal;

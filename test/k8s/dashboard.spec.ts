@@ -397,6 +397,8 @@ describe(`k8s/dashboards/${DASHBOARD_FILE}`, () => {
         // Shadow mode: every call after the first is counted as limited, none refused.
         rateLimits: { default: { rpm: 1 }, enforce: false },
         budgets: { defaultUsd: 100 },
+        // On, so its metrics are exported, at a threshold this run never reaches: nothing is shed.
+        overload: { enabled: true, eventLoopDelayMs: 60_000, heapUsedRatio: 1 },
         llm: {
           routes: {
             chat: {

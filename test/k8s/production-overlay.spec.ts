@@ -275,6 +275,8 @@ describe('k8s production overlay', () => {
       METRIC.circuitState,
       METRIC.budgetSpent,
       METRIC.rateLimitFailedOpen,
+      METRIC.overloadState,
+      METRIC.overloadRefusals,
       'up',
     ])
       expect(used).toContain(name);

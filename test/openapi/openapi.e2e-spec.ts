@@ -110,6 +110,7 @@ describe('the OpenAPI document and its page', () => {
         'internal',
         'invalid_request',
         'not_found',
+        'overloaded',
         'queue_expired',
         'queue_full',
         'rate_limited',

@@ -36,6 +36,7 @@ const STATUS_OF: Partial<Record<ContractKind, number[]>> = {
   circuit_open: [503],
   stopped: [503],
   unavailable: [503],
+  overloaded: [503],
   timeout: [504],
   transient: [502],
 };

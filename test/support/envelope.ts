@@ -17,6 +17,7 @@ export const JSONRPC_CODE = {
   circuit_open: -32008,
   stopped: -32009,
   unavailable: -32012,
+  overloaded: -32015,
   timeout: -32010,
   transient: -32011,
   internal: -32603,

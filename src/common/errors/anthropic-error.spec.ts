@@ -19,6 +19,7 @@ describe("errors in Anthropic's shape", () => {
     ['circuit_open', 'overloaded_error', 529],
     ['stopped', 'overloaded_error', 529],
     ['unavailable', 'overloaded_error', 529],
+    ['overloaded', 'overloaded_error', 529],
     ['timeout', 'timeout_error', 504],
     ['transient', 'api_error', 500],
     ['internal', 'api_error', 500],

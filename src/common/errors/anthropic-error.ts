@@ -35,6 +35,7 @@ const ANTHROPIC_ERRORS: Record<ErrorKind, { type: AnthropicErrorType; status?: n
   circuit_open: { type: 'overloaded_error', status: 529 },
   stopped: { type: 'overloaded_error', status: 529 },
   unavailable: { type: 'overloaded_error', status: 529 },
+  overloaded: { type: 'overloaded_error', status: 529 },
   timeout: { type: 'timeout_error' },
   transient: { type: 'api_error', status: 500 },
   internal: { type: 'api_error' },

@@ -27,6 +27,7 @@ export const ERROR_KINDS = {
   circuit_open: { status: 503, jsonrpcCode: -32008, retry: 'never' },
   stopped: { status: 503, jsonrpcCode: -32009, retry: 'never' },
   unavailable: { status: 503, jsonrpcCode: -32012, retry: 'never' },
+  overloaded: { status: 503, jsonrpcCode: -32015, retry: 'never' },
   timeout: { status: 504, jsonrpcCode: -32010, retry: 'idempotent_only' },
   transient: { status: 502, jsonrpcCode: -32011, retry: 'always' },
   internal: { status: 500, jsonrpcCode: -32603, retry: 'never' },

@@ -19,6 +19,7 @@ const CONTRACT: Array<[ErrorKind, number, number]> = [
   ['circuit_open', 503, -32008],
   ['stopped', 503, -32009],
   ['unavailable', 503, -32012],
+  ['overloaded', 503, -32015],
   ['timeout', 504, -32010],
   ['transient', 502, -32011],
   ['internal', 500, -32603],

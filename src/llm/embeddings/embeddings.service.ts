@@ -1,4 +1,5 @@
 import { Inject, Injectable, Logger, Optional } from '@nestjs/common';
+import { OverloadGuard } from '../../overload';
 import { BudgetGate, microsToUsd } from '../../budget';
 import { LaneRegistry, PriorityPolicy } from '../../bulkhead';
 import {
@@ -58,6 +59,8 @@ export class Embeddings {
     @Inject(RANDOM) private readonly random: Random,
     // Optional for an app that builds the LLM module without the lanes' own module: no ceilings, the route's class.
     @Optional() @Inject(PriorityPolicy) private readonly priorities: PriorityPolicy | null,
+    // Absent or null when the process's overload guard is off (or its module not imported).
+    @Optional() @Inject(OverloadGuard) private readonly overload: OverloadGuard | null = null,
   ) {
     this.report = new LlmCallReport(outcomes, llmOutcomes);
   }
@@ -184,7 +187,7 @@ export class Embeddings {
         classOf(this.priorities, route, call),
       );
       // No breaker here: each target has its own, asked inside the failover loop.
-      const refusal = admitCall(lane, undefined, undefined, work, work);
+      const refusal = admitCall(this.overload, lane, undefined, undefined, work, work);
       if (refusal) throw refusal;
       served = await work.answer;
       this.cache.store(plan, served.completion);
