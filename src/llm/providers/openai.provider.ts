@@ -12,7 +12,8 @@ import { streamCutError } from './provider-errors';
 import { nativeResponsesBody, responsesPassThrough } from './responses-pass-through';
 import { readResponsesAnswer } from './responses-pass-through-answer';
 import { responsesChunks } from './responses-to-chat-stream';
-import { endpointUrl, postJson, postStream, providerEventBatches, providerEvents } from './provider-exchange';
+import { endpointUrl, postJson, postStream, providerEvents } from './provider-exchange';
+import { providerEventBatches } from './provider-events';
 
 /** @default base URL of an `openai` target without its own. */
 export const OPENAI_BASE_URL = 'https://api.openai.com/v1';
@@ -94,6 +95,9 @@ export class OpenAiProvider implements LlmProvider {
     );
     let contentSeen = false;
     for await (const events of providerEventBatches(attempt, body)) {
+      // One read is one moment: the wall clock is read once for its chunks (a chunk without
+      // `created` gets it), not once per chunk.
+      const wallNowMs = this.clock.wallNow();
       let chunks: ChatChunk[] = [];
       let wire: Array<string | undefined> = [];
       for (const { data } of events) {
@@ -104,7 +108,7 @@ export class OpenAiProvider implements LlmProvider {
         let chunk: ChatChunk;
         let asGiven: boolean;
         try {
-          ({ chunk, asGiven } = readOpenAiChunk(target, data, this.clock.wallNow()));
+          ({ chunk, asGiven } = readOpenAiChunk(target, data, wallNowMs));
         } catch (failure) {
           // What came before a failure reaches the client before the failure does.
           if (chunks.length > 0) yield { chunks, wire };

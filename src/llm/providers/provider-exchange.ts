@@ -9,7 +9,7 @@ import {
   type ProviderFailure,
   providerStatusError,
 } from './provider-errors';
-import { SseDecoder, type SseEvent, SseEventTooLarge, sseEvents } from '../wire';
+import { type SseEvent, SseEventTooLarge, sseEvents } from '../wire';
 
 /**
  * The most a provider's answer may be. A non-streamed completion is bounded by its output cap;
@@ -142,33 +142,6 @@ export async function postStream(
 export async function* providerEvents(attempt: ProviderAttempt, body: Readable): AsyncGenerator<SseEvent> {
   try {
     yield* sseEvents(body);
-  } catch (error) {
-    if (error instanceof SseEventTooLarge) throw malformedAnswerError(attempt.target, 200);
-    throw stoppedOr(attempt, error);
-  } finally {
-    // A reader that stopped early (the route moved on) lets the connection go at once.
-    body.destroy();
-  }
-}
-
-/**
- * {@link providerEvents} a read of the body at a time: the events each read completes (a read
- * that completes none is skipped), so that a reader waits once per read, not once per event.
- * Fails as providerEvents does, after the events read before the failure.
- */
-export async function* providerEventBatches(attempt: ProviderAttempt, body: Readable): AsyncGenerator<SseEvent[]> {
-  const decoder = new SseDecoder();
-  try {
-    for await (const piece of body as AsyncIterable<Buffer>) {
-      let events: SseEvent[];
-      try {
-        events = decoder.read(piece);
-      } catch (error) {
-        if (error instanceof SseEventTooLarge && error.before.length > 0) yield error.before;
-        throw error;
-      }
-      if (events.length > 0) yield events;
-    }
   } catch (error) {
     if (error instanceof SseEventTooLarge) throw malformedAnswerError(attempt.target, 200);
     throw stoppedOr(attempt, error);
