@@ -6,10 +6,14 @@ import type { LaneRejection } from './lane.types';
 export function laneRejectionError(lane: Lane, rejection: LaneRejection): ResilienceError {
   switch (rejection) {
     case 'queue_full': {
-      const { active, waiting } = lane.snapshot();
-      return new ResilienceError('queue_full', `lane '${lane.name}' is full: ${active} running, ${waiting} waiting`, {
-        retryAfterMs: lane.retryAfterMs(),
-      });
+      // Not snapshot(): a refusal builds nothing it does not send.
+      return new ResilienceError(
+        'queue_full',
+        `lane '${lane.name}' is full: ${lane.running} running, ${lane.waiting} waiting`,
+        {
+          retryAfterMs: lane.retryAfterMs(),
+        },
+      );
     }
     case 'tenant_queue_full':
       return new ResilienceError(

@@ -224,6 +224,16 @@ export class Lane {
     return snapshot;
   }
 
+  /** Calls running now: `snapshot().active` without building a snapshot (a refusal's message reads it). */
+  get running(): number {
+    return this.active;
+  }
+
+  /** Calls waiting now, in every class: `snapshot().waiting` without building a snapshot. */
+  get waiting(): number {
+    return this.queue.size;
+  }
+
   /** Calls that may run at once now: `concurrency` unless the lane is adaptive. */
   get currentLimit(): number {
     return this.limit;

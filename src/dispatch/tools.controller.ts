@@ -1,5 +1,5 @@
 import { Controller, HttpCode, Post, Req, Res } from '@nestjs/common';
-import { DEFAULT_PRIORITY, LaneRegistry, PRIORITY_HEADER, PriorityPolicy } from '../bulkhead';
+import { askedPriorityOf, DEFAULT_PRIORITY, LaneRegistry, PRIORITY_HEADER, PriorityPolicy } from '../bulkhead';
 import { type ErrorEnvelope, ResilienceError, resolveCallId } from '../common';
 import { type CallState, callStateOf, type PlatformRequest } from '../common/nest';
 import type { PoolName } from '../containment';
@@ -72,9 +72,8 @@ export class ToolsController {
   ): Promise<{ results: Array<ToolCallSuccess | ErrorEnvelope> }> {
     const state = startCall(request, reply);
     const caller = callerOf(state);
-    const asked = request.headers[PRIORITY_HEADER];
-    // Checked before any entry runs: a header no entry could take refuses the batch.
-    this.priorities.classOf('standard', asked, caller.tenant);
+    // Read before any entry runs: a header that names no class refuses the batch.
+    const asked = askedPriorityOf(request.headers[PRIORITY_HEADER]);
     return this.batches.run(parseBatchRequest(request.body), {
       ...caller,
       abort: state.abort,

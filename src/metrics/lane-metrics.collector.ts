@@ -23,14 +23,8 @@ export class LaneMetricsCollector implements OnModuleInit, OnModuleDestroy {
     if (!this.lanes) return;
     const lanes = [...this.lanes.all()];
     const registers: Registry[] = [this.registry];
-    gauge(METRIC.laneActive, 'Calls running in the lane now', registers, lanes, (lane) => lane.snapshot().active);
-    gauge(
-      METRIC.laneWaiting,
-      'Calls waiting in the lane queue now',
-      registers,
-      lanes,
-      (lane) => lane.snapshot().waiting,
-    );
+    gauge(METRIC.laneActive, 'Calls running in the lane now', registers, lanes, (lane) => lane.running);
+    gauge(METRIC.laneWaiting, 'Calls waiting in the lane queue now', registers, lanes, (lane) => lane.waiting);
     new Gauge({
       name: METRIC.laneWaitingByClass,
       help: 'Calls waiting in the lane queue now, by priority class (a higher class starts first)',

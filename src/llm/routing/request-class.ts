@@ -11,6 +11,5 @@ export function classOf(
   route: Pick<LlmRoute, 'priorityClass'>,
   call: Pick<RouteCall, 'askedPriority' | 'tenant'>,
 ): PriorityClass {
-  if (call.askedPriority === undefined || !priorities) return route.priorityClass;
-  return priorities.classOf(route.priorityClass, call.askedPriority, call.tenant);
+  return priorities ? priorities.classOf(route.priorityClass, call.askedPriority, call.tenant) : route.priorityClass;
 }
